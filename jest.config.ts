@@ -1,0 +1,42 @@
+import type { Config } from 'jest';
+
+/**
+ * ESM-only dependencies that jest (a CommonJS module system) must transform.
+ * At run time Node >= 20.19 loads them natively through require(esm).
+ */
+const esmOnly = ['quick-lru', 'jose', 'pkce-challenge'];
+
+const shared = {
+  testEnvironment: 'node',
+  transform: {
+    '^.+\\.[cm]?[tj]s$': ['ts-jest', { tsconfig: '<rootDir>/../../tsconfig.jest.json', diagnostics: false }],
+  },
+  // pnpm keeps packages under node_modules/.pnpm/<name>@<version>/node_modules/<name>.
+  transformIgnorePatterns: [`/node_modules/(?!(\\.pnpm/)?(${esmOnly.join('|')})[@/])`],
+  moduleFileExtensions: ['ts', 'js', 'mjs', 'cjs', 'json'],
+  testMatch: ['<rootDir>/test/**/*.test.ts'],
+} satisfies Config['projects'] extends (infer P)[] | undefined ? Exclude<P, string> : never;
+
+const projects = [
+  'packages/jwks',
+  'packages/identity-forwarding',
+  'packages/sigv4-proxy',
+  'packages/model-router',
+  'examples/server',
+].map((dir) => ({ ...shared, displayName: dir.split('/').pop(), rootDir: dir }));
+
+const config: Config = {
+  projects: [
+    ...projects,
+    {
+      ...shared,
+      displayName: 'bench',
+      rootDir: 'bench',
+      transform: {
+        '^.+\\.[cm]?[tj]s$': ['ts-jest', { tsconfig: '<rootDir>/../tsconfig.jest.json', diagnostics: false }],
+      },
+    },
+  ],
+};
+
+export default config;
