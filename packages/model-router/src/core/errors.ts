@@ -1,0 +1,152 @@
+/**
+ * Errors of the model router. One class per failure, each with a stable `code`, the HTTP
+ * `status` it is answered with and an OpenAI-style `type`. Messages never contain secrets.
+ */
+
+/** OpenAI-style error types used in the `type` field of rendered errors. */
+export type ErrorType =
+  | 'invalid_request_error'
+  | 'authentication_error'
+  | 'permission_error'
+  | 'not_found_error'
+  | 'api_error'
+  | 'timeout_error';
+
+/** Base class of every error the model router produces itself. */
+export abstract class ModelRouterError extends Error {
+  /** Stable, machine-readable code (snake_case). */
+  abstract readonly code: string;
+  /** HTTP status the error is answered with. */
+  abstract readonly status: number;
+  /** OpenAI-style error type. */
+  readonly type: ErrorType = 'invalid_request_error';
+  /** The request field the error is about, when there is one (OpenAI `param`). */
+  readonly param: string | null;
+  /** Extra response headers, such as `retry-after`. */
+  readonly headers: Readonly<Record<string, string>>;
+
+  constructor(message: string, options: { param?: string | null; headers?: Record<string, string> } = {}) {
+    super(message);
+    this.name = new.target.name;
+    this.param = options.param ?? null;
+    this.headers = options.headers ?? {};
+  }
+}
+
+/** The request body is not valid JSON. */
+export class InvalidJsonError extends ModelRouterError {
+  readonly code = 'invalid_json';
+  readonly status = 400;
+}
+
+/** The request body is larger than the route accepts. */
+export class BodyTooLargeError extends ModelRouterError {
+  readonly code = 'body_too_large';
+  readonly status = 413;
+}
+
+/** The request is well-formed JSON but not a valid request for this route. */
+export class InvalidRequestError extends ModelRouterError {
+  readonly code = 'invalid_request';
+  readonly status = 400;
+}
+
+/** `x-gateway-config` is not a JSON object of the accepted shape. */
+export class InvalidConfigHeaderError extends ModelRouterError {
+  readonly code = 'invalid_config';
+  readonly status = 400;
+}
+
+/** `max_tokens` (or `max_completion_tokens`) is missing. */
+export class MaxTokensRequiredError extends ModelRouterError {
+  readonly code = 'max_tokens_required';
+  readonly status = 400;
+}
+
+/** An image was given by http(s) URL; only base64 data URLs are accepted. */
+export class ImageUrlNotSupportedError extends ModelRouterError {
+  readonly code = 'image_url_not_supported';
+  readonly status = 400;
+}
+
+/** An image of a type other than jpeg, png, gif or webp. */
+export class UnsupportedImageTypeError extends ModelRouterError {
+  readonly code = 'unsupported_image_type';
+  readonly status = 400;
+}
+
+/** A PDF larger than 32 MiB once decoded. */
+export class PdfTooLargeError extends ModelRouterError {
+  readonly code = 'pdf_too_large';
+  readonly status = 413;
+}
+
+/** A PDF with more than 100 pages. */
+export class PdfTooManyPagesError extends ModelRouterError {
+  readonly code = 'pdf_too_many_pages';
+  readonly status = 400;
+}
+
+/** An encrypted or password-protected PDF. */
+export class PdfEncryptedError extends ModelRouterError {
+  readonly code = 'pdf_encrypted';
+  readonly status = 400;
+}
+
+/** Data declared as a PDF that is not one. */
+export class InvalidPdfError extends ModelRouterError {
+  readonly code = 'invalid_pdf';
+  readonly status = 400;
+}
+
+/** The model is known not to accept this kind of input (images or PDFs). */
+export class UnsupportedInputError extends ModelRouterError {
+  readonly code = 'unsupported_input';
+  readonly status = 400;
+}
+
+/** No provider was named, neither by a `@slug/` model prefix nor by `x-gateway-provider`. */
+export class ProviderRequiredError extends ModelRouterError {
+  readonly code = 'provider_required';
+  readonly status = 400;
+}
+
+/** The named provider slug is not in the catalog. */
+export class UnknownProviderError extends ModelRouterError {
+  readonly code = 'unknown_provider';
+  readonly status = 400;
+}
+
+/** The model is not enabled for the provider integration. */
+export class ModelNotEnabledError extends ModelRouterError {
+  readonly code = 'model_not_enabled';
+  readonly status = 403;
+  override readonly type = 'permission_error';
+}
+
+/** No stored prompt template has this id. */
+export class PromptNotFoundError extends ModelRouterError {
+  readonly code = 'prompt_not_found';
+  readonly status = 404;
+  override readonly type = 'not_found_error';
+}
+
+/** A prompt template placeholder has no value in the request's `variables`. */
+export class MissingVariableError extends ModelRouterError {
+  readonly code = 'missing_variable';
+  readonly status = 400;
+}
+
+/** The upstream could not be reached (connection refused or reset). */
+export class UpstreamUnreachableError extends ModelRouterError {
+  readonly code = 'upstream_unreachable';
+  readonly status = 502;
+  override readonly type = 'api_error';
+}
+
+/** The upstream did not answer within the request timeout. */
+export class UpstreamTimeoutError extends ModelRouterError {
+  readonly code = 'upstream_timeout';
+  readonly status = 504;
+  override readonly type = 'timeout_error';
+}
