@@ -1,0 +1,195 @@
+import { createPublicKey, type KeyObject } from 'node:crypto';
+import { KeySetUnavailableError, UnknownKeyError } from './errors';
+import { MIN_RSA_BITS, type JsonWebKeySet, type PublicJwk } from './signing-key';
+
+/** Anything that resolves a verification key by `kid`. */
+export interface KeyResolver {
+  /** Resolves the key for `kid`; throws {@link UnknownKeyError} or {@link KeySetUnavailableError}. */
+  getKey(kid: string | undefined): Promise<KeyObject>;
+}
+
+interface ImportedKey {
+  kid: string | undefined;
+  key: KeyObject;
+}
+
+const BASE64URL = /^[A-Za-z0-9_-]+$/;
+const RSA_SIGNING_ALGS = new Set(['RS256', 'RS384', 'RS512']);
+
+/** Imports the RSA signing keys of a JWKS document; other keys are ignored. */
+export function importRsaSigningKeys(document: unknown): ImportedKey[] {
+  if (typeof document !== 'object' || document === null || !Array.isArray((document as { keys?: unknown }).keys)) {
+    return [];
+  }
+  const imported: ImportedKey[] = [];
+  for (const jwk of (document as { keys: unknown[] }).keys) {
+    if (typeof jwk !== 'object' || jwk === null) continue;
+    const { kty, n, e, kid, use, alg } = jwk as Record<string, unknown>;
+    if (kty !== 'RSA' || typeof n !== 'string' || typeof e !== 'string') continue;
+    if (!BASE64URL.test(n) || !BASE64URL.test(e)) continue;
+    if (use !== undefined && use !== 'sig') continue;
+    if (alg !== undefined && !RSA_SIGNING_ALGS.has(alg as string)) continue;
+    if (kid !== undefined && typeof kid !== 'string') continue;
+    try {
+      const key = createPublicKey({ key: { kty: 'RSA', n, e }, format: 'jwk' });
+      if ((key.asymmetricKeyDetails?.modulusLength ?? 0) < MIN_RSA_BITS) continue;
+      imported.push({ kid, key });
+    } catch {
+      // An unparseable key is skipped; the rest of the set still counts.
+    }
+  }
+  return imported;
+}
+
+function findKey(keys: readonly ImportedKey[], kid: string | undefined): KeyObject | undefined {
+  if (kid === undefined) return keys.length === 1 ? keys[0]?.key : undefined;
+  return keys.find((k) => k.kid === kid)?.key;
+}
+
+/** A fixed key set, such as the gateway's own published keys. */
+export class LocalKeySet implements KeyResolver {
+  private readonly keys: ImportedKey[];
+
+  constructor(jwks: JsonWebKeySet | readonly PublicJwk[]) {
+    this.keys = importRsaSigningKeys(Array.isArray(jwks) ? { keys: jwks } : jwks);
+  }
+
+  async getKey(kid: string | undefined): Promise<KeyObject> {
+    const key = findKey(this.keys, kid);
+    if (!key) throw new UnknownKeyError('No published key matches the token.');
+    return key;
+  }
+}
+
+/** Options of {@link RemoteKeySet}. */
+export interface RemoteKeySetOptions {
+  /** The identity provider's JWKS address (http or https). */
+  jwksUri: string;
+  /** How long a fetched key set is used before it is fetched again. Default 600000 (10 min). */
+  cacheMaxAgeMs?: number;
+  /** At most one fetch per this many milliseconds, whatever triggers it. Default 30000. */
+  cooldownMs?: number;
+  /** Time limit of one fetch. Default 5000. */
+  timeoutMs?: number;
+  /** Largest JWKS response accepted, in bytes. Default 1048576 (1 MiB). */
+  maxResponseBytes?: number;
+  /** Millisecond clock, for tests. Default `Date.now`. */
+  now?: () => number;
+  /** Called after every fetch with its outcome, for metrics. Default: none. */
+  onFetch?: (outcome: 'ok' | 'error') => void;
+}
+
+/**
+ * The key set of an external identity provider: fetched on first use, cached, fetched again
+ * when stale or when a token names an unknown `kid` (at most once per cooldown, concurrent
+ * callers sharing one fetch). A broken answer never replaces the last good keys. Only RSA
+ * signing keys of at least 2048 bits are used. `jku`, `x5u` and the like are never followed:
+ * keys come from `jwksUri` only.
+ */
+export class RemoteKeySet implements KeyResolver {
+  private readonly url: URL;
+  private readonly cacheMaxAgeMs: number;
+  private readonly cooldownMs: number;
+  private readonly timeoutMs: number;
+  private readonly maxResponseBytes: number;
+  private readonly now: () => number;
+  private readonly onFetch: ((outcome: 'ok' | 'error') => void) | undefined;
+  private keys: ImportedKey[] | undefined;
+  private fetchedAt = 0;
+  private lastAttemptAt: number | undefined;
+  private inFlight: Promise<void> | undefined;
+  private fetches = 0;
+
+  constructor(options: RemoteKeySetOptions) {
+    let url: URL;
+    try {
+      url = new URL(options.jwksUri);
+    } catch {
+      throw new TypeError(
+        'jwksUri must be an absolute http(s) URL, for example "https://idp.example.com/.well-known/jwks.json".',
+      );
+    }
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+      throw new TypeError(`jwksUri must use http or https, not "${url.protocol}".`);
+    }
+    this.url = url;
+    this.cacheMaxAgeMs = positive(options.cacheMaxAgeMs, 600_000, 'cacheMaxAgeMs');
+    this.cooldownMs = positive(options.cooldownMs, 30_000, 'cooldownMs');
+    this.timeoutMs = positive(options.timeoutMs, 5_000, 'timeoutMs');
+    this.maxResponseBytes = positive(options.maxResponseBytes, 1_048_576, 'maxResponseBytes');
+    this.now = options.now ?? Date.now;
+    this.onFetch = options.onFetch;
+  }
+
+  /** How many fetches were started so far. */
+  get fetchCount(): number {
+    return this.fetches;
+  }
+
+  async getKey(kid: string | undefined): Promise<KeyObject> {
+    const fresh = this.keys !== undefined && this.now() - this.fetchedAt < this.cacheMaxAgeMs;
+    const known = this.keys ? findKey(this.keys, kid) : undefined;
+    if (fresh && known) return known;
+    await this.refresh();
+    if (!this.keys) throw new KeySetUnavailableError("The identity provider's key set is unavailable.");
+    const key = findKey(this.keys, kid);
+    if (!key) throw new UnknownKeyError("No key of the identity provider matches the token's kid.");
+    return key;
+  }
+
+  /** Fetches again unless a fetch is under way (then it is shared) or the cooldown forbids it. */
+  private refresh(): Promise<void> {
+    if (this.inFlight) return this.inFlight;
+    const now = this.now();
+    if (this.lastAttemptAt !== undefined && now - this.lastAttemptAt < this.cooldownMs) return Promise.resolve();
+    this.lastAttemptAt = now;
+    this.fetches++;
+    this.inFlight = this.fetchKeys().finally(() => {
+      this.inFlight = undefined;
+    });
+    return this.inFlight;
+  }
+
+  private async fetchKeys(): Promise<void> {
+    try {
+      const keys = importRsaSigningKeys(JSON.parse(await this.download()));
+      if (keys.length === 0) throw new Error('no usable RSA signing key');
+      this.keys = keys;
+      this.fetchedAt = this.now();
+      this.onFetch?.('ok');
+    } catch {
+      this.onFetch?.('error');
+    }
+  }
+
+  private async download(): Promise<string> {
+    const response = await fetch(this.url, {
+      signal: AbortSignal.timeout(this.timeoutMs),
+      redirect: 'error',
+      headers: { accept: 'application/json' },
+    });
+    if (response.status !== 200 || !response.body) {
+      await response.body?.cancel();
+      throw new Error(`status ${response.status}`);
+    }
+    const declared = Number(response.headers.get('content-length'));
+    if (declared > this.maxResponseBytes) {
+      await response.body.cancel();
+      throw new Error('key set too large');
+    }
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
+      size += chunk.byteLength;
+      if (size > this.maxResponseBytes) throw new Error('key set too large');
+      chunks.push(chunk);
+    }
+    return Buffer.concat(chunks).toString('utf8');
+  }
+}
+
+function positive(value: number | undefined, fallback: number, name: string): number {
+  if (value === undefined) return fallback;
+  if (!Number.isFinite(value) || value <= 0) throw new TypeError(`${name} must be a positive number of milliseconds.`);
+  return value;
+}

@@ -1,0 +1,51 @@
+import { sign } from 'node:crypto';
+import type { SigningKey } from './signing-key';
+
+/** The `iss` of every token the gateway signs. */
+export const GATEWAY_TOKEN_ISSUER = 'gateway-mcp-gateway';
+
+/** Options of one signature. */
+export interface SignIdentityTokenOptions {
+  /** The token's `aud`: the MCP server's URL or its configured `jwt_audience`. */
+  audience: string;
+  /** Lifetime in seconds: `exp = iat + expiresInSeconds`. */
+  expiresInSeconds: number;
+  /** `iat` in seconds since the epoch. Default: now. */
+  issuedAt?: number;
+}
+
+/** Signs identity tokens with the gateway's key. */
+export interface IdentityTokenSigner {
+  /** The `kid` written into every token header. */
+  readonly kid: string;
+  /**
+   * Returns an RS256 JWT with header `{alg:"RS256",typ:"JWT",kid}` and payload = `claims` plus
+   * `iss`, `aud`, `iat`, `exp` (which `claims` cannot override). Synchronous.
+   */
+  signIdentityToken(claims: Readonly<Record<string, unknown>>, options: SignIdentityTokenOptions): string;
+}
+
+/**
+ * Creates a signer for `key`. The header is encoded once; each signature costs one
+ * `JSON.stringify` of the payload and one `crypto.sign` with the already-parsed key
+ * (see docs/decisions.md for why this replaces jsonwebtoken on this path).
+ */
+export function createIdentityTokenSigner(key: SigningKey): IdentityTokenSigner {
+  const encodedHeader = Buffer.from(JSON.stringify({ alg: 'RS256', typ: 'JWT', kid: key.kid })).toString('base64url');
+  const privateKey = key.privateKey;
+  return {
+    kid: key.kid,
+    signIdentityToken(claims, options) {
+      const iat = options.issuedAt ?? Math.floor(Date.now() / 1000);
+      const payload = {
+        ...claims,
+        iss: GATEWAY_TOKEN_ISSUER,
+        aud: options.audience,
+        iat,
+        exp: iat + options.expiresInSeconds,
+      };
+      const signingInput = `${encodedHeader}.${Buffer.from(JSON.stringify(payload)).toString('base64url')}`;
+      return `${signingInput}.${sign('sha256', Buffer.from(signingInput), privateKey).toString('base64url')}`;
+    },
+  };
+}
