@@ -1,2 +1,25 @@
-import QuickLRU from 'quick-lru';
-export const probe = (): number => new QuickLRU<string, number>({ maxSize: 2 }).maxSize;
+/**
+ * @gw/identity-forwarding: who is calling, and forwarding their identity to MCP servers
+ * (`claims_header`, `bearer` or a signed `jwt_header`), with the MCP proxy.
+ */
+export * from './core/errors';
+export * from './core/identity';
+export * from './core/credentials';
+export * from './core/authenticator';
+export * from './core/forwarding-config';
+export * from './core/header-policy';
+export * from './core/token-cache';
+export * from './core/forwarder';
+export { authenticate, type AuthenticateOptions, type AuthenticateMiddleware } from './express/authenticate';
+export {
+  identityForwarding,
+  mapUpstreamError,
+  type IdentityForwardingOptions,
+  type IdentityForwardingMiddleware,
+} from './express/mcp-proxy';
+export {
+  protectedResourceMetadata,
+  mcpResourceMetadataUrl,
+  type ProtectedResourceMetadataOptions,
+} from './express/protected-resource';
+export type { Logger, GatewayLocals } from './express/shared';

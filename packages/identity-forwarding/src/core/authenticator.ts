@@ -1,0 +1,198 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import {
+  MissingRequiredClaimError,
+  RemoteKeySet,
+  TokenVerificationError,
+  verifyToken,
+  type KeyResolver,
+  type VerifyTokenOptions,
+} from '@gw/jwks';
+import { readCredential } from './credentials';
+import { InvalidCredentialsError, MissingCredentialsError, RequiredClaimMissingError } from './errors';
+import {
+  claimsFromApiKeyUser,
+  claimsFromToken,
+  type ApiKeyUser,
+  type GatewayIdentity,
+  type UserClaims,
+} from './identity';
+
+/** A configured gateway API key: the key itself or its SHA-256, and the user it stands for. */
+export interface ApiKeyEntry {
+  /** The key in plain text. Give this or `keySha256`. */
+  key?: string;
+  /** Hex SHA-256 of the key, so the config need not hold the key. Give this or `key`. */
+  keySha256?: string;
+  /** The user the key stands for: its claims (`sub` defaults to `user_id`). */
+  user: ApiKeyUser;
+}
+
+/** How identity-provider tokens are validated (the config's `jwt_validation`). */
+export interface JwtValidationOptions {
+  /** The identity provider's JWKS address. Required unless `keys` is given. */
+  jwksUri?: string;
+  /** Claims every token must carry. Default `[]`. */
+  requiredClaims?: string[];
+  /** Expected `iss`; also published as the authorization server. Default: not checked. */
+  issuer?: string;
+  /** Expected `aud`. Default: not checked. */
+  audience?: string;
+  /** Accepted algorithms. Default `["RS256"]`. */
+  algorithms?: string[];
+  /** Allowed clock skew in seconds. Default 30. */
+  clockToleranceSeconds?: number;
+  /** A key resolver to use instead of fetching `jwksUri` (for hosts with their own key store). */
+  keys?: KeyResolver;
+  /** Called after every fetch of the identity provider's key set, for metrics. Default: none. */
+  onKeySetFetch?: (outcome: 'ok' | 'error') => void;
+}
+
+/** Options of {@link Authenticator} and `authenticate`. */
+export interface AuthenticatorOptions {
+  /** Gateway API keys. Default `[]`. */
+  apiKeys?: readonly ApiKeyEntry[];
+  /** Validation of identity-provider tokens. Default: tokens are refused. */
+  jwtValidation?: JwtValidationOptions;
+}
+
+interface KnownKey {
+  digest: Buffer;
+  identity: GatewayIdentity;
+}
+
+const SHA256_HEX = /^[0-9a-f]{64}$/i;
+
+/** Where a 401 challenge points clients for OAuth discovery (RFC 9728). */
+export interface Challenge {
+  resourceMetadataUrl?: string;
+}
+
+/**
+ * Establishes who is calling, without Express: gateway API keys (compared as SHA-256 digests
+ * with `timingSafeEqual`) or identity-provider JWTs verified through @gw/jwks.
+ */
+export class Authenticator {
+  private readonly keys = new Map<string, KnownKey>();
+  private readonly verifyOptions: VerifyTokenOptions | undefined;
+  /** The identity provider's key set, when `jwtValidation.jwksUri` is used. */
+  readonly keySet: RemoteKeySet | undefined;
+
+  constructor(options: AuthenticatorOptions = {}) {
+    (options.apiKeys ?? []).forEach((entry, index) => this.addKey(entry, index));
+    const validation = options.jwtValidation;
+    if (validation) {
+      if (!validation.keys && !validation.jwksUri) {
+        throw new TypeError(
+          'jwt_validation needs a jwksUri, for example "https://idp.example.com/.well-known/jwks.json".',
+        );
+      }
+      this.keySet = validation.keys
+        ? undefined
+        : new RemoteKeySet({ jwksUri: validation.jwksUri as string, onFetch: validation.onKeySetFetch });
+      this.verifyOptions = {
+        keys: validation.keys ?? (this.keySet as RemoteKeySet),
+        issuer: validation.issuer,
+        audience: validation.audience,
+        algorithms: validation.algorithms ?? ['RS256'],
+        requiredClaims: validation.requiredClaims ?? [],
+        clockToleranceSeconds: validation.clockToleranceSeconds ?? 30,
+      };
+    }
+  }
+
+  /** Whether identity-provider tokens are accepted. */
+  get acceptsTokens(): boolean {
+    return this.verifyOptions !== undefined;
+  }
+
+  private addKey(entry: ApiKeyEntry, index: number): void {
+    const where = `auth.apiKeys[${index}]`;
+    if (typeof entry !== 'object' || entry === null)
+      throw new TypeError(`${where} must be an object with "key" or "keySha256" and "user".`);
+    if ((entry.key === undefined) === (entry.keySha256 === undefined)) {
+      throw new TypeError(`${where} needs exactly one of "key" or "keySha256".`);
+    }
+    if (entry.key !== undefined && (typeof entry.key !== 'string' || entry.key.length < 8)) {
+      throw new TypeError(`${where}.key must be a string of at least 8 characters.`);
+    }
+    if (entry.keySha256 !== undefined && !SHA256_HEX.test(entry.keySha256)) {
+      throw new TypeError(`${where}.keySha256 must be 64 hexadecimal characters (the SHA-256 of the key).`);
+    }
+    if (typeof entry.user !== 'object' || entry.user === null) throw new TypeError(`${where}.user must be an object.`);
+    const digest =
+      entry.key !== undefined
+        ? createHash('sha256').update(entry.key).digest()
+        : Buffer.from(entry.keySha256 as string, 'hex');
+    const hex = digest.toString('hex');
+    if (this.keys.has(hex)) throw new TypeError(`${where} repeats an API key configured before it.`);
+    this.keys.set(hex, {
+      digest,
+      identity: Object.freeze({ method: 'api_key', subject: `key:${index}`, claims: claimsFromApiKeyUser(entry.user) }),
+    });
+  }
+
+  /** Authenticates the request whose raw header list is given; throws an IdentityForwardingError. */
+  async authenticate(rawHeaders: readonly string[], challenge: Challenge = {}): Promise<GatewayIdentity> {
+    const credential = readCredential(rawHeaders);
+    if (!credential) throw new MissingCredentialsError('No credentials were sent.', this.challenge(challenge, false));
+    if (credential.kind === 'unsupported_scheme') {
+      throw new InvalidCredentialsError(
+        'Only Bearer authorization is accepted.',
+        this.challenge(challenge, true),
+        'unsupported_scheme',
+      );
+    }
+    if (credential.kind === 'api_key') return this.identifyKey(credential.value, challenge);
+    return this.identifyToken(credential.value, challenge);
+  }
+
+  private identifyKey(key: string, challenge: Challenge): GatewayIdentity {
+    const digest = createHash('sha256').update(key).digest();
+    const known = this.keys.get(digest.toString('hex'));
+    // The lookup is by digest, so it reveals nothing about the key; the comparison confirms it.
+    if (!known || !timingSafeEqual(known.digest, digest)) {
+      throw new InvalidCredentialsError(
+        'The API key is not valid.',
+        this.challenge(challenge, true),
+        'unknown_api_key',
+      );
+    }
+    return known.identity;
+  }
+
+  private async identifyToken(token: string, challenge: Challenge): Promise<GatewayIdentity> {
+    if (!this.verifyOptions) {
+      throw new InvalidCredentialsError(
+        'The credential is not valid.',
+        this.challenge(challenge, true),
+        'tokens_not_accepted',
+      );
+    }
+    let payload: Record<string, unknown>;
+    try {
+      ({ payload } = await verifyToken(token, this.verifyOptions));
+    } catch (error) {
+      if (error instanceof MissingRequiredClaimError) {
+        throw new RequiredClaimMissingError(error.message, this.challenge(challenge, true));
+      }
+      if (error instanceof TokenVerificationError) {
+        throw new InvalidCredentialsError('The token is not valid.', this.challenge(challenge, true), error.code);
+      }
+      throw error;
+    }
+    const claims: UserClaims = claimsFromToken(payload);
+    const subject =
+      typeof payload.sub === 'string'
+        ? `idp:${String(payload.iss ?? '')}|${payload.sub}`
+        : `idp-token:${createHash('sha256').update(token).digest('base64url')}`;
+    return { method: 'identity_token', subject, claims, token };
+  }
+
+  private challenge(challenge: Challenge, credentialSent: boolean): Record<string, string> {
+    const parts: string[] = [];
+    if (credentialSent) parts.push('error="invalid_token"');
+    if (challenge.resourceMetadataUrl && this.verifyOptions)
+      parts.push(`resource_metadata="${challenge.resourceMetadataUrl}"`);
+    return { 'www-authenticate': parts.length ? `Bearer ${parts.join(', ')}` : 'Bearer' };
+  }
+}

@@ -1,0 +1,102 @@
+/**
+ * Errors of @gw/identity-forwarding: one class per failure, each with a stable `code`, the HTTP
+ * `status`, an OpenAI-style `type` and extra response `headers` (the `WWW-Authenticate`
+ * challenge of a 401). Messages never contain credentials.
+ */
+
+/** OpenAI-style error types used by this package. */
+export type IdentityErrorType =
+  | 'authentication_error'
+  | 'invalid_request_error'
+  | 'permission_error'
+  | 'not_found_error'
+  | 'api_error'
+  | 'timeout_error';
+
+/** Base class of every error this package produces. */
+export abstract class IdentityForwardingError extends Error {
+  /** Stable, machine-readable code. */
+  abstract readonly code: string;
+  /** HTTP status. */
+  abstract readonly status: number;
+  /** OpenAI-style error type. */
+  abstract readonly type: IdentityErrorType;
+  /** Extra response headers, such as `WWW-Authenticate`. */
+  readonly headers: Readonly<Record<string, string>>;
+
+  constructor(message: string, headers: Record<string, string> = {}) {
+    super(message);
+    this.name = new.target.name;
+    this.headers = headers;
+  }
+}
+
+/** No credentials were sent. */
+export class MissingCredentialsError extends IdentityForwardingError {
+  readonly code = 'missing_credentials';
+  readonly status = 401;
+  readonly type = 'authentication_error';
+}
+
+/** An unknown API key, or an identity-provider token that did not verify. */
+export class InvalidCredentialsError extends IdentityForwardingError {
+  readonly code = 'invalid_credentials';
+  readonly status = 401;
+  readonly type = 'authentication_error';
+  /** Why the token failed, as a @gw/jwks code (`token_expired`, `unknown_key`, ...), for logs. */
+  readonly reason: string;
+
+  constructor(message: string, headers: Record<string, string>, reason: string) {
+    super(message, headers);
+    this.reason = reason;
+  }
+}
+
+/** A verified identity-provider token lacks a claim listed in `requiredClaims`. */
+export class RequiredClaimMissingError extends IdentityForwardingError {
+  readonly code = 'missing_required_claim';
+  readonly status = 401;
+  readonly type = 'authentication_error';
+}
+
+/** Two `Authorization` headers, or credentials in several places that disagree. */
+export class AmbiguousCredentialsError extends IdentityForwardingError {
+  readonly code = 'ambiguous_credentials';
+  readonly status = 400;
+  readonly type = 'invalid_request_error';
+}
+
+/** A `bearer` MCP server was called by a caller who authenticated with an API key. */
+export class IdentityTokenRequiredError extends IdentityForwardingError {
+  readonly code = 'identity_token_required';
+  readonly status = 401;
+  readonly type = 'authentication_error';
+}
+
+/** The caller's token is not meant for this `bearer` server (`bearer_audience`). */
+export class TokenAudienceMismatchError extends IdentityForwardingError {
+  readonly code = 'token_audience_mismatch';
+  readonly status = 403;
+  readonly type = 'permission_error';
+}
+
+/** No MCP server has this slug. */
+export class McpServerNotFoundError extends IdentityForwardingError {
+  readonly code = 'mcp_server_not_found';
+  readonly status = 404;
+  readonly type = 'not_found_error';
+}
+
+/** The MCP server refused or reset the connection. */
+export class UpstreamUnreachableError extends IdentityForwardingError {
+  readonly code = 'upstream_unreachable';
+  readonly status = 502;
+  readonly type = 'api_error';
+}
+
+/** The MCP server did not answer within the timeout. */
+export class UpstreamTimeoutError extends IdentityForwardingError {
+  readonly code = 'upstream_timeout';
+  readonly status = 504;
+  readonly type = 'timeout_error';
+}

@@ -1,0 +1,67 @@
+import QuickLRU from 'quick-lru';
+
+/** Options of {@link IdentityTokenCache}. */
+export interface IdentityTokenCacheOptions {
+  /** Most tokens kept; the least recently used is evicted beyond. Default 10000. */
+  maxSize?: number;
+  /** Millisecond clock, for tests. Default `Date.now`. */
+  now?: () => number;
+}
+
+/** Counters of an {@link IdentityTokenCache}, for metrics. */
+export interface IdentityTokenCacheStats {
+  hits: number;
+  misses: number;
+  size: number;
+}
+
+interface Entry {
+  token: string;
+  refreshAt: number;
+}
+
+/** Seconds before expiry at which a cached token is re-signed: 10% of its lifetime, at most 30 s. */
+export function refreshMargin(lifetimeSeconds: number): number {
+  return Math.min(30, Math.floor(lifetimeSeconds / 10));
+}
+
+/**
+ * Signed identity tokens, least-recently-used, keyed by caller + included claims + audience.
+ * A token is re-signed once it is within {@link refreshMargin} of its expiry, so a forwarded
+ * token always has most of its lifetime left. Signing is synchronous: of several concurrent
+ * requests for one key, the first signs and the rest find its token.
+ */
+export class IdentityTokenCache {
+  private readonly entries: QuickLRU<string, Entry>;
+  private readonly now: () => number;
+  private hits = 0;
+  private misses = 0;
+
+  constructor(options: IdentityTokenCacheOptions = {}) {
+    const maxSize = options.maxSize ?? 10_000;
+    if (!Number.isInteger(maxSize) || maxSize < 1)
+      throw new TypeError('tokenCacheSize must be a positive whole number.');
+    this.entries = new QuickLRU({ maxSize });
+    this.now = options.now ?? Date.now;
+  }
+
+  /** Returns the cached token for `key`, or signs one with `sign(issuedAtSeconds)` and caches it. */
+  getOrSign(key: string, lifetimeSeconds: number, sign: (issuedAt: number) => string): string {
+    const now = this.now();
+    const entry = this.entries.get(key);
+    if (entry !== undefined && now < entry.refreshAt) {
+      this.hits++;
+      return entry.token;
+    }
+    this.misses++;
+    const issuedAt = Math.floor(now / 1000);
+    const token = sign(issuedAt);
+    this.entries.set(key, { token, refreshAt: (issuedAt + lifetimeSeconds - refreshMargin(lifetimeSeconds)) * 1000 });
+    return token;
+  }
+
+  /** Hits, misses and current size. */
+  get stats(): IdentityTokenCacheStats {
+    return { hits: this.hits, misses: this.misses, size: this.entries.size };
+  }
+}

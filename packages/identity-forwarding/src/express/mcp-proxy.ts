@@ -1,0 +1,180 @@
+import { Agent as HttpAgent, type ClientRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { createProxyMiddleware } from 'http-proxy-middleware';
+import type { IdentityTokenSigner } from '@gw/jwks';
+import {
+  McpServerNotFoundError,
+  MissingCredentialsError,
+  UpstreamTimeoutError,
+  UpstreamUnreachableError,
+} from '../core/errors';
+import type { McpServerConfig } from '../core/forwarding-config';
+import { IdentityForwarder } from '../core/forwarder';
+import { IdentityTokenCache } from '../core/token-cache';
+import { detectMissingCall, type GatewayLocals, type Logger } from './shared';
+
+/** Options of {@link identityForwarding}. */
+export interface IdentityForwardingOptions {
+  /** The MCP servers, as in the config's `mcpServers`. Required (may be empty). */
+  mcpServers: readonly McpServerConfig[];
+  /** Signs `jwt_header` tokens (from @gw/jwks). Default: none, and `jwt_header` servers are refused. */
+  signer?: IdentityTokenSigner;
+  /** Whether callers may hold identity-provider tokens (`jwt_validation` is set); `bearer` needs it. Default false. */
+  acceptsIdentityTokens?: boolean;
+  /** Most signed tokens cached. Default 10000. */
+  tokenCacheSize?: number;
+  /** How long to wait for an MCP server's response headers, in ms. Default 30000. Streams may then last. */
+  timeoutMs?: number;
+  /** Start-up warnings (one per `bearer` server) go here. Default: none. */
+  logger?: Logger;
+  /** Millisecond clock of the token cache, for tests. Default `Date.now`. */
+  now?: () => number;
+}
+
+/** The middleware returned by {@link identityForwarding}, with what the host's metrics read. */
+export type IdentityForwardingMiddleware = RequestHandler & {
+  readonly tokenCache: IdentityTokenCache;
+  readonly forwarders: ReadonlyMap<string, IdentityForwarder>;
+};
+
+const UPSTREAM_PATH = Symbol('gateway.upstreamPath');
+const PROXY_STATE = Symbol('gateway.proxyState');
+
+interface ProxyState {
+  next: NextFunction;
+  started: number;
+  timedOut: boolean;
+}
+
+type ProxiedRequest = IncomingMessage & { [UPSTREAM_PATH]?: string; [PROXY_STATE]?: ProxyState };
+
+function locals(res: Response | ServerResponse): GatewayLocals {
+  const r = res as Response;
+  r.locals ??= {};
+  return ((r.locals as { gateway?: GatewayLocals }).gateway ??= {});
+}
+
+/**
+ * The MCP gateway, mounted by the host at `/mcp` after `authenticate`: `/mcp/<slug>[/rest][?query]`
+ * goes to the server's `url` + rest + query, with the client's headers filtered and the caller's
+ * identity added as the server's `user_identity_forwarding` says. Streamable HTTP POST, GET and
+ * DELETE; responses (SSE included) stream through unbuffered; a client that disconnects aborts
+ * the upstream request. Every option is validated here, when the factory is called.
+ */
+export function identityForwarding(options: IdentityForwardingOptions): IdentityForwardingMiddleware {
+  detectMissingCall(options, 'identityForwarding');
+  if (!options || !Array.isArray(options.mcpServers)) {
+    throw new TypeError('identityForwarding needs { mcpServers: [...] }, the MCP servers of the config.');
+  }
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0)
+    throw new TypeError('timeoutMs must be a positive number of milliseconds.');
+  const tokenCache = new IdentityTokenCache({ maxSize: options.tokenCacheSize, now: options.now });
+  const forwarders = new Map<string, IdentityForwarder>();
+  const proxies = new Map<string, RequestHandler>();
+  for (const config of options.mcpServers) {
+    const forwarder = new IdentityForwarder(config, {
+      signer: options.signer,
+      acceptsTokens: options.acceptsIdentityTokens ?? false,
+      tokenCache,
+    });
+    const { slug, url, method } = forwarder.server;
+    if (forwarders.has(slug))
+      throw new TypeError(`mcpServers has two servers with the slug "${slug}"; slugs must be unique.`);
+    if (method === 'bearer') {
+      options.logger?.warn(
+        { mcpServer: slug },
+        `MCP server "${slug}" receives callers' identity-provider tokens (bearer): use it only for servers that trust the same identity provider.`,
+      );
+    }
+    forwarders.set(slug, forwarder);
+    proxies.set(slug, createUpstreamProxy(url, timeoutMs));
+  }
+
+  const middleware = function identityForwardingMiddleware(req: Request, res: Response, next: NextFunction): void {
+    const url = req.url;
+    const query = url.indexOf('?');
+    const path = query === -1 ? url : url.slice(0, query);
+    const slash = path.indexOf('/', 1);
+    const slug = path.slice(1, slash === -1 ? undefined : slash);
+    const forwarder = forwarders.get(slug);
+    if (forwarder === undefined) {
+      next(new McpServerNotFoundError(`No MCP server is configured as "${slug.slice(0, 64)}".`));
+      return;
+    }
+    const identity = req.callerIdentity;
+    if (identity === undefined) {
+      next(new MissingCredentialsError('No authenticated caller.', { 'www-authenticate': 'Bearer' }));
+      return;
+    }
+    try {
+      req.headers = forwarder.upstreamHeaders(req.headers, identity) as Request['headers'];
+    } catch (error) {
+      next(error);
+      return;
+    }
+    const rest = slash === -1 ? '' : path.slice(slash);
+    const upstream = forwarder.server.url;
+    (req as ProxiedRequest)[UPSTREAM_PATH] =
+      `${upstream.pathname}${rest}${query === -1 ? upstream.search : url.slice(query)}`;
+    (req as ProxiedRequest)[PROXY_STATE] = { next, started: performance.now(), timedOut: false };
+    locals(res).target = slug;
+    (proxies.get(slug) as RequestHandler)(req, res, next);
+  };
+  return Object.assign(middleware, { tokenCache, forwarders });
+}
+
+/** One http-proxy-middleware instance per server, with keep-alive connections. */
+function createUpstreamProxy(url: URL, timeoutMs: number): RequestHandler {
+  const agent =
+    url.protocol === 'https:'
+      ? new HttpsAgent({ keepAlive: true, maxSockets: 256 })
+      : new HttpAgent({ keepAlive: true, maxSockets: 256 });
+  return createProxyMiddleware<Request, Response>({
+    target: url.origin,
+    changeOrigin: true,
+    agent,
+    pathRewrite: (_path, req) => (req as ProxiedRequest)[UPSTREAM_PATH] as string,
+    on: {
+      proxyReq: (proxyReq: ClientRequest, req, res) => {
+        const state = (req as ProxiedRequest)[PROXY_STATE] as ProxyState;
+        // The timeout covers waiting for the response headers; a stream may then last.
+        const timer = setTimeout(() => {
+          state.timedOut = true;
+          proxyReq.destroy(new Error('upstream timeout'));
+        }, timeoutMs);
+        proxyReq.once('response', () => clearTimeout(timer));
+        proxyReq.once('close', () => clearTimeout(timer));
+        res.once('close', () => {
+          if (!res.writableFinished) proxyReq.destroy();
+        });
+      },
+      proxyRes: (proxyRes, req, res) => {
+        const state = (req as ProxiedRequest)[PROXY_STATE] as ProxyState;
+        const record = locals(res);
+        record.upstreamStatus = proxyRes.statusCode;
+        record.upstreamMs = performance.now() - state.started;
+      },
+      error: (error, req, res) => {
+        const state = (req as ProxiedRequest)[PROXY_STATE];
+        const response = res as ServerResponse;
+        if (!state || typeof response.writeHead !== 'function') {
+          (res as { destroy?: () => void }).destroy?.();
+          return;
+        }
+        if (response.headersSent || response.destroyed) {
+          response.destroy();
+          return;
+        }
+        state.next(mapUpstreamError(error as NodeJS.ErrnoException, state.timedOut));
+      },
+    },
+  }) as unknown as RequestHandler;
+}
+
+/** The one place where MCP upstream failures become gateway errors: timeout → 504, anything else → 502. */
+export function mapUpstreamError(error: NodeJS.ErrnoException, timedOut: boolean): Error {
+  if (timedOut || error.code === 'ETIMEDOUT') return new UpstreamTimeoutError('The MCP server did not answer in time.');
+  return new UpstreamUnreachableError('The MCP server could not be reached.');
+}
