@@ -5,6 +5,7 @@ import {
   TokenVerificationError,
   verifyToken,
   type KeyResolver,
+  type RemoteKeySetOptions,
   type VerifyTokenOptions,
 } from '@gw/jwks';
 import { readCredential } from './credentials';
@@ -45,6 +46,8 @@ export interface JwtValidationOptions {
   keys?: KeyResolver;
   /** Called after every fetch of the identity provider's key set, for metrics. Default: none. */
   onKeySetFetch?: (outcome: 'ok' | 'error') => void;
+  /** Timing of the key set's cache (see @gw/jwks `RemoteKeySet`): defaults 10 min cache, 30 s cooldown, 5 s timeout. */
+  keySet?: Pick<RemoteKeySetOptions, 'cacheMaxAgeMs' | 'cooldownMs' | 'timeoutMs' | 'now'>;
 }
 
 /** Options of {@link Authenticator} and `authenticate`. */
@@ -88,7 +91,11 @@ export class Authenticator {
       }
       this.keySet = validation.keys
         ? undefined
-        : new RemoteKeySet({ jwksUri: validation.jwksUri as string, onFetch: validation.onKeySetFetch });
+        : new RemoteKeySet({
+            ...validation.keySet,
+            jwksUri: validation.jwksUri as string,
+            onFetch: validation.onKeySetFetch,
+          });
       this.verifyOptions = {
         keys: validation.keys ?? (this.keySet as RemoteKeySet),
         issuer: validation.issuer,
