@@ -1,4 +1,4 @@
-import { request } from 'node:http';
+import { request, type IncomingMessage } from 'node:http';
 import { alice, identityProvider, listen, recordingUpstream, setup } from './support';
 import { identityForwarding } from '../src';
 
@@ -11,7 +11,7 @@ const pending: (() => void)[] = [];
 beforeAll(async () => {
   upstream = await recordingUpstream();
   idp = await identityProvider();
-  silent = await listen((req) => {
+  silent = await listen((req: IncomingMessage) => {
     // Never answers; remembers how to observe the gateway giving up.
     pending.push(() => req.destroy());
   });
