@@ -1,1 +1,97 @@
-console.log('server');
+import type { Server } from 'node:http';
+import { loadSigningKey } from '@gw/jwks';
+import { createGateway } from './app';
+import { loadConfigFile } from './config/load';
+import type { GatewayConfig } from './config/schema';
+import { startDemoMcpServer } from './demo/demo-mcp-server';
+import { DEMO_API_KEY, embeddedDefault } from './demo/embedded-default';
+import { createLogger } from './observability/logger';
+
+/** How long in-flight requests (streams included) may run after SIGTERM/SIGINT. */
+const SHUTDOWN_GRACE_MS = 10_000;
+
+/** Starts the gateway from the environment; resolves once it listens. */
+export async function startFromEnvironment(
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ server: Server; stop: () => Promise<void> }> {
+  const logger = createLogger(env.LOG_LEVEL ?? 'info');
+  const cleanups: (() => Promise<void>)[] = [];
+  let config: GatewayConfig;
+  let identityProviderKeys;
+  if (env.GATEWAY_CONFIG) {
+    config = loadConfigFile(env.GATEWAY_CONFIG, env);
+  } else {
+    const demo = await startDemoMcpServer();
+    cleanups.push(demo.close);
+    const defaults = embeddedDefault(demo.url, env);
+    config = defaults.config;
+    identityProviderKeys = defaults.demoIdentityProviderKeys;
+  }
+  const jwtHeaderInUse = (config.mcpServers ?? []).some((s) => s.user_identity_forwarding?.method === 'jwt_header');
+  const keys = loadSigningKey({
+    privateKeyPem: env.JWT_PRIVATE_KEY,
+    previousPublicKeysPem: env.JWT_PREVIOUS_PUBLIC_KEYS,
+    production: env.NODE_ENV === 'production',
+    jwtHeaderInUse,
+  });
+  if (keys.ephemeral) {
+    logger.warn(
+      { kid: keys.key?.kid },
+      'JWT_PRIVATE_KEY is not set: signing with a temporary development key. Tokens stop verifying when the gateway restarts; set JWT_PRIVATE_KEY in production.',
+    );
+  }
+  const { app } = createGateway({ config, signingKey: keys.key, jwks: keys.jwks, logger, identityProviderKeys });
+  const port = Number(env.PORT ?? 8787);
+  const host = env.HOST ?? '127.0.0.1';
+  const server = app.listen(port, host);
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', reject);
+  });
+  const address = server.address();
+  const base = typeof address === 'object' && address ? `http://${host}:${address.port}` : `http://${host}:${port}`;
+  logger.info({ url: base, kid: keys.key?.kid }, `gateway listening on ${base}`);
+  if (!env.GATEWAY_CONFIG) {
+    logger.info(
+      {
+        demoApiKey: DEMO_API_KEY,
+        mcpServers: (config.mcpServers ?? []).map((s) => `${base}/mcp/${s.slug}`),
+        providers: (config.providers ?? []).map((p) => `@${p.slug}`),
+      },
+      `development default (GATEWAY_CONFIG is not set): demo API key "${DEMO_API_KEY}", a demo MCP server with a whoami tool under /mcp/demo-claims, /mcp/demo-jwt and /mcp/demo-bearer, ${
+        config.providers?.length
+          ? 'and @anthropic from ANTHROPIC_API_KEY'
+          : 'no model providers (set ANTHROPIC_API_KEY to add @anthropic)'
+      }. Not for production.`,
+    );
+    logger.info({}, 'see every forwarding method at work: npx -y pnpm@10 demo');
+  }
+
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    (stopping ??= new Promise<void>((resolve) => {
+      logger.info({}, 'shutting down: no new connections, finishing in-flight requests');
+      const force = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+      force.unref();
+      server.close(() => {
+        clearTimeout(force);
+        void Promise.all(cleanups.map((c) => c())).then(() => resolve());
+      });
+      server.closeIdleConnections();
+    }));
+  return { server, stop };
+}
+
+if (require.main === module) {
+  startFromEnvironment().then(
+    ({ stop }) => {
+      for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+        process.once(signal, () => void stop().then(() => process.exit(0)));
+      }
+    },
+    (error: unknown) => {
+      process.stderr.write(`gateway: ${(error as Error).message.split('\n')[0]}\n`);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,103 @@
+import express, { type Express } from 'express';
+import type { Logger } from 'pino';
+import {
+  jwksHandler,
+  type JsonWebKeySet,
+  type KeyResolver,
+  type SigningKey,
+  createIdentityTokenSigner,
+} from '@gw/jwks';
+import {
+  authenticate,
+  identityForwarding,
+  mcpResourceMetadataUrl,
+  protectedResourceMetadata,
+  type IdentityForwardingMiddleware,
+} from '@gw/identity-forwarding';
+import type { GatewayConfig } from './config/schema';
+import { errorHandler, routeNotFound } from './http/errors';
+import { requestContext } from './http/request-context';
+import { GatewayMetrics } from './observability/metrics';
+
+/** Everything the gateway is built from. */
+export interface GatewayOptions {
+  config: GatewayConfig;
+  /** The key that signs `jwt_header` tokens; none means no `jwt_header` server may exist. */
+  signingKey: SigningKey | undefined;
+  /** The published key set (current key first, then retired keys). */
+  jwks: JsonWebKeySet;
+  logger: Logger;
+  /** Keys of an identity provider to use instead of fetching `jwt_validation.jwksUri` (the embedded demo). */
+  identityProviderKeys?: KeyResolver;
+  /** The gateway's public origin, for RFC 9728 metadata. Default: from each request. */
+  publicBaseUrl?: string;
+}
+
+/** The assembled gateway: the Express app and what operators observe. */
+export interface Gateway {
+  app: Express;
+  metrics: GatewayMetrics;
+  mcp: IdentityForwardingMiddleware;
+}
+
+/**
+ * Builds the gateway's Express app from a validated config (CONTRACT section 3): health, the
+ * JWKS, RFC 9728 metadata, the MCP gateway at `/mcp`, and the `/v1` routes. Package factories
+ * validate their own options here and throw on a bad one.
+ */
+export function createGateway(options: GatewayOptions): Gateway {
+  const { config, logger } = options;
+  const validation = config.auth?.jwt_validation;
+  // Metrics read the token cache of the MCP gateway built below, when scraped.
+  const metrics = new GatewayMetrics(() => mcp.tokenCache.stats);
+  const jwtValidation = validation && {
+    ...validation,
+    keys: options.identityProviderKeys,
+    onKeySetFetch: (outcome: 'ok' | 'error') => metrics.recordKeySetFetch(outcome),
+  };
+  const mcp = identityForwarding({
+    mcpServers: config.mcpServers ?? [],
+    signer: options.signingKey ? createIdentityTokenSigner(options.signingKey) : undefined,
+    acceptsIdentityTokens: validation !== undefined,
+    logger,
+  });
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', false);
+  app.use(requestContext(logger, metrics));
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/metrics', async (_req, res, next) => {
+    try {
+      res.setHeader('content-type', metrics.registry.contentType);
+      res.end(await metrics.registry.metrics());
+    } catch (error) {
+      next(error);
+    }
+  });
+  const jwks = jwksHandler(options.jwks);
+  app.get('/.well-known/jwks.json', jwks);
+  app.get('/mcp/.well-known/jwks.json', jwks);
+  if (validation) {
+    app.use(
+      protectedResourceMetadata({
+        issuer: validation.issuer,
+        mcpServerSlugs: (config.mcpServers ?? []).map((s) => s.slug),
+        publicBaseUrl: options.publicBaseUrl,
+      }),
+    );
+  }
+
+  const apiKeys = config.auth?.apiKeys ?? [];
+  app.use(
+    '/mcp',
+    authenticate({ apiKeys, jwtValidation, resourceMetadataUrl: mcpResourceMetadataUrl(options.publicBaseUrl) }),
+    mcp,
+  );
+  app.use('/v1', authenticate({ apiKeys, jwtValidation }));
+  app.use(routeNotFound);
+  app.use(errorHandler(logger));
+  return { app, metrics, mcp };
+}

@@ -1,0 +1,40 @@
+import pino, { type DestinationStream, type Logger } from 'pino';
+
+/** Field names whose values are never written, wherever they appear (two levels deep). */
+const SECRET_FIELDS = [
+  'authorization',
+  '"x-api-key"',
+  '"x-gateway-api-key"',
+  '"x-portkey-api-key"',
+  'cookie',
+  'apiKey',
+  'key',
+  'secretAccessKey',
+  'sessionToken',
+  'token',
+  'privateKey',
+  'password',
+];
+
+/** Log levels accepted in `LOG_LEVEL`. */
+export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
+
+/**
+ * The gateway's one logger: JSON lines through pino, with secret fields redacted. Nothing logs
+ * request bodies or whole header objects; redaction is the second line of defence.
+ */
+export function createLogger(level: string = 'info', destination?: DestinationStream): Logger {
+  if (!(LOG_LEVELS as readonly string[]).includes(level)) {
+    throw new Error(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${level}").`);
+  }
+  const paths = SECRET_FIELDS.flatMap((f) => [f, `*.${f}`, `*.*.${f}`]);
+  return pino(
+    {
+      level,
+      base: { service: 'gateway' },
+      redact: { paths, censor: '[redacted]' },
+      timestamp: pino.stdTimeFunctions.isoTime,
+    },
+    destination,
+  );
+}

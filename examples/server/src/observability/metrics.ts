@@ -1,0 +1,76 @@
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/** Reads the signed-token cache's counters when Prometheus scrapes. */
+export type TokenCacheStatsSource = () => { hits: number; misses: number; size: number } | undefined;
+
+/** The gateway's Prometheus metrics, in a registry of its own. */
+export class GatewayMetrics {
+  readonly registry = new Registry();
+  private readonly requests: Counter<'route' | 'status'>;
+  private readonly upstream: Histogram<'route' | 'target'>;
+  private readonly keySetFetches: Counter<'outcome'>;
+
+  constructor(tokenCache?: TokenCacheStatsSource) {
+    const registers = [this.registry];
+    this.requests = new Counter({
+      name: 'gateway_requests_total',
+      help: 'Requests by route family and status.',
+      labelNames: ['route', 'status'],
+      registers,
+    });
+    this.upstream = new Histogram({
+      name: 'gateway_upstream_duration_seconds',
+      help: 'Time from sending a request upstream to its response headers.',
+      labelNames: ['route', 'target'],
+      buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers,
+    });
+    this.keySetFetches = new Counter({
+      name: 'gateway_idp_jwks_fetches_total',
+      help: "Fetches of the identity provider's key set, by outcome.",
+      labelNames: ['outcome'],
+      registers,
+    });
+    let hits = 0;
+    let misses = 0;
+    new Counter({
+      name: 'gateway_token_cache_hits_total',
+      help: 'Signed identity tokens served from the cache.',
+      registers,
+      collect() {
+        const now = tokenCache?.()?.hits ?? 0;
+        this.inc(now - hits);
+        hits = now;
+      },
+    });
+    new Counter({
+      name: 'gateway_token_cache_misses_total',
+      help: 'Signed identity tokens that had to be signed.',
+      registers,
+      collect() {
+        const now = tokenCache?.()?.misses ?? 0;
+        this.inc(now - misses);
+        misses = now;
+      },
+    });
+    new Gauge({
+      name: 'gateway_token_cache_size',
+      help: 'Signed identity tokens in the cache.',
+      registers,
+      collect() {
+        this.set(tokenCache?.()?.size ?? 0);
+      },
+    });
+  }
+
+  /** Records one finished request. */
+  recordRequest(route: string, status: number, target: string | undefined, upstreamMs: number | undefined): void {
+    this.requests.inc({ route, status: String(status) });
+    if (upstreamMs !== undefined) this.upstream.observe({ route, target: target ?? 'none' }, upstreamMs / 1000);
+  }
+
+  /** Records one fetch of an identity provider's key set. */
+  recordKeySetFetch(outcome: 'ok' | 'error'): void {
+    this.keySetFetches.inc({ outcome });
+  }
+}
