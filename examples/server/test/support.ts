@@ -1,0 +1,83 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export const MAIN = join(__dirname, '..', 'dist', 'main.js');
+
+export function rsaPem(bits = 2048): { privateKey: string; publicKey: string } {
+  return generateKeyPairSync('rsa', {
+    modulusLength: bits,
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+  });
+}
+
+/** Writes a config file in a fresh temporary folder and returns its path. */
+export function writeConfig(config: unknown): string {
+  const dir = mkdtempSync(join(tmpdir(), 'gateway-config-'));
+  const file = join(dir, 'gateway.json');
+  writeFileSync(file, typeof config === 'string' ? config : JSON.stringify(config));
+  return file;
+}
+
+export interface RunningGateway {
+  child: ChildProcess;
+  url: string;
+  logs: string[];
+  exited: Promise<number | null>;
+  stop: (signal?: NodeJS.Signals) => Promise<number | null>;
+}
+
+function baseEnv(extra: Record<string, string | undefined>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' };
+  for (const [k, v] of Object.entries(extra)) if (v !== undefined) env[k] = v;
+  return env;
+}
+
+/** Starts `node dist/main.js` and resolves once its "listening" log line names the URL. */
+export function startGateway(env: Record<string, string | undefined> = {}): Promise<RunningGateway> {
+  const child = spawn(process.execPath, [MAIN], { env: baseEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  const logs: string[] = [];
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return new Promise((resolve, reject) => {
+    let buffer = '';
+    let stderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk));
+    child.stdout?.on('data', (chunk: Buffer) => {
+      buffer += chunk;
+      let newline: number;
+      while ((newline = buffer.indexOf('\n')) !== -1) {
+        const line = buffer.slice(0, newline);
+        buffer = buffer.slice(newline + 1);
+        logs.push(line);
+        const url = /"url":"(http:\/\/[^"]+)"/.exec(line)?.[1];
+        if (url && line.includes('gateway listening')) {
+          resolve({
+            child,
+            url,
+            logs,
+            exited,
+            stop: (signal = 'SIGTERM') => {
+              child.kill(signal);
+              return exited;
+            },
+          });
+        }
+      }
+    });
+    void exited.then((code) => reject(new Error(`gateway exited with ${code}: ${stderr}`)));
+  });
+}
+
+/** Runs `node dist/main.js` expecting it to fail at start-up; returns its exit code and stderr. */
+export async function failedStart(
+  env: Record<string, string | undefined>,
+): Promise<{ code: number | null; stderr: string }> {
+  const child = spawn(process.execPath, [MAIN], { env: baseEnv(env), stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  return { code, stderr };
+}
