@@ -1,0 +1,47 @@
+import { CustomHostNotAllowedError } from './errors';
+import type { ResolvedIntegration } from './integration';
+
+/** Bedrock agent and agent-runtime endpoints (FIPS too, and China), whose region is in the name. */
+const BEDROCK_AGENT_HOST =
+  /^bedrock-agent(?:-runtime)?(?:-fips)?\.([a-z]{2}(?:-gov|-iso[a-z]?)?-[a-z]+-\d{1,2})\.amazonaws\.com(?:\.cn)?$/;
+
+/** Where a signed request may go, and the region it is signed for. */
+export interface SigningTarget {
+  /** The origin that is dialled, and whose host is signed. */
+  origin: URL;
+  /** The signing region. */
+  region: string;
+}
+
+/** True for an https Bedrock agent or agent-runtime host on port 443. */
+export function isAllowedBedrockHost(url: URL): boolean {
+  return url.protocol === 'https:' && url.port === '' && BEDROCK_AGENT_HOST.test(url.hostname);
+}
+
+/**
+ * The single check every signed call goes through. The custom host (a host name, or a URL;
+ * scheme-less means https) is parsed once with the WHATWG URL parser and must carry nothing but
+ * an origin: no userinfo, path, query or fragment. It must then be an https Bedrock agent host on
+ * port 443 (signed for the region in its name) or equal one of the integration's `allowedHosts`
+ * origins exactly (signed for the integration's region). Anything else throws.
+ */
+export function resolveCustomHost(customHost: string, integration: ResolvedIntegration): SigningTarget {
+  const refuse = (): never => {
+    throw new CustomHostNotAllowedError(
+      "The custom host is not allowed: use an https Bedrock agent endpoint such as bedrock-agent-runtime.us-east-1.amazonaws.com, or one of the integration's allowedHosts.",
+    );
+  };
+  const raw = customHost.trim();
+  if (raw === '' || raw.length > 512 || /[\s\\]/.test(raw)) refuse();
+  let url: URL;
+  try {
+    url = new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(raw) ? raw : `https://${raw}`);
+  } catch {
+    return refuse();
+  }
+  if (url.username || url.password || url.search || url.hash || url.pathname !== '/') refuse();
+  if (raw.includes('?') || raw.includes('#') || raw.includes('@')) refuse();
+  if (integration.allowedOrigins.has(url.origin)) return { origin: new URL(url.origin), region: integration.region };
+  if (!isAllowedBedrockHost(url)) refuse();
+  return { origin: new URL(url.origin), region: BEDROCK_AGENT_HOST.exec(url.hostname)?.[1] as string };
+}

@@ -1,0 +1,208 @@
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { resolveCustomHost } from './core/custom-host';
+import {
+  BodyTooLargeError,
+  CustomHostRequiredError,
+  InvalidConfigHeaderError,
+  RawBodyUnavailableError,
+} from './core/errors';
+import { resolveIntegration, type AwsIntegration, type ResolvedIntegration } from './core/integration';
+import { IntegrationSigner } from './core/signer';
+import { HOP_BY_HOP_RESPONSE_HEADERS, createDispatcher, mapUpstreamError } from './core/upstream';
+
+/** Options of {@link sigv4Proxy}. */
+export interface Sigv4ProxyOptions {
+  /** The catalog's AWS integrations. Give this or `resolveIntegration`. */
+  integrations?: readonly AwsIntegration[];
+  /** Looks an integration up by slug, for hosts with their own catalog store. */
+  resolveIntegration?: (slug: string) => AwsIntegration | undefined;
+  /** Largest request body, in bytes. Default 10485760 (10 MiB). */
+  maxBodyBytes?: number;
+  /** Time to wait for the AWS response headers, in ms. Default 30000. */
+  timeoutMs?: number;
+}
+
+interface GatewayLocals {
+  target?: string;
+  upstreamStatus?: number;
+  upstreamMs?: number;
+}
+
+function header(req: Request, name: string): string | undefined {
+  const value = req.headers[`x-gateway-${name}`] ?? req.headers[`x-portkey-${name}`];
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+function gatewayConfig(req: Request): Record<string, unknown> {
+  const raw = header(req, 'config');
+  if (raw === undefined) return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new InvalidConfigHeaderError('x-gateway-config is not valid JSON.');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new InvalidConfigHeaderError('x-gateway-config must be a JSON object.');
+  }
+  return parsed as Record<string, unknown>;
+}
+
+function readRawBody(req: Request, limit: number): Promise<Buffer> {
+  if (req.readableEnded || (req as { body?: unknown }).body !== undefined) {
+    return Promise.reject(
+      new RawBodyUnavailableError('Mount sigv4Proxy before any body parser: it signs the exact request bytes.'),
+    );
+  }
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        req.removeAllListeners('data');
+        req.resume();
+        reject(new BodyTooLargeError(`The request body is larger than ${limit} bytes.`));
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.once('end', () => resolve(Buffer.concat(chunks)));
+    req.once('error', reject);
+  });
+}
+
+/**
+ * Express middleware, mounted by the host at `/v1` after the model routes. For a request whose
+ * provider (`x-gateway-provider`, `x-portkey-provider`, or `provider` in `x-gateway-config`) is one
+ * of its AWS integrations, it signs the request with SigV4 (service `bedrock`) and sends it to the
+ * custom host plus the path without the mount prefix, with trailing slash, encoding and query
+ * exactly as sent. Any other request goes to `next()`.
+ */
+export function sigv4Proxy(options: Sigv4ProxyOptions): RequestHandler {
+  if (typeof options === 'object' && options !== null && 'method' in options && 'socket' in options) {
+    throw new TypeError(
+      'sigv4Proxy is a factory: mount it as app.use("/v1", sigv4Proxy({ ... })), not app.use(sigv4Proxy).',
+    );
+  }
+  if (!options || (!options.integrations && !options.resolveIntegration)) {
+    throw new TypeError(
+      "sigv4Proxy needs { integrations: [...] } (the catalog's AWS integrations) or { resolveIntegration }.",
+    );
+  }
+  const maxBodyBytes = options.maxBodyBytes ?? 10 * 1024 * 1024;
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  const known = new Map<string, { integration: ResolvedIntegration; signer: IntegrationSigner }>();
+  const add = (integration: AwsIntegration) => {
+    const resolved = resolveIntegration(integration);
+    const entry = { integration: resolved, signer: new IntegrationSigner(resolved) };
+    known.set(resolved.slug, entry);
+    return entry;
+  };
+  for (const integration of options.integrations ?? []) {
+    if (known.has(integration.slug)) throw new TypeError(`Two AWS integrations have the slug "${integration.slug}".`);
+    add(integration);
+  }
+  const lookup = (slug: string) => {
+    const entry = known.get(slug);
+    if (entry || !options.resolveIntegration) return entry;
+    const found = options.resolveIntegration(slug);
+    return found ? add(found) : undefined;
+  };
+  const dispatcher = createDispatcher();
+
+  return function sigv4ProxyMiddleware(req: Request, res: Response, next: NextFunction): void {
+    let config: Record<string, unknown>;
+    try {
+      config = gatewayConfig(req);
+    } catch (error) {
+      next(error);
+      return;
+    }
+    const named = header(req, 'provider') ?? (typeof config.provider === 'string' ? config.provider : undefined);
+    const entry = named === undefined ? undefined : lookup(named.replace(/^@/, ''));
+    if (entry === undefined) {
+      next();
+      return;
+    }
+    const customHost =
+      header(req, 'custom-host') ?? (typeof config.custom_host === 'string' ? config.custom_host : undefined);
+    if (customHost === undefined) {
+      next(
+        new CustomHostRequiredError(
+          'An AWS integration needs a custom host: send x-gateway-custom-host, for example bedrock-agent-runtime.us-east-1.amazonaws.com.',
+        ),
+      );
+      return;
+    }
+    let target;
+    try {
+      target = resolveCustomHost(customHost, entry.integration);
+    } catch (error) {
+      next(error);
+      return;
+    }
+    const locals = ((res.locals as { gateway?: GatewayLocals }).gateway ??= {});
+    locals.target = entry.integration.slug;
+    void forward(req, res, next, entry.signer, target, locals);
+  };
+
+  async function forward(
+    req: Request,
+    res: Response,
+    next: NextFunction,
+    signer: IntegrationSigner,
+    target: { origin: URL; region: string },
+    locals: GatewayLocals,
+  ): Promise<void> {
+    let body: Buffer;
+    try {
+      body = await readRawBody(req, maxBodyBytes);
+    } catch (error) {
+      next(error);
+      return;
+    }
+    const url = req.url;
+    const q = url.indexOf('?');
+    const path = q === -1 ? url : url.slice(0, q);
+    const query = q === -1 ? '' : url.slice(q + 1);
+    const headers: Record<string, string> = {};
+    const contentType = req.headers['content-type'];
+    if (contentType) headers['content-type'] = contentType;
+    if (req.headers.accept) headers.accept = req.headers.accept;
+    if (body.length > 0 || !['GET', 'HEAD', 'DELETE'].includes(req.method))
+      headers['content-length'] = String(body.length);
+    const abort = new AbortController();
+    res.once('close', () => {
+      if (!res.writableFinished) abort.abort();
+    });
+    const started = performance.now();
+    try {
+      const signed = await signer.sign(
+        { method: req.method, origin: target.origin, path, query, headers, body },
+        target.region,
+      );
+      const upstream = await dispatcher.request({
+        origin: target.origin.origin,
+        method: req.method as 'GET',
+        path: q === -1 ? path : `${path}?${query}`,
+        headers: signed,
+        body: body.length > 0 ? body : undefined,
+        headersTimeout: timeoutMs,
+        bodyTimeout: 0,
+        signal: abort.signal,
+      });
+      locals.upstreamStatus = upstream.statusCode;
+      locals.upstreamMs = performance.now() - started;
+      res.status(upstream.statusCode);
+      for (const [name, value] of Object.entries(upstream.headers)) {
+        if (value !== undefined && !HOP_BY_HOP_RESPONSE_HEADERS.has(name)) res.setHeader(name, value);
+      }
+      upstream.body.on('error', () => res.destroy());
+      upstream.body.pipe(res);
+    } catch (error) {
+      if (abort.signal.aborted) return;
+      next(mapUpstreamError(error));
+    }
+  }
+}
