@@ -15,16 +15,11 @@ beforeAll(async () => {
         .writeHead(202, { 'content-type': 'application/json' })
         .end(JSON.stringify({ knowledgeBase: { knowledgeBaseId: 'KB123', status: 'CREATING' } }));
     } else if (req.url.endsWith('/retrieve')) {
-      res
-        .writeHead(200, { 'content-type': 'application/json' })
-        .end(
-          JSON.stringify({
-            retrievalResults: [
-              { content: { text: 'Refunds take 5 days.' } },
-              { content: { text: 'Contact support.' } },
-            ],
-          }),
-        );
+      res.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          retrievalResults: [{ content: { text: 'Refunds take 5 days.' } }, { content: { text: 'Contact support.' } }],
+        }),
+      );
     } else {
       res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
     }

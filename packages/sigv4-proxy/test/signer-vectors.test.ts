@@ -11,7 +11,19 @@ const sessionToken =
 const date = new Date('2015-08-30T12:36:00Z');
 const origin = new URL('https://example.amazonaws.com');
 
-const vectors = [
+interface Vector {
+  name: string;
+  method: string;
+  path: string;
+  query: string;
+  headers: Record<string, string>;
+  body: string;
+  signedHeaders: string;
+  signature: string;
+  sessionToken?: string;
+}
+
+const vectors: Vector[] = [
   {
     name: 'get-vanilla',
     method: 'GET',
