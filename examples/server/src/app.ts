@@ -14,7 +14,8 @@ import {
   protectedResourceMetadata,
   type IdentityForwardingMiddleware,
 } from '@gw/identity-forwarding';
-import type { GatewayConfig } from './config/schema';
+import { sigv4Proxy } from '@gw/sigv4-proxy';
+import type { BedrockProviderConfig, GatewayConfig } from './config/schema';
 import { errorHandler, routeNotFound } from './http/errors';
 import { requestContext } from './http/request-context';
 import { GatewayMetrics } from './observability/metrics';
@@ -96,7 +97,10 @@ export function createGateway(options: GatewayOptions): Gateway {
     authenticate({ apiKeys, jwtValidation, resourceMetadataUrl: mcpResourceMetadataUrl(options.publicBaseUrl) }),
     mcp,
   );
+  const awsIntegrations = (config.providers ?? []).filter((p): p is BedrockProviderConfig => p.provider === 'bedrock');
   app.use('/v1', authenticate({ apiKeys, jwtValidation }));
+  // Model routes come before the SigV4 proxy; the proxy reads raw bodies, so no JSON parser runs before it.
+  app.use('/v1', sigv4Proxy({ integrations: awsIntegrations }));
   app.use(routeNotFound);
   app.use(errorHandler(logger));
   return { app, metrics, mcp };
