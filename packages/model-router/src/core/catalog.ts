@@ -1,0 +1,105 @@
+import { ModelNotEnabledError, ProviderRequiredError, UnknownProviderError } from './errors';
+import { KNOWN_ANTHROPIC_MODELS } from './known-models';
+import { ProviderKey } from './secret';
+
+/** Which models a provider integration serves. */
+export type ModelSelection = { mode: 'all' } | { mode: 'custom'; models: string[]; autoEnableNew?: boolean };
+
+/** A model provider of the config's `providers` (`provider: "anthropic"`). */
+export interface ModelProviderConfig {
+  slug: string;
+  name?: string;
+  provider: string;
+  apiKey?: string;
+  baseUrl?: string;
+  models?: ModelSelection;
+}
+
+/** A provider as the router uses it. */
+export interface ProviderEntry {
+  slug: string;
+  name: string;
+  /** The provider kind, a folder under `providers/` (`anthropic`). */
+  provider: string;
+  apiKey: ProviderKey;
+  /** Base URL of the provider's API. Default per provider. */
+  baseUrl: string | undefined;
+  models: ModelSelection;
+}
+
+/** Where providers come from: the config, or a host's own store. */
+export interface Catalog {
+  /** The provider with this slug, or undefined. */
+  resolveProvider(slug: string): ProviderEntry | undefined;
+  /** Every provider, for `GET /v1/models`. */
+  listProviders(): readonly ProviderEntry[];
+}
+
+/** An in-memory catalog built from the config's `providers` (non-model providers such as `bedrock` are skipped). */
+export function createInMemoryCatalog(
+  providers: readonly ModelProviderConfig[],
+  modelProviders: readonly string[] = ['anthropic'],
+): Catalog {
+  const entries = new Map<string, ProviderEntry>();
+  for (const config of providers) {
+    if (!modelProviders.includes(config.provider)) continue;
+    if (typeof config.apiKey !== 'string' || config.apiKey === '')
+      throw new TypeError(`providers[${config.slug}].apiKey must be a non-empty string.`);
+    if (entries.has(config.slug)) throw new TypeError(`providers has two entries with the slug "${config.slug}".`);
+    entries.set(config.slug, {
+      slug: config.slug,
+      name: config.name ?? config.slug,
+      provider: config.provider,
+      apiKey: new ProviderKey(config.apiKey),
+      baseUrl: config.baseUrl,
+      models: config.models ?? { mode: 'all' },
+    });
+  }
+  const list = [...entries.values()];
+  return { resolveProvider: (slug) => entries.get(slug), listProviders: () => list };
+}
+
+/** Splits `@slug/model` into its parts; other models have no slug. */
+export function splitModel(model: string): { slug?: string; model: string } {
+  if (!model.startsWith('@')) return { model };
+  const slash = model.indexOf('/');
+  if (slash === -1) return { slug: model.slice(1), model: '' };
+  return { slug: model.slice(1, slash), model: model.slice(slash + 1) };
+}
+
+/**
+ * Resolves the provider of a request: the body model's `@slug/` prefix wins, then the
+ * `x-gateway-provider` header (or its alias, or `provider` in `x-gateway-config`).
+ */
+export function resolveModel(catalog: Catalog, bodyModel: unknown, headerProvider: string | undefined) {
+  const split = typeof bodyModel === 'string' ? splitModel(bodyModel) : { model: '' };
+  const slug = split.slug ?? headerProvider?.replace(/^@/, '');
+  if (!slug)
+    throw new ProviderRequiredError(
+      'Name a provider: a model such as "@my-provider/claude-sonnet-4-5", or x-gateway-provider.',
+      { param: 'model' },
+    );
+  const provider = catalog.resolveProvider(slug);
+  if (!provider)
+    throw new UnknownProviderError(`No model provider is configured as "@${slug.slice(0, 64)}".`, { param: 'model' });
+  if (!split.model) throw new UnknownProviderError('The request names no model.', { param: 'model' });
+  if (!isModelEnabled(provider, split.model)) {
+    throw new ModelNotEnabledError(`The model ${split.model.slice(0, 128)} is not enabled for @${provider.slug}.`, {
+      param: 'model',
+    });
+  }
+  return { provider, model: split.model };
+}
+
+/** The model-selection rule: all, or the custom list, or (autoEnableNew) a model the gateway does not know yet. */
+export function isModelEnabled(provider: ProviderEntry, model: string): boolean {
+  const selection = provider.models;
+  if (selection.mode === 'all') return true;
+  if (selection.models.includes(model)) return true;
+  return selection.autoEnableNew === true && !KNOWN_ANTHROPIC_MODELS.includes(model);
+}
+
+/** The models a provider serves, for `GET /v1/models`. */
+export function enabledModels(provider: ProviderEntry): string[] {
+  return provider.models.mode === 'all' ? [...KNOWN_ANTHROPIC_MODELS] : [...provider.models.models];
+}

@@ -1,0 +1,98 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { InvalidConfigHeaderError } from './errors';
+
+/** A gateway header, read as `x-gateway-<name>` or its alias `x-portkey-<name>`. */
+export function gatewayHeader(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const value = headers[`x-gateway-${name}`] ?? headers[`x-portkey-${name}`];
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+/** The parsed `x-gateway-config` header. */
+export interface GatewayRequestConfig {
+  provider?: string;
+  strict_open_ai_compliance?: boolean;
+  request_timeout?: number;
+  retry?: { attempts: number; on_status_codes: number[] };
+}
+
+/** Default statuses retried when `retry.on_status_codes` is absent. */
+export const DEFAULT_RETRY_STATUSES: readonly number[] = [429, 500, 502, 503, 504, 529];
+
+/** Parses `x-gateway-config` (invalid JSON or shape → 400 invalid_config). */
+export function readGatewayConfig(headers: IncomingHttpHeaders): GatewayRequestConfig {
+  const raw = gatewayHeader(headers, 'config');
+  if (raw === undefined) return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new InvalidConfigHeaderError('x-gateway-config is not valid JSON.', { param: 'x-gateway-config' });
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new InvalidConfigHeaderError('x-gateway-config must be a JSON object.', { param: 'x-gateway-config' });
+  }
+  const config = parsed as Record<string, unknown>;
+  const result: GatewayRequestConfig = {};
+  if (typeof config.provider === 'string') result.provider = config.provider;
+  if (typeof config.strict_open_ai_compliance === 'boolean')
+    result.strict_open_ai_compliance = config.strict_open_ai_compliance;
+  if (config.request_timeout !== undefined) {
+    if (typeof config.request_timeout !== 'number' || !(config.request_timeout > 0)) {
+      throw new InvalidConfigHeaderError('request_timeout must be a positive number of milliseconds.', {
+        param: 'x-gateway-config',
+      });
+    }
+    result.request_timeout = config.request_timeout;
+  }
+  if (config.retry !== undefined) {
+    const retry = config.retry as Record<string, unknown>;
+    const attempts = retry?.attempts;
+    const statuses = retry?.on_status_codes ?? DEFAULT_RETRY_STATUSES;
+    if (
+      typeof attempts !== 'number' ||
+      !Number.isInteger(attempts) ||
+      attempts < 0 ||
+      attempts > 10 ||
+      !Array.isArray(statuses) ||
+      statuses.some((s) => typeof s !== 'number')
+    ) {
+      throw new InvalidConfigHeaderError('retry must be {"attempts": 0-10, "on_status_codes": [numbers]}.', {
+        param: 'x-gateway-config',
+      });
+    }
+    result.retry = { attempts, on_status_codes: statuses as number[] };
+  }
+  return result;
+}
+
+/** Strict OpenAI compliance: `x-gateway-strict-open-ai-compliance: false` (or the config field) turns it off. */
+export function isStrict(headers: IncomingHttpHeaders, config: GatewayRequestConfig): boolean {
+  const header = gatewayHeader(headers, 'strict-open-ai-compliance');
+  if (header !== undefined) return header.toLowerCase() !== 'false';
+  return config.strict_open_ai_compliance ?? true;
+}
+
+/** Beta names from every beta header, merged and de-duplicated; undefined when none. */
+export function mergedBetas(headers: IncomingHttpHeaders): string | undefined {
+  const names = new Set<string>();
+  for (const header of [
+    'x-gateway-provider-beta',
+    'x-portkey-provider-beta',
+    'x-gateway-anthropic-beta',
+    'x-portkey-anthropic-beta',
+    'anthropic-beta',
+  ]) {
+    const value = headers[header];
+    for (const item of (Array.isArray(value) ? value.join(',') : (value ?? '')).split(',')) {
+      const name = item.trim();
+      if (name) names.add(name);
+    }
+  }
+  return names.size > 0 ? [...names].join(',') : undefined;
+}
+
+/** The upstream `anthropic-version`. Default `2023-06-01`. */
+export function anthropicVersion(headers: IncomingHttpHeaders): string {
+  const value = gatewayHeader(headers, 'anthropic-version') ?? headers['anthropic-version'];
+  return typeof value === 'string' && value !== '' ? value : '2023-06-01';
+}

@@ -1,0 +1,37 @@
+import { ImageUrlNotSupportedError, InvalidRequestError, UnsupportedImageTypeError } from '../errors';
+import { parseDataUrl } from './data-url';
+
+/** Image types Anthropic models accept. */
+export const SUPPORTED_IMAGE_TYPES: ReadonlySet<string> = new Set([
+  'image/jpeg',
+  'image/png',
+  'image/gif',
+  'image/webp',
+]);
+
+/** An Anthropic base64 image block. */
+export interface ImageBlock {
+  type: 'image';
+  source: { type: 'base64'; media_type: string; data: string };
+}
+
+/** Converts an image data URL to an image block; http(s) URLs and other types are refused. */
+export function toImageBlock(url: string, param: string): ImageBlock {
+  if (/^https?:\/\//i.test(url)) {
+    throw new ImageUrlNotSupportedError(
+      'Images must be sent as base64 data URLs (data:image/png;base64,...); image URLs are not accepted.',
+      { param },
+    );
+  }
+  const parsed = parseDataUrl(url);
+  if (!parsed || !parsed.mediaType.startsWith('image/'))
+    throw new InvalidRequestError('image_url.url must be a data URL of an image.', { param });
+  if (!SUPPORTED_IMAGE_TYPES.has(parsed.mediaType)) {
+    throw new UnsupportedImageTypeError(
+      `Images of type ${parsed.mediaType} are not supported; use jpeg, png, gif or webp.`,
+      { param },
+    );
+  }
+  if (!parsed.base64) throw new InvalidRequestError('Image data URLs must be base64 encoded.', { param });
+  return { type: 'image', source: { type: 'base64', media_type: parsed.mediaType, data: parsed.data } };
+}

@@ -1,0 +1,23 @@
+/** The Anthropic models the gateway knows, for `models.mode: "custom"` with `autoEnableNew`. */
+export const KNOWN_ANTHROPIC_MODELS: readonly string[] = Object.freeze([
+  'claude-opus-4-1-20250805',
+  'claude-opus-4-1',
+  'claude-opus-4-20250514',
+  'claude-opus-4-0',
+  'claude-sonnet-4-5-20250929',
+  'claude-sonnet-4-5',
+  'claude-sonnet-4-20250514',
+  'claude-sonnet-4-0',
+  'claude-haiku-4-5-20251001',
+  'claude-haiku-4-5',
+  'claude-3-7-sonnet-20250219',
+  'claude-3-7-sonnet-latest',
+  'claude-3-5-sonnet-20241022',
+  'claude-3-5-sonnet-20240620',
+  'claude-3-5-sonnet-latest',
+  'claude-3-5-haiku-20241022',
+  'claude-3-5-haiku-latest',
+  'claude-3-haiku-20240307',
+  'claude-3-opus-20240229',
+  'claude-3-opus-latest',
+]);

@@ -1,0 +1,306 @@
+import { InvalidRequestError, MaxTokensRequiredError, UnsupportedInputError } from '../../core/errors';
+import { parseDataUrl } from '../../core/input-checks/data-url';
+import { toImageBlock } from '../../core/input-checks/image';
+import { acceptsImages, acceptsPdf } from '../../core/input-checks/model-capabilities';
+import { checkPdf } from '../../core/input-checks/pdf';
+
+type Json = Record<string, unknown>;
+/** An Anthropic content block (loosely typed: the transforms build only valid shapes). */
+export type AnthropicBlock = Json & { type: string };
+/** An Anthropic Messages request body. */
+export interface AnthropicMessagesRequest {
+  model: string;
+  max_tokens: number;
+  messages: { role: 'user' | 'assistant'; content: string | AnthropicBlock[] }[];
+  system?: AnthropicBlock[];
+  stream?: boolean;
+  [field: string]: unknown;
+}
+
+/** What the conversion needs besides the body. */
+export interface ChatRequestContext {
+  /** Model id as sent upstream (the `@slug/` prefix removed). */
+  model: string;
+}
+
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function invalid(message: string, param: string): never {
+  throw new InvalidRequestError(message, { param });
+}
+
+function cacheControl(part: Json): Json {
+  return isObject(part.cache_control) ? { cache_control: part.cache_control } : {};
+}
+
+interface Usage {
+  images: boolean;
+  pdfs: boolean;
+}
+
+function documentBlock(base64: string, param: string, extra: Json, usage: Usage): AnthropicBlock {
+  checkPdf(base64, param);
+  usage.pdfs = true;
+  return { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: base64 }, ...extra };
+}
+
+function userPart(part: unknown, param: string, usage: Usage): AnthropicBlock {
+  if (!isObject(part) || typeof part.type !== 'string') invalid('Each content part needs a "type".', param);
+  switch (part.type) {
+    case 'text':
+      if (typeof part.text !== 'string') invalid('A text part needs "text".', `${param}.text`);
+      return { type: 'text', text: part.text, ...cacheControl(part) };
+    case 'image_url': {
+      const image = part.image_url;
+      const url = typeof image === 'string' ? image : isObject(image) ? image.url : undefined;
+      if (typeof url !== 'string') invalid('An image_url part needs image_url.url.', `${param}.image_url.url`);
+      const parsed = parseDataUrl(url);
+      if (parsed?.mediaType === 'application/pdf') {
+        if (!parsed.base64) invalid('PDF data URLs must be base64 encoded.', `${param}.image_url.url`);
+        return documentBlock(parsed.data, `${param}.image_url.url`, cacheControl(part), usage);
+      }
+      usage.images = true;
+      return { ...toImageBlock(url, `${param}.image_url.url`), ...cacheControl(part) };
+    }
+    case 'file': {
+      const file = part.file;
+      if (!isObject(file) || typeof file.file_data !== 'string') {
+        invalid(
+          'A file part needs file.file_data (base64 or a data URL); file ids are not supported.',
+          `${param}.file.file_data`,
+        );
+      }
+      const parsed = parseDataUrl(file.file_data);
+      const mimeType = (
+        typeof file.mime_type === 'string' ? file.mime_type : (parsed?.mediaType ?? 'application/pdf')
+      ).toLowerCase();
+      const data = parsed ? parsed.data : file.file_data;
+      if (mimeType === 'application/pdf')
+        return documentBlock(data, `${param}.file.file_data`, cacheControl(part), usage);
+      if (mimeType.startsWith('image/')) {
+        usage.images = true;
+        return { ...toImageBlock(`data:${mimeType};base64,${data}`, `${param}.file.file_data`), ...cacheControl(part) };
+      }
+      return invalid(`Files of type ${mimeType} are not supported; send PDFs or images.`, `${param}.file.mime_type`);
+    }
+    default:
+      return invalid(`Content parts of type "${String(part.type).slice(0, 32)}" are not supported.`, `${param}.type`);
+  }
+}
+
+function userContent(content: unknown, param: string, usage: Usage): string | AnthropicBlock[] {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) invalid('Message content must be a string or an array of parts.', param);
+  return content.map((part, index) => userPart(part, `${param}[${index}]`, usage));
+}
+
+function textOnly(content: unknown, param: string): AnthropicBlock[] {
+  if (typeof content === 'string') return content === '' ? [] : [{ type: 'text', text: content }];
+  if (!Array.isArray(content)) invalid('Message content must be a string or an array of text parts.', param);
+  return content.map((part, index) => {
+    if (!isObject(part) || part.type !== 'text' || typeof part.text !== 'string') {
+      invalid('Only text parts are accepted here.', `${param}[${index}]`);
+    }
+    return { type: 'text', text: part.text, ...cacheControl(part) };
+  });
+}
+
+function assistantContent(message: Json, param: string): AnthropicBlock[] {
+  const blocks: AnthropicBlock[] = [];
+  // Thinking blocks go back first, so multi-turn thinking with tools works.
+  if (Array.isArray(message.content_blocks)) {
+    for (const [index, block] of message.content_blocks.entries()) {
+      if (!isObject(block)) invalid('content_blocks entries must be objects.', `${param}.content_blocks[${index}]`);
+      if (block.type === 'thinking') {
+        blocks.push({
+          type: 'thinking',
+          thinking: String(block.thinking ?? ''),
+          signature: String(block.signature ?? ''),
+        });
+      } else if (block.type === 'redacted_thinking') {
+        blocks.push({ type: 'redacted_thinking', data: String(block.data ?? '') });
+      }
+    }
+  }
+  if (message.content !== undefined && message.content !== null)
+    blocks.push(...textOnly(message.content, `${param}.content`));
+  if (message.tool_calls !== undefined) {
+    if (!Array.isArray(message.tool_calls)) invalid('tool_calls must be an array.', `${param}.tool_calls`);
+    for (const [index, call] of message.tool_calls.entries()) {
+      const at = `${param}.tool_calls[${index}]`;
+      if (
+        !isObject(call) ||
+        typeof call.id !== 'string' ||
+        !isObject(call.function) ||
+        typeof call.function.name !== 'string'
+      ) {
+        invalid('A tool call needs id and function.name.', at);
+      }
+      const args = call.function.arguments;
+      let input: unknown = {};
+      if (typeof args === 'string' && args.trim() !== '') {
+        try {
+          input = JSON.parse(args);
+        } catch {
+          invalid('Tool call arguments must be a JSON object string.', `${at}.function.arguments`);
+        }
+      } else if (isObject(args)) {
+        input = args;
+      }
+      if (!isObject(input)) invalid('Tool call arguments must be a JSON object.', `${at}.function.arguments`);
+      blocks.push({ type: 'tool_use', id: call.id, name: call.function.name, input });
+    }
+  }
+  return blocks;
+}
+
+function toolResult(message: Json, param: string): AnthropicBlock {
+  if (typeof message.tool_call_id !== 'string') invalid('A tool message needs tool_call_id.', `${param}.tool_call_id`);
+  const content =
+    typeof message.content === 'string' ? message.content : textOnly(message.content ?? '', `${param}.content`);
+  return { type: 'tool_result', tool_use_id: message.tool_call_id, content };
+}
+
+function convertTools(tools: unknown): Json[] {
+  if (!Array.isArray(tools)) invalid('tools must be an array.', 'tools');
+  return tools.map((tool, index) => {
+    const fn = isObject(tool) ? tool.function : undefined;
+    if (!isObject(tool) || tool.type !== 'function' || !isObject(fn) || typeof fn.name !== 'string') {
+      invalid('Each tool needs type "function" and function.name.', `tools[${index}]`);
+    }
+    return {
+      name: fn.name,
+      ...(typeof fn.description === 'string' ? { description: fn.description } : {}),
+      input_schema: isObject(fn.parameters) ? fn.parameters : { type: 'object', properties: {} },
+      ...cacheControl(tool),
+    };
+  });
+}
+
+function convertToolChoice(choice: unknown, parallel: unknown): Json | undefined {
+  let converted: Json | undefined;
+  if (choice === 'auto' || choice === 'none') converted = { type: choice };
+  else if (choice === 'required') converted = { type: 'any' };
+  else if (isObject(choice) && isObject(choice.function) && typeof choice.function.name === 'string') {
+    converted = { type: 'tool', name: choice.function.name };
+  } else if (choice !== undefined)
+    invalid('tool_choice must be "auto", "none", "required" or a function.', 'tool_choice');
+  if (parallel === false) converted = { ...(converted ?? { type: 'auto' }), disable_parallel_tool_use: true };
+  return converted;
+}
+
+function positiveInteger(value: unknown): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value > 0;
+}
+
+/**
+ * Validates and converts an OpenAI chat completion body into an Anthropic Messages request.
+ * Every input check (max_tokens, images, PDFs, thinking budget, model capabilities) runs here,
+ * before any upstream call. Throws only ModelRouterError subclasses.
+ */
+export function toAnthropicRequest(body: unknown, context: ChatRequestContext): AnthropicMessagesRequest {
+  if (!isObject(body)) invalid('The request body must be a JSON object.', 'body');
+  const maxTokens = body.max_tokens ?? body.max_completion_tokens;
+  if (maxTokens === undefined || maxTokens === null) {
+    throw new MaxTokensRequiredError('max_tokens is required for Anthropic models.', { param: 'max_tokens' });
+  }
+  if (!positiveInteger(maxTokens)) invalid('max_tokens must be a positive whole number.', 'max_tokens');
+  if (!Array.isArray(body.messages) || body.messages.length === 0)
+    invalid('messages must be a non-empty array.', 'messages');
+  if (body.n !== undefined && body.n !== null && body.n !== 1) invalid('Only n = 1 is supported.', 'n');
+  if (isObject(body.response_format) && body.response_format.type !== 'text') {
+    invalid(
+      'response_format is not supported for Anthropic models; describe the format in the prompt or use a tool.',
+      'response_format',
+    );
+  }
+
+  const usage: Usage = { images: false, pdfs: false };
+  const system: AnthropicBlock[] = [];
+  const messages: AnthropicMessagesRequest['messages'] = [];
+  for (const [index, message] of body.messages.entries()) {
+    const param = `messages[${index}]`;
+    if (!isObject(message)) invalid('Each message must be an object.', param);
+    switch (message.role) {
+      case 'system':
+      case 'developer':
+        system.push(...textOnly(message.content, `${param}.content`));
+        break;
+      case 'user':
+        messages.push({ role: 'user', content: userContent(message.content, `${param}.content`, usage) });
+        break;
+      case 'assistant':
+        messages.push({ role: 'assistant', content: assistantContent(message, param) });
+        break;
+      case 'tool': {
+        const result = toolResult(message, param);
+        const previous = messages.at(-1);
+        // Consecutive tool results answer one assistant turn: they share one user message.
+        if (
+          previous?.role === 'user' &&
+          Array.isArray(previous.content) &&
+          previous.content.every((b) => b.type === 'tool_result')
+        ) {
+          previous.content.push(result);
+        } else {
+          messages.push({ role: 'user', content: [result] });
+        }
+        break;
+      }
+      default:
+        invalid(`Messages with role "${String(message.role).slice(0, 32)}" are not supported.`, `${param}.role`);
+    }
+  }
+  if (messages.length === 0) invalid('messages needs at least one user or assistant message.', 'messages');
+  if (usage.images && !acceptsImages(context.model)) {
+    throw new UnsupportedInputError(`The model ${context.model} does not accept images.`, { param: 'messages' });
+  }
+  if (usage.pdfs && !acceptsPdf(context.model)) {
+    throw new UnsupportedInputError(`The model ${context.model} does not accept PDF documents.`, { param: 'messages' });
+  }
+
+  const request: AnthropicMessagesRequest = { model: context.model, max_tokens: maxTokens, messages };
+  if (system.length > 0) request.system = system;
+  for (const field of ['temperature', 'top_p', 'top_k'] as const) {
+    const value = body[field];
+    if (value === undefined || value === null) continue;
+    if (typeof value !== 'number' || !Number.isFinite(value)) invalid(`${field} must be a number.`, field);
+    request[field] = value;
+  }
+  if (body.stop !== undefined && body.stop !== null) {
+    const stops = typeof body.stop === 'string' ? [body.stop] : body.stop;
+    if (!Array.isArray(stops) || stops.some((s) => typeof s !== 'string'))
+      invalid('stop must be a string or an array of strings.', 'stop');
+    request.stop_sequences = stops;
+  }
+  if (body.stream !== undefined && body.stream !== null) {
+    if (typeof body.stream !== 'boolean') invalid('stream must be a boolean.', 'stream');
+    if (body.stream) request.stream = true;
+  }
+  if (body.thinking !== undefined && body.thinking !== null) {
+    const thinking = body.thinking;
+    if (!isObject(thinking) || (thinking.type !== 'enabled' && thinking.type !== 'disabled')) {
+      invalid('thinking must be {"type":"enabled","budget_tokens":n} or {"type":"disabled"}.', 'thinking');
+    }
+    if (thinking.type === 'enabled') {
+      const budget = thinking.budget_tokens;
+      if (!positiveInteger(budget) || budget < 1024 || budget >= maxTokens) {
+        invalid(
+          'thinking.budget_tokens must be a whole number of at least 1024 and less than max_tokens.',
+          'thinking.budget_tokens',
+        );
+      }
+      request.thinking = { type: 'enabled', budget_tokens: budget };
+    } else {
+      request.thinking = { type: 'disabled' };
+    }
+  }
+  if (body.tools !== undefined && body.tools !== null) request.tools = convertTools(body.tools);
+  const toolChoice = convertToolChoice(body.tool_choice ?? undefined, body.parallel_tool_calls);
+  if (toolChoice) request.tool_choice = toolChoice;
+  if (body.user !== undefined && body.user !== null) {
+    if (typeof body.user !== 'string') invalid('user must be a string.', 'user');
+    request.metadata = { user_id: body.user };
+  }
+  return request;
+}

@@ -1,0 +1,163 @@
+import { completionId, finishReason, toOpenAiError, toOpenAiUsage } from './chat-response';
+
+type Json = Record<string, unknown>;
+
+/** How the stream is shaped. */
+export interface ChatStreamContext {
+  strict: boolean;
+  includeUsage: boolean;
+  model: string;
+  created?: number;
+}
+
+interface BlockState {
+  kind: 'text' | 'thinking' | 'redacted_thinking' | 'tool_use' | 'other';
+  toolIndex?: number;
+}
+
+/**
+ * Converts Anthropic stream events to `chat.completion.chunk` SSE frames, one event at a time,
+ * so each chunk is written as soon as its event arrives. Never throws on bad input.
+ */
+export class ChatStreamTranslator {
+  private readonly context: ChatStreamContext;
+  private prefix: string;
+  private readonly blocks = new Map<number, BlockState>();
+  private toolCalls = 0;
+  private usage: Json = {};
+  private stopReason: unknown;
+  private ended = false;
+
+  constructor(context: ChatStreamContext) {
+    this.context = context;
+    this.prefix = this.chunkPrefix(completionId(undefined), context.created ?? Math.floor(Date.now() / 1000));
+  }
+
+  /** The fixed part of every chunk, serialised once. */
+  private chunkPrefix(id: string, created: number): string {
+    return `{"id":${JSON.stringify(id)},"object":"chat.completion.chunk","created":${created},"model":${JSON.stringify(this.context.model)},"choices":`;
+  }
+
+  /** True once the stream has ended (message_stop or an error). */
+  get done(): boolean {
+    return this.ended;
+  }
+
+  private frame(delta: Json, finish: string | null = null): string {
+    return `data: ${this.prefix}${JSON.stringify([{ index: 0, delta, logprobs: null, finish_reason: finish }])}}\n\n`;
+  }
+
+  /** Feeds one upstream event (its name and raw data); returns the SSE text to write now. */
+  push(event: string, data: string): string {
+    if (this.ended || event === 'ping') return '';
+    let payload: Json;
+    try {
+      payload = JSON.parse(data) as Json;
+    } catch {
+      return this.errorFrame({
+        error: { type: 'api_error', message: 'The provider sent an unreadable stream event.' },
+      });
+    }
+    switch (payload.type ?? event) {
+      case 'message_start': {
+        const message = (payload.message ?? {}) as Json;
+        this.usage = { ...((message.usage as Json) ?? {}) };
+        this.prefix = this.chunkPrefix(completionId(message.id), this.context.created ?? Math.floor(Date.now() / 1000));
+        return this.frame({ role: 'assistant', content: '' });
+      }
+      case 'content_block_start':
+        return this.blockStart(Number(payload.index), (payload.content_block ?? {}) as Json);
+      case 'content_block_delta':
+        return this.blockDelta(Number(payload.index), (payload.delta ?? {}) as Json);
+      case 'message_delta': {
+        const delta = (payload.delta ?? {}) as Json;
+        if (delta.stop_reason !== undefined) this.stopReason = delta.stop_reason;
+        if (payload.usage) this.usage = { ...this.usage, ...(payload.usage as Json) };
+        return '';
+      }
+      case 'message_stop':
+        return this.finish();
+      case 'error':
+        return this.errorFrame(payload);
+      default:
+        return '';
+    }
+  }
+
+  private blockStart(index: number, block: Json): string {
+    switch (block.type) {
+      case 'text':
+        this.blocks.set(index, { kind: 'text' });
+        return typeof block.text === 'string' && block.text !== '' ? this.text(index, block.text) : '';
+      case 'thinking':
+        this.blocks.set(index, { kind: 'thinking' });
+        return '';
+      case 'redacted_thinking':
+        this.blocks.set(index, { kind: 'redacted_thinking' });
+        return this.context.strict
+          ? ''
+          : this.frame({ content_blocks: [{ index, delta: { type: 'redacted_thinking', data: block.data } }] });
+      case 'tool_use': {
+        const toolIndex = this.toolCalls++;
+        this.blocks.set(index, { kind: 'tool_use', toolIndex });
+        return this.frame({
+          tool_calls: [
+            { index: toolIndex, id: block.id, type: 'function', function: { name: block.name, arguments: '' } },
+          ],
+        });
+      }
+      default:
+        this.blocks.set(index, { kind: 'other' });
+        return '';
+    }
+  }
+
+  private text(index: number, text: string): string {
+    const delta: Json = { content: text };
+    if (!this.context.strict) delta.content_blocks = [{ index, delta: { type: 'text', text } }];
+    return this.frame(delta);
+  }
+
+  private blockDelta(index: number, delta: Json): string {
+    const block = this.blocks.get(index);
+    switch (delta.type) {
+      case 'text_delta':
+        return this.text(index, String(delta.text ?? ''));
+      case 'input_json_delta':
+        if (block?.kind !== 'tool_use') return '';
+        return this.frame({
+          tool_calls: [{ index: block.toolIndex, function: { arguments: String(delta.partial_json ?? '') } }],
+        });
+      case 'thinking_delta':
+        return this.context.strict
+          ? ''
+          : this.frame({ content_blocks: [{ index, delta: { type: 'thinking', thinking: delta.thinking } }] });
+      case 'signature_delta':
+        return this.context.strict
+          ? ''
+          : this.frame({ content_blocks: [{ index, delta: { type: 'signature', signature: delta.signature } }] });
+      default:
+        return '';
+    }
+  }
+
+  private finish(): string {
+    this.ended = true;
+    let out = this.frame({}, finishReason(this.stopReason));
+    if (this.context.includeUsage)
+      out += `data: ${this.prefix}[],"usage":${JSON.stringify(toOpenAiUsage(this.usage))}}\n\n`;
+    return `${out}data: [DONE]\n\n`;
+  }
+
+  private errorFrame(payload: Json): string {
+    this.ended = true;
+    const error = toOpenAiError(500, payload).error;
+    return `data: ${JSON.stringify({ error })}\n\n`;
+  }
+
+  /** The frame to write when the upstream ends without `message_stop`. */
+  abortFrame(message: string): string {
+    if (this.ended) return '';
+    return this.errorFrame({ error: { type: 'api_error', message } });
+  }
+}

@@ -1,0 +1,75 @@
+import type { Response } from 'express';
+import type { Dispatcher } from 'undici';
+import { DEFAULT_RETRY_STATUSES, type GatewayRequestConfig } from '../core/gateway-headers';
+import { retryDelay } from '../core/retry';
+import { mapUpstreamError } from '../core/upstream';
+
+/** One provider call, with the request's timeout and retry policy. */
+export interface ProviderCall {
+  dispatcher: Dispatcher;
+  origin: string;
+  path: string;
+  headers: Record<string, string>;
+  body: string;
+  timeoutMs: number;
+  config: GatewayRequestConfig;
+  target: string;
+  res: Response;
+}
+
+interface GatewayLocals {
+  target?: string;
+  upstreamStatus?: number;
+  upstreamMs?: number;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Calls the provider, retrying listed statuses with backoff (honouring `retry-after`). Nothing
+ * has been written to the client while it retries, so a stream is never retried once started.
+ * A client that disconnects aborts the upstream request.
+ */
+export async function callProvider(call: ProviderCall): Promise<Dispatcher.ResponseData> {
+  const abort = new AbortController();
+  call.res.once('close', () => {
+    if (!call.res.writableFinished) abort.abort();
+  });
+  const locals = ((call.res.locals as { gateway?: GatewayLocals }).gateway ??= {});
+  locals.target = call.target;
+  const attempts = call.config.retry?.attempts ?? 0;
+  const statuses = call.config.retry?.on_status_codes ?? DEFAULT_RETRY_STATUSES;
+  for (let attempt = 0; ; attempt++) {
+    const started = performance.now();
+    let response: Dispatcher.ResponseData;
+    try {
+      response = await call.dispatcher.request({
+        origin: call.origin,
+        path: call.path,
+        method: 'POST',
+        headers: call.headers,
+        body: call.body,
+        headersTimeout: call.timeoutMs,
+        bodyTimeout: 0,
+        signal: abort.signal,
+      });
+    } catch (error) {
+      if (abort.signal.aborted) throw error;
+      const mapped = mapUpstreamError(error);
+      if (attempt < attempts && statuses.includes((mapped as unknown as { status: number }).status)) {
+        await sleep(retryDelay(attempt + 1, undefined));
+        continue;
+      }
+      throw mapped;
+    }
+    locals.upstreamStatus = response.statusCode;
+    locals.upstreamMs = performance.now() - started;
+    if (attempt < attempts && statuses.includes(response.statusCode)) {
+      const retryAfter = response.headers['retry-after'];
+      await response.body.dump();
+      await sleep(retryDelay(attempt + 1, typeof retryAfter === 'string' ? retryAfter : undefined));
+      continue;
+    }
+    return response;
+  }
+}
