@@ -49,7 +49,7 @@ describe('the @anthropic-ai/sdk through /v1/messages', () => {
     expect(JSON.stringify(sent.headers)).not.toContain(GATEWAY_KEY);
   });
 
-  it('streams the upstream events unchanged and in order, keeping ?beta=true', async () => {
+  it('streams the upstream events unchanged and in order, with its beta header', async () => {
     mock.reply({ sse: thinkingEvents() });
     const events: unknown[] = [];
     const stream = await anthropic().beta.messages.create({
@@ -66,13 +66,12 @@ describe('the @anthropic-ai/sdk through /v1/messages', () => {
         .filter(([name]) => name !== 'ping')
         .map(([, data]) => data),
     );
-    expect(mock.last().url).toBe('/v1/messages?beta=true');
     expect(mock.last().headers['anthropic-beta']).toBe('interleaved-thinking-2025-05-14');
   });
 
-  it('passes the raw stream bytes through unchanged', async () => {
+  it('passes the raw stream bytes through unchanged and keeps the query string (?beta=true)', async () => {
     mock.reply({ sse: thinkingEvents() });
-    const response = await fetch(`${gateway.url}/v1/messages`, {
+    const response = await fetch(`${gateway.url}/v1/messages?beta=true`, {
       method: 'POST',
       headers: {
         'x-api-key': GATEWAY_KEY,
@@ -87,6 +86,7 @@ describe('the @anthropic-ai/sdk through /v1/messages', () => {
       }),
     });
     expect(await response.text()).toBe(sse(thinkingEvents()));
+    expect(mock.last().url).toBe('/v1/messages?beta=true');
   });
 
   it('counts tokens', async () => {
