@@ -229,7 +229,7 @@ describe('catalog, prompts, config header and errors', () => {
   });
 
   it('takes the provider from x-gateway-provider, x-portkey-provider or x-gateway-config', async () => {
-    for (const headers of [
+    for (const headers of <Record<string, string>[]>[
       { 'x-gateway-provider': '@anthropic-test' },
       { 'x-portkey-provider': 'anthropic-test' },
       { 'x-gateway-config': '{"provider":"@anthropic-test"}' },
