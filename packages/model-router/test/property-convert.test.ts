@@ -1,0 +1,191 @@
+import fc from 'fast-check';
+import { z } from 'zod';
+import { ChatStreamTranslator, ModelRouterError, toAnthropicRequest } from '../src';
+
+const text = z.strictObject({
+  type: z.literal('text'),
+  text: z.string(),
+  cache_control: z.object({ type: z.literal('ephemeral') }).optional(),
+});
+const block = z.union([
+  text,
+  z.strictObject({
+    type: z.literal('image'),
+    source: z.strictObject({
+      type: z.literal('base64'),
+      media_type: z.enum(['image/jpeg', 'image/png', 'image/gif', 'image/webp']),
+      data: z.string(),
+    }),
+  }),
+  z.strictObject({
+    type: z.literal('tool_use'),
+    id: z.string(),
+    name: z.string(),
+    input: z.record(z.string(), z.unknown()),
+  }),
+  z.strictObject({
+    type: z.literal('tool_result'),
+    tool_use_id: z.string(),
+    content: z.union([z.string(), z.array(text)]),
+  }),
+  z.strictObject({ type: z.literal('thinking'), thinking: z.string(), signature: z.string() }),
+  z.strictObject({ type: z.literal('redacted_thinking'), data: z.string() }),
+]);
+const anthropicRequest = z.strictObject({
+  model: z.string().min(1),
+  max_tokens: z.number().int().positive(),
+  messages: z
+    .array(z.strictObject({ role: z.enum(['user', 'assistant']), content: z.union([z.string(), z.array(block)]) }))
+    .min(1),
+  system: z.array(text).min(1).optional(),
+  stream: z.literal(true).optional(),
+  temperature: z.number().optional(),
+  top_p: z.number().optional(),
+  stop_sequences: z.array(z.string()).optional(),
+  metadata: z.strictObject({ user_id: z.string() }).optional(),
+  tools: z
+    .array(
+      z.strictObject({
+        name: z.string(),
+        description: z.string().optional(),
+        input_schema: z.record(z.string(), z.unknown()),
+      }),
+    )
+    .optional(),
+  tool_choice: z.object({ type: z.enum(['auto', 'any', 'none', 'tool']) }).optional(),
+});
+
+const textPart = fc.record({ type: fc.constant('text'), text: fc.string() });
+const imagePart = fc.record({
+  type: fc.constant('image_url'),
+  image_url: fc.record({
+    url: fc.constantFrom(
+      'data:image/png;base64,iVBORw0KGgo=',
+      'data:image/jpeg;base64,/9j/4AAQ',
+      'data:image/webp;name=a.webp;base64,UklGRg==',
+    ),
+  }),
+});
+const userMessage = fc.record({
+  role: fc.constant('user'),
+  content: fc.oneof(fc.string(), fc.array(fc.oneof(textPart, imagePart), { minLength: 1, maxLength: 3 })),
+});
+const toolCall = fc.record({
+  id: fc.string({ minLength: 1 }),
+  type: fc.constant('function'),
+  function: fc.record({ name: fc.string({ minLength: 1 }), arguments: fc.constantFrom('', '{}', '{"a":1}') }),
+});
+const assistantMessage = fc.record({
+  role: fc.constant('assistant'),
+  content: fc.string(),
+  tool_calls: fc.option(fc.array(toolCall, { minLength: 1, maxLength: 2 }), { nil: undefined }),
+});
+const systemMessage = fc.record({ role: fc.constantFrom('system', 'developer'), content: fc.string({ minLength: 1 }) });
+const toolMessage = fc.record({
+  role: fc.constant('tool'),
+  tool_call_id: fc.string({ minLength: 1 }),
+  content: fc.string(),
+});
+const openAiRequest = fc.record({
+  model: fc.constant('@p/claude-sonnet-4-5'),
+  max_tokens: fc.integer({ min: 1, max: 64_000 }),
+  messages: fc
+    .tuple(
+      fc.array(systemMessage, { maxLength: 2 }),
+      userMessage,
+      fc.array(fc.oneof(userMessage, assistantMessage, toolMessage), { maxLength: 5 }),
+    )
+    .map(([s, u, rest]) => [...s, u, ...rest]),
+  temperature: fc.option(fc.double({ min: 0, max: 1, noNaN: true }), { nil: undefined }),
+  stop: fc.option(fc.oneof(fc.string(), fc.array(fc.string(), { maxLength: 3 })), { nil: undefined }),
+  stream: fc.option(fc.boolean(), { nil: undefined }),
+  user: fc.option(fc.string(), { nil: undefined }),
+  tools: fc.option(
+    fc.array(
+      fc.record({
+        type: fc.constant('function'),
+        function: fc.record({ name: fc.string({ minLength: 1 }), description: fc.string() }),
+      }),
+      { maxLength: 2 },
+    ),
+    { nil: undefined },
+  ),
+  tool_choice: fc.option(fc.constantFrom('auto', 'none', 'required'), { nil: undefined }),
+});
+
+describe('conversion properties', () => {
+  it('converts every well-formed OpenAI request into an Anthropic request that passes the schema', () => {
+    fc.assert(
+      fc.property(openAiRequest, (request) => {
+        const converted = toAnthropicRequest(JSON.parse(JSON.stringify(request)), { model: 'claude-sonnet-4-5' });
+        const result = anthropicRequest.safeParse(converted);
+        if (!result.success) throw new Error(JSON.stringify(result.error.issues[0]));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('never throws anything but a ModelRouterError on arbitrary JSON', () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          fc.jsonValue(),
+          fc.record({
+            max_tokens: fc.jsonValue(),
+            messages: fc.jsonValue(),
+            thinking: fc.jsonValue(),
+            tools: fc.jsonValue(),
+          }),
+        ),
+        (body) => {
+          try {
+            toAnthropicRequest(body, { model: 'claude-sonnet-4-5' });
+          } catch (error) {
+            expect(error).toBeInstanceOf(ModelRouterError);
+            expect((error as ModelRouterError).status).toBeGreaterThanOrEqual(400);
+            expect((error as ModelRouterError).status).toBeLessThan(500);
+          }
+        },
+      ),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('never throws on arbitrary stream events, and ends with [DONE] or an error frame', () => {
+    const eventName = fc.constantFrom(
+      'message_start',
+      'content_block_start',
+      'content_block_delta',
+      'message_delta',
+      'message_stop',
+      'error',
+      'ping',
+      'other',
+    );
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.tuple(
+            eventName,
+            fc.oneof(
+              fc.jsonValue().map((v) => JSON.stringify(v)),
+              fc.string(),
+            ),
+          ),
+        ),
+        fc.boolean(),
+        (events, strict) => {
+          const translator = new ChatStreamTranslator({ strict, includeUsage: true, model: 'm' });
+          let out = '';
+          for (const [name, data] of events) out += translator.push(name, data);
+          out += translator.abortFrame('ended');
+          for (const frame of out.split('\n\n').filter(Boolean)) {
+            const data = frame.replace(/^data: /, '');
+            if (data !== '[DONE]') JSON.parse(data);
+          }
+          expect(translator.done).toBe(true);
+        },
+      ),
+    );
+  });
+});
