@@ -50,14 +50,21 @@ export class ChatStreamTranslator {
   /** Feeds one upstream event (its name and raw data); returns the SSE text to write now. */
   push(event: string, data: string): string {
     if (this.ended || event === 'ping') return '';
-    let payload: Json;
+    let payload: unknown;
     try {
-      payload = JSON.parse(data) as Json;
+      payload = JSON.parse(data);
     } catch {
+      payload = undefined;
+    }
+    if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) {
       return this.errorFrame({
         error: { type: 'api_error', message: 'The provider sent an unreadable stream event.' },
       });
     }
+    return this.dispatch(event, payload as Json);
+  }
+
+  private dispatch(event: string, payload: Json): string {
     switch (payload.type ?? event) {
       case 'message_start': {
         const message = (payload.message ?? {}) as Json;
