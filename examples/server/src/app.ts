@@ -14,6 +14,7 @@ import {
   protectedResourceMetadata,
   type IdentityForwardingMiddleware,
 } from '@gw/identity-forwarding';
+import { modelRouter, type PromptTemplate } from '@gw/model-router';
 import { sigv4Proxy } from '@gw/sigv4-proxy';
 import type { BedrockProviderConfig, GatewayConfig } from './config/schema';
 import { errorHandler, routeNotFound } from './http/errors';
@@ -100,6 +101,10 @@ export function createGateway(options: GatewayOptions): Gateway {
   const awsIntegrations = (config.providers ?? []).filter((p): p is BedrockProviderConfig => p.provider === 'bedrock');
   app.use('/v1', authenticate({ apiKeys, jwtValidation }));
   // Model routes come before the SigV4 proxy; the proxy reads raw bodies, so no JSON parser runs before it.
+  app.use(
+    '/v1',
+    modelRouter({ providers: config.providers ?? [], prompts: (config.prompts ?? []) as PromptTemplate[] }),
+  );
   app.use('/v1', sigv4Proxy({ integrations: awsIntegrations }));
   app.use(routeNotFound);
   app.use(errorHandler(logger));
