@@ -39,18 +39,16 @@ beforeAll(async () => {
   const anthropic = await listen((req, res) => {
     req.resume();
     req.on('end', () =>
-      res
-        .writeHead(200, { 'content-type': 'application/json' })
-        .end(
-          JSON.stringify({
-            id: 'msg_1',
-            type: 'message',
-            role: 'assistant',
-            content: [{ type: 'text', text: 'hi from claude' }],
-            stop_reason: 'end_turn',
-            usage: { input_tokens: 1, output_tokens: 2 },
-          }),
-        ),
+      res.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          id: 'msg_1',
+          type: 'message',
+          role: 'assistant',
+          content: [{ type: 'text', text: 'hi from claude' }],
+          stop_reason: 'end_turn',
+          usage: { input_tokens: 1, output_tokens: 2 },
+        }),
+      ),
     );
   });
   const bedrock = await listen((req, res) => {
