@@ -1,0 +1,85 @@
+// Closed-loop driver with microsecond resolution, and process CPU/memory readings.
+import { execSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+
+export const CLK_TCK = (() => {
+  try {
+    return Number(execSync('getconf CLK_TCK').toString().trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/** CPU time (user + system) of a process, in microseconds, from /proc. */
+export function processCpuMicros(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLK_TCK;
+}
+
+/** Peak resident memory of a process (VmHWM), in bytes. */
+export function peakRss(pid) {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) * 1024;
+}
+
+/** Current resident memory of a process (VmRSS), in bytes. */
+export function currentRss(pid) {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) * 1024;
+}
+
+/** One HTTP request; resolves with status, time to first byte and total time (µs). */
+export function send(agent, target) {
+  return new Promise((resolve, reject) => {
+    const started = process.hrtime.bigint();
+    let ttfb = 0;
+    const req = request(
+      {
+        agent,
+        host: '127.0.0.1',
+        port: target.port,
+        method: target.method ?? 'POST',
+        path: target.path,
+        headers: target.headers,
+      },
+      (res) => {
+        res.once('data', () => (ttfb = Number(process.hrtime.bigint() - started) / 1000));
+        res.on('data', () => undefined);
+        res.on('end', () =>
+          resolve({ status: res.statusCode, ttfb, total: Number(process.hrtime.bigint() - started) / 1000 }),
+        );
+      },
+    );
+    req.on('error', reject);
+    req.end(target.body);
+  });
+}
+
+/** Runs `count` requests from `connections` closed loops; returns per-request samples. */
+export async function closedLoop(target, { connections, count }) {
+  const agent = new Agent({ keepAlive: true, maxSockets: connections });
+  const samples = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < count) {
+      next++;
+      const sample = await send(agent, typeof target === 'function' ? target(next) : target);
+      if (sample.status >= 400) throw new Error(`${target.path ?? 'request'} answered ${sample.status}`);
+      samples.push(sample);
+    }
+  };
+  await Promise.all(Array.from({ length: connections }, worker));
+  agent.destroy();
+  return samples;
+}
+
+export function percentile(values, p) {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
+}
+
+export function median(values) {
+  return percentile(values, 50);
+}

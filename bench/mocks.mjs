@@ -1,0 +1,63 @@
+// Mock upstreams for the benchmark, in their own process so their CPU is not the gateway's:
+// Anthropic (JSON and SSE), an MCP Streamable HTTP endpoint (JSON-RPC), a Bedrock retrieve endpoint.
+import { createServer } from 'node:http';
+
+const MESSAGE = JSON.stringify({
+  id: 'msg_bench',
+  type: 'message',
+  role: 'assistant',
+  model: 'claude-sonnet-4-5',
+  content: [{ type: 'text', text: 'The quick brown fox jumps over the lazy dog.' }],
+  stop_reason: 'end_turn',
+  stop_sequence: null,
+  usage: { input_tokens: 25, output_tokens: 12, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+});
+
+function streamBody(events) {
+  const parts = [
+    `event: message_start\ndata: {"type":"message_start","message":{"id":"msg_stream","type":"message","role":"assistant","content":[],"model":"claude-sonnet-4-5","usage":{"input_tokens":25,"output_tokens":1}}}\n\n`,
+    `event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}\n\n`,
+  ];
+  for (let i = 0; i < events; i++) {
+    parts.push(
+      `event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"token ${i} "}}\n\n`,
+    );
+  }
+  parts.push(
+    `event: content_block_stop\ndata: {"type":"content_block_stop","index":0}\n\n`,
+    `event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":${events}}}\n\n`,
+    `event: message_stop\ndata: {"type":"message_stop"}\n\n`,
+  );
+  return parts.join('');
+}
+
+const STREAM = Buffer.from(streamBody(1000));
+const RETRIEVE = JSON.stringify({ retrievalResults: [{ content: { text: 'Refunds take five business days.' } }] });
+
+const server = createServer((req, res) => {
+  const chunks = [];
+  req.on('data', (c) => chunks.push(c));
+  req.on('end', () => {
+    const url = req.url ?? '';
+    if (url.startsWith('/v1/messages')) {
+      const body = Buffer.concat(chunks).toString();
+      if (body.includes('"stream":true')) {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.end(STREAM);
+      } else {
+        res.writeHead(200, { 'content-type': 'application/json' }).end(MESSAGE);
+      }
+    } else if (url.startsWith('/mcp')) {
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end('{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"ok"}]}}');
+    } else if (url.includes('/retrieve')) {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(RETRIEVE);
+    } else {
+      res.writeHead(404).end();
+    }
+  });
+});
+server.keepAliveTimeout = 60_000;
+server.listen(0, '127.0.0.1', () => process.stdout.write(`${JSON.stringify({ port: server.address().port })}\n`));
+process.on('SIGTERM', () => process.exit(0));

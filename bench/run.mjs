@@ -1,0 +1,313 @@
+// `pnpm bench [--quick] [--smoke] [--out DIR]`: the gateway against the direct path, side by side,
+// in one run on this machine. Paired medians (A B A B), never a lone time.
+import { spawn, spawnSync } from 'node:child_process';
+import { generateKeyPairSync, sign } from 'node:crypto';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { closedLoop, currentRss, median, peakRss, percentile, processCpuMicros } from './lib.mjs';
+import { targets, renderMarkdown } from './report.mjs';
+import { microBenchmarks } from './micro.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = join(here, '..');
+const args = process.argv.slice(2);
+const smoke = args.includes('--smoke');
+const quick = smoke || args.includes('--quick');
+const outIndex = args.indexOf('--out');
+const outDir = outIndex === -1 ? undefined : args[outIndex + 1];
+const counts = smoke
+  ? { latency: 15, cpu: 40, stream: 3, streamCpu: 6, rounds: 3, misses: 20, warm: 20 }
+  : quick
+    ? { latency: 200, cpu: 600, stream: 10, streamCpu: 30, rounds: 3, misses: 100, warm: 200 }
+    : { latency: 1000, cpu: 3000, stream: 30, streamCpu: 100, rounds: 5, misses: 400, warm: 1000 };
+const GATEWAY_KEY = 'gw-bench-key-000000';
+
+function startProcess(script, env = {}, nodeArgs = []) {
+  const child = spawn(process.execPath, [...nodeArgs, script], {
+    env: { PATH: process.env.PATH, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout });
+    lines.on('line', (line) => {
+      try {
+        const parsed = JSON.parse(line);
+        if (parsed.port) resolve({ child, port: parsed.port });
+        else if (typeof parsed.msg === 'string' && parsed.msg.startsWith('gateway listening'))
+          resolve({ child, port: Number(new URL(parsed.url).port) });
+      } catch {
+        // not a JSON line
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
+  });
+}
+
+function gatewayConfig(mockPort, missUsers) {
+  const users = Array.from({ length: 100 }, (_, i) => ({
+    key: `gw-bench-user-${String(i).padStart(6, '0')}`,
+    user: { user_id: `u${i}`, email: `u${i}@example.com` },
+  }));
+  const misses = Array.from({ length: missUsers }, (_, i) => ({
+    key: `gw-bench-miss-${String(i).padStart(6, '0')}`,
+    user: { user_id: `m${i}` },
+  }));
+  return {
+    auth: { apiKeys: [{ key: GATEWAY_KEY, user: { user_id: 'bench' } }, ...users, ...misses] },
+    providers: [
+      { slug: 'bench', provider: 'anthropic', apiKey: 'sk-bench', baseUrl: `http://127.0.0.1:${mockPort}` },
+      {
+        slug: 'kb',
+        provider: 'bedrock',
+        accessKeyId: 'AKIABENCH',
+        secretAccessKey: 'bench-secret',
+        region: 'us-east-1',
+        allowedHosts: [`http://127.0.0.1:${mockPort}`],
+      },
+    ],
+    mcpServers: [
+      { slug: 'tools', url: `http://127.0.0.1:${mockPort}/mcp`, user_identity_forwarding: { method: 'jwt_header' } },
+    ],
+  };
+}
+
+const chatBody = JSON.stringify({
+  model: '@bench/claude-sonnet-4-5',
+  max_tokens: 64,
+  messages: [
+    { role: 'system', content: 'Be brief.' },
+    { role: 'user', content: 'Say something.' },
+  ],
+});
+const anthropicBody = JSON.stringify({
+  model: 'claude-sonnet-4-5',
+  max_tokens: 64,
+  system: [{ type: 'text', text: 'Be brief.' }],
+  messages: [{ role: 'user', content: 'Say something.' }],
+});
+const json = { 'content-type': 'application/json' };
+
+/** Paired rounds: gateway then direct, `rounds` times, at one connection. */
+async function paired(name, gateway, direct, n, rounds) {
+  await closedLoop(gateway, { connections: 1, count: counts.warm });
+  await closedLoop(direct, { connections: 1, count: counts.warm });
+  const added = [];
+  const addedTtfb = [];
+  const gw = [];
+  const dr = [];
+  for (let r = 0; r < rounds; r++) {
+    const a = await closedLoop(gateway, { connections: 1, count: n });
+    const b = await closedLoop(direct, { connections: 1, count: n });
+    const [pa, pb] = [median(a.map((s) => s.total)), median(b.map((s) => s.total))];
+    gw.push(pa);
+    dr.push(pb);
+    added.push(pa - pb);
+    addedTtfb.push(median(a.map((s) => s.ttfb)) - median(b.map((s) => s.ttfb)));
+  }
+  const summary = (values) => ({ median: median(values), min: Math.min(...values), max: Math.max(...values) });
+  return {
+    name,
+    gatewayP50Micros: summary(gw),
+    directP50Micros: summary(dr),
+    addedP50Micros: summary(added),
+    addedTtfbMicros: summary(addedTtfb),
+  };
+}
+
+/** Gateway CPU per request (µs) under load: 10 connections. */
+async function cpuPerRequest(pid, target, n) {
+  await closedLoop(target, { connections: 10, count: Math.min(n, 200) });
+  const before = processCpuMicros(pid);
+  const samples = await closedLoop(target, { connections: 10, count: n });
+  return {
+    cpuMicrosPerRequest: (processCpuMicros(pid) - before) / n,
+    p50Micros: median(samples.map((s) => s.total)),
+    p99Micros: percentile(
+      samples.map((s) => s.total),
+      99,
+    ),
+  };
+}
+
+async function main() {
+  const started = Date.now();
+  const mock = await startProcess(join(here, 'mocks.mjs'));
+  const bare = await startProcess(join(here, 'bare-proxy.mjs'), { TARGET_PORT: String(mock.port) });
+  const dir = mkdtempSync(join(tmpdir(), 'gateway-bench-'));
+  const configPath = join(dir, 'gateway.json');
+  writeFileSync(configPath, JSON.stringify(gatewayConfig(mock.port, counts.warm + counts.misses * counts.rounds + 10)));
+  const { privateKey } = generateKeyPairSync('rsa', {
+    modulusLength: 2048,
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+  });
+  const gateway = await startProcess(join(root, 'examples/server/dist/main.js'), {
+    GATEWAY_CONFIG: configPath,
+    JWT_PRIVATE_KEY: privateKey,
+    PORT: '0',
+    LOG_LEVEL: 'info',
+    NODE_ENV: 'production',
+  });
+  gateway.child.stdout.resume();
+  const gw = (path, body, headers = {}) => ({
+    port: gateway.port,
+    path,
+    body,
+    headers: { ...json, 'x-gateway-api-key': GATEWAY_KEY, ...headers },
+  });
+  const direct = (path, body) => ({ port: mock.port, path, body, headers: json });
+  const results = { scenarios: [], load: {}, micro: {}, memory: {} };
+  try {
+    const n = counts.latency;
+    results.scenarios.push(
+      await paired(
+        'bare node:http proxy (baseline), /v1/messages',
+        { port: bare.port, path: '/v1/messages', body: anthropicBody, headers: json },
+        direct('/v1/messages', anthropicBody),
+        n,
+        counts.rounds,
+      ),
+    );
+    results.scenarios.push(
+      await paired(
+        '/v1/chat/completions, non-streaming, with conversion',
+        gw('/v1/chat/completions', chatBody),
+        direct('/v1/messages', anthropicBody),
+        n,
+        counts.rounds,
+      ),
+    );
+    results.scenarios.push(
+      await paired(
+        '/v1/messages pass-through',
+        gw('/v1/messages', JSON.stringify({ ...JSON.parse(anthropicBody), model: '@bench/claude-sonnet-4-5' })),
+        direct('/v1/messages', anthropicBody),
+        n,
+        counts.rounds,
+      ),
+    );
+    const mcpBody = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{}}}';
+    const userKey = (i) => `gw-bench-user-${String(i % 100).padStart(6, '0')}`;
+    results.scenarios.push(
+      await paired(
+        'MCP tools/call, jwt_header, cached tokens (100 users)',
+        (i) => gw('/mcp/tools', mcpBody, { 'x-gateway-api-key': userKey(i) }),
+        direct('/mcp', mcpBody),
+        n,
+        counts.rounds,
+      ),
+    );
+    let miss = 0;
+    const missKey = () => `gw-bench-miss-${String(miss++).padStart(6, '0')}`;
+    results.scenarios.push(
+      await paired(
+        'MCP tools/call, jwt_header, forced misses (a new user per request)',
+        () => gw('/mcp/tools', mcpBody, { 'x-gateway-api-key': missKey() }),
+        direct('/mcp', mcpBody),
+        counts.misses,
+        counts.rounds,
+      ),
+    );
+    const retrieve = '{"retrievalQuery":{"text":"How long do refunds take?"}}';
+    results.scenarios.push(
+      await paired(
+        'signed Bedrock retrieve',
+        gw('/v1/knowledgebases/KB1/retrieve', retrieve, {
+          'x-gateway-provider': '@kb',
+          'x-gateway-custom-host': `http://127.0.0.1:${mock.port}`,
+        }),
+        direct('/knowledgebases/KB1/retrieve', retrieve),
+        n,
+        counts.rounds,
+      ),
+    );
+    const streamChat = JSON.stringify({ ...JSON.parse(chatBody), stream: true });
+    const streamDirect = JSON.stringify({ ...JSON.parse(anthropicBody), stream: true });
+    results.scenarios.push(
+      await paired(
+        'streaming conversion of 1,000 events',
+        gw('/v1/chat/completions', streamChat),
+        direct('/v1/messages', streamDirect),
+        counts.stream,
+        counts.rounds,
+      ),
+    );
+
+    const pid = gateway.child.pid;
+    results.load.conversion = await cpuPerRequest(pid, gw('/v1/chat/completions', chatBody), counts.cpu);
+    results.load.passThrough = await cpuPerRequest(
+      pid,
+      gw('/v1/messages', JSON.stringify({ ...JSON.parse(anthropicBody), model: '@bench/claude-sonnet-4-5' })),
+      counts.cpu,
+    );
+    results.load.mcpCached = await cpuPerRequest(
+      pid,
+      gw('/mcp/tools', mcpBody, { 'x-gateway-api-key': userKey(1) }),
+      counts.cpu,
+    );
+    const streamLoad = await cpuPerRequest(pid, gw('/v1/chat/completions', streamChat), counts.streamCpu);
+    results.load.stream = { ...streamLoad, cpuMicrosPerEvent: streamLoad.cpuMicrosPerRequest / 1000 };
+    results.load.bareProxy = await cpuPerRequest(
+      bare.child.pid,
+      { port: bare.port, path: '/v1/messages', body: anthropicBody, headers: json },
+      counts.cpu,
+    );
+
+    // A 32 MB PDF request through the gateway: peak memory against the PDF's size.
+    const pdfBytes = 32 * 1024 * 1024;
+    const header = Buffer.from(
+      '%PDF-1.4\n1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj\n2 0 obj << /Type /Pages /Kids [3 0 R] /Count 1 >> endobj\n3 0 obj << /Type /Page /Parent 2 0 R >> endobj\n',
+    );
+    const pdf = Buffer.concat([header, Buffer.alloc(pdfBytes - header.length, 0x20)]).toString('base64');
+    const pdfBody = JSON.stringify({
+      model: '@bench/claude-sonnet-4-5',
+      max_tokens: 16,
+      messages: [{ role: 'user', content: [{ type: 'file', file: { file_data: pdf } }] }],
+    });
+    const rssBefore = currentRss(pid);
+    const pdfStarted = process.hrtime.bigint();
+    await closedLoop(gw('/v1/chat/completions', pdfBody), { connections: 1, count: 1 });
+    results.memory.pdfRequest = {
+      pdfBytes,
+      requestMillis: Number(process.hrtime.bigint() - pdfStarted) / 1e6,
+      rssBefore,
+      peakRss: peakRss(pid),
+      peakOverPdf: (peakRss(pid) - rssBefore) / pdfBytes,
+    };
+    results.memory.gatewayPeakRss = peakRss(pid);
+  } finally {
+    for (const p of [gateway, bare, mock]) p.child.kill('SIGTERM');
+  }
+  results.micro = await microBenchmarks(quick, smoke, sign);
+  results.memory.tokenCache = results.micro.tokenCacheMemory;
+  const openssl = spawnSync('openssl', ['speed', '-seconds', smoke ? '1' : '2', 'rsa2048'], {
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+  const opensslSign = /rsa 2048 bits\s+([\d.]+)s/.exec(openssl.stdout ?? '')?.[1];
+  results.micro.opensslSignMicros = opensslSign ? Number(opensslSign) * 1e6 : null;
+
+  const report = {
+    date: new Date().toISOString(),
+    mode: smoke ? 'smoke' : quick ? 'quick' : 'full',
+    machine: { cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length, node: process.version },
+    counts,
+    ...results,
+    durationSeconds: (Date.now() - started) / 1000,
+  };
+  report.targets = targets(report);
+  const resultsPath = outDir ? join(outDir, 'results.json') : join(here, 'results.json');
+  const docPath = outDir ? join(outDir, 'benchmarks.md') : join(root, 'docs', 'benchmarks.md');
+  mkdirSync(dirname(resultsPath), { recursive: true });
+  writeFileSync(resultsPath, `${JSON.stringify(report, null, 2)}\n`);
+  writeFileSync(docPath, renderMarkdown(report));
+  process.stdout.write(`${renderMarkdown(report)}\nwrote ${resultsPath} and ${docPath}\n`);
+}
+
+main().catch((error) => {
+  process.stderr.write(`bench: ${error.stack ?? error}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,41 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+jest.setTimeout(120_000);
+
+describe('pnpm bench', () => {
+  it('runs every scenario with tiny counts and writes a report of the expected shape', () => {
+    const out = mkdtempSync(join(tmpdir(), 'bench-smoke-'));
+    const run = spawnSync(
+      process.execPath,
+      ['--expose-gc', join(__dirname, '..', 'run.mjs'), '--smoke', '--out', out],
+      { encoding: 'utf8', timeout: 110_000 },
+    );
+    expect(run.stderr).toBe('');
+    expect(run.status).toBe(0);
+    const report = JSON.parse(readFileSync(join(out, 'results.json'), 'utf8'));
+    expect(report.mode).toBe('smoke');
+    expect(report.scenarios.map((s: { name: string }) => s.name)).toEqual([
+      'bare node:http proxy (baseline), /v1/messages',
+      '/v1/chat/completions, non-streaming, with conversion',
+      '/v1/messages pass-through',
+      'MCP tools/call, jwt_header, cached tokens (100 users)',
+      'MCP tools/call, jwt_header, forced misses (a new user per request)',
+      'signed Bedrock retrieve',
+      'streaming conversion of 1,000 events',
+    ]);
+    for (const scenario of report.scenarios) {
+      for (const key of ['gatewayP50Micros', 'directP50Micros', 'addedP50Micros']) {
+        expect(Object.keys(scenario[key]).sort()).toEqual(['max', 'median', 'min']);
+      }
+    }
+    expect(Object.keys(report.load).sort()).toEqual(['bareProxy', 'conversion', 'mcpCached', 'passThrough', 'stream']);
+    expect(report.targets).toHaveLength(11);
+    for (const target of report.targets) expect(typeof target.met).toBe('boolean');
+    const doc = readFileSync(join(out, 'benchmarks.md'), 'utf8');
+    expect(doc).toContain('## Targets');
+    for (const target of report.targets) expect(doc).toContain(target.metric);
+  });
+});
