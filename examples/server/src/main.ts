@@ -5,7 +5,7 @@ import { loadConfigFile } from './config/load';
 import type { GatewayConfig } from './config/schema';
 import { startDemoMcpServer } from './demo/demo-mcp-server';
 import { DEMO_API_KEY, embeddedDefault } from './demo/embedded-default';
-import { createLogger } from './observability/logger';
+import { createLogger, flushLogger } from './observability/logger';
 
 /** How long in-flight requests (streams included) may run after SIGTERM/SIGINT. */
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -66,16 +66,21 @@ export async function startFromEnvironment(
     );
     logger.info({}, 'see every forwarding method at work: npx -y pnpm@10 demo');
   }
+  flushLogger(logger);
 
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= new Promise<void>((resolve) => {
       logger.info({}, 'shutting down: no new connections, finishing in-flight requests');
+      flushLogger(logger);
       const force = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
       force.unref();
       server.close(() => {
         clearTimeout(force);
-        void Promise.all(cleanups.map((c) => c())).then(() => resolve());
+        void Promise.all(cleanups.map((c) => c())).then(() => {
+          flushLogger(logger);
+          resolve();
+        });
       });
       server.closeIdleConnections();
     }));

@@ -1,6 +1,6 @@
 import pino, { type DestinationStream, type Logger } from 'pino';
 
-/** Field names whose values are never written, wherever they appear (two levels deep). */
+/** Field names whose values are never written, at the top level or one level down. */
 const SECRET_FIELDS = [
   'authorization',
   '"x-api-key"',
@@ -19,9 +19,15 @@ const SECRET_FIELDS = [
 /** Log levels accepted in `LOG_LEVEL`. */
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
 
+/** Writes buffered log lines out now (after start-up messages, at shutdown). */
+export function flushLogger(logger: Logger): void {
+  logger.flush();
+}
+
 /**
  * The gateway's one logger: JSON lines through pino, with secret fields redacted. Nothing logs
- * request bodies or whole header objects; redaction is the second line of defence.
+ * request bodies or whole header objects; redaction is the second line of defence. Lines are
+ * written asynchronously in batches (at least every second), off the request path.
  */
 export function createLogger(level: string = 'info', destination?: DestinationStream): Logger {
   if (!(LOG_LEVELS as readonly string[]).includes(level)) {
