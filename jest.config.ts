@@ -26,6 +26,7 @@ const projects = [
 ].map((dir) => ({ ...shared, displayName: dir.split('/').pop(), rootDir: dir }));
 
 const config: Config = {
+  reporters: ['default', '<rootDir>/scripts/jest-summary-reporter.cjs'],
   projects: [
     ...projects,
     {
