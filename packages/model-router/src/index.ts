@@ -24,7 +24,14 @@ export { checkPdf, MAX_PDF_BYTES, MAX_PDF_PAGES } from './core/input-checks/pdf'
 export { parseDataUrl } from './core/input-checks/data-url';
 export { acceptsImages, acceptsPdf } from './core/input-checks/model-capabilities';
 export * from './providers/anthropic';
-export { openAiErrorHandler, anthropicErrorHandler } from './routes/errors';
+export {
+  openAiErrorHandler,
+  anthropicErrorHandler,
+  openAiErrorBody,
+  anthropicErrorBody,
+  toRenderable,
+  type RenderableError,
+} from './routes/errors';
 
 /** Options of {@link modelRouter}. */
 export interface ModelRouterOptions {

@@ -1,7 +1,8 @@
 import type { ErrorRequestHandler } from 'express';
 import { BodyTooLargeError, InvalidJsonError } from '../core/errors';
 
-interface Renderable {
+/** An error reduced to what every error shape renders. */
+export interface RenderableError {
   status: number;
   code: string;
   message: string;
@@ -21,13 +22,18 @@ const TYPE_BY_STATUS: Record<number, string> = {
   504: 'timeout_error',
 };
 
-/** Any error as status, code and message; body-parser errors mapped; unknown errors become a 500 without details. */
-export function toRenderable(error: unknown): Renderable {
+/**
+ * Any error as status, code, message, type, param and headers: errors with a numeric `status`
+ * and a string `code` (from any package) keep them; Express body-parser errors are mapped;
+ * anything else becomes a 500 `internal_error` without details.
+ */
+export function toRenderable(error: unknown): RenderableError {
   const e = (error ?? {}) as Record<string, unknown>;
   if (e.type === 'entity.parse.failed')
     return toRenderable(new InvalidJsonError('The request body is not valid JSON.'));
-  if (e.type === 'entity.too.large')
+  if (e.type === 'entity.too.large') {
     return toRenderable(new BodyTooLargeError('The request body is larger than the gateway accepts.'));
+  }
   if (typeof e.status !== 'number' || e.status < 400 || e.status > 599 || typeof e.code !== 'string') {
     return {
       status: 500,
@@ -48,16 +54,9 @@ export function toRenderable(error: unknown): Renderable {
   };
 }
 
-/** Renders errors as `{"error":{"message","type","param","code"}}` (chat completions, models, prompts). */
-export function openAiErrorHandler(): ErrorRequestHandler {
-  return function openAiErrorHandler(error, _req, res, next) {
-    if (res.headersSent) return next(error);
-    const r = toRenderable(error);
-    res
-      .set(r.headers)
-      .status(r.status)
-      .json({ error: { message: r.message, type: r.type, param: r.param, code: r.code } });
-  };
+/** The OpenAI error body: `{"error":{"message","type","param","code"}}`. */
+export function openAiErrorBody(r: RenderableError): unknown {
+  return { error: { message: r.message, type: r.type, param: r.param, code: r.code } };
 }
 
 const ANTHROPIC_TYPES = new Set([
@@ -71,15 +70,26 @@ const ANTHROPIC_TYPES = new Set([
   'timeout_error',
 ]);
 
-/** Renders errors as `{"type":"error","error":{"type","message"},"code"}` (native messages routes). */
+/** The Anthropic error body: `{"type":"error","error":{"type","message"},"code"}`. */
+export function anthropicErrorBody(r: RenderableError): unknown {
+  const type = ANTHROPIC_TYPES.has(r.type) ? r.type : (TYPE_BY_STATUS[r.status] ?? 'api_error');
+  return { type: 'error', error: { type, message: r.message }, code: r.code };
+}
+
+/** Renders errors in the OpenAI shape (chat completions, models, prompts). */
+export function openAiErrorHandler(): ErrorRequestHandler {
+  return function openAiErrorHandler(error, _req, res, next) {
+    if (res.headersSent) return next(error);
+    const r = toRenderable(error);
+    res.set(r.headers).status(r.status).json(openAiErrorBody(r));
+  };
+}
+
+/** Renders errors in the Anthropic shape (native messages routes). */
 export function anthropicErrorHandler(): ErrorRequestHandler {
   return function anthropicErrorHandler(error, _req, res, next) {
     if (res.headersSent) return next(error);
     const r = toRenderable(error);
-    const type = ANTHROPIC_TYPES.has(r.type) ? r.type : 'api_error';
-    res
-      .set(r.headers)
-      .status(r.status)
-      .json({ type: 'error', error: { type, message: r.message }, code: r.code });
+    res.set(r.headers).status(r.status).json(anthropicErrorBody(r));
   };
 }
