@@ -1,4 +1,4 @@
-// Prints one closing line, "tests: N passed, N failed", after jest's own summary.
+// Prints one closing line, "tests: N passed, N failed", after jest's own summary (both on stderr).
 class SummaryReporter {
   onRunComplete(_contexts, results) {
     const skipped = results.numPendingTests + results.numTodoTests;
