@@ -1,6 +1,6 @@
 import pino, { type DestinationStream, type Logger } from 'pino';
 
-/** Field names whose values are never written, at the top level or one level down. */
+/** Field names whose values are never written. */
 const SECRET_FIELDS = [
   'authorization',
   '"x-api-key"',
