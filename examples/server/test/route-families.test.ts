@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import OpenAI from 'openai';
+import { Portkey } from 'portkey-ai';
 import { loadSigningKey } from '@gw/jwks';
 import { createGateway } from '../src/app';
 import { parseConfig } from '../src/config/load';
@@ -167,6 +168,24 @@ describe('every route family through the full gateway', () => {
     expect(await refused.json()).toEqual({
       error: { message: expect.any(String), type: 'invalid_request_error', code: 'custom_host_not_allowed' },
     });
+  });
+
+  it('serves the unmodified portkey-ai SDK: post() with customHost and provider', async () => {
+    const portkey = new Portkey({
+      apiKey: SECRETS.gatewayKey,
+      baseURL: `${base}/v1`,
+      provider: '@kb',
+      customHost: bedrockOrigin,
+    });
+    const result = (await portkey.post('/knowledgebases/KB9/retrieve', {
+      retrievalQuery: { text: 'refunds' },
+    })) as unknown as {
+      retrievalResults: { content: { text: string } }[];
+    };
+    expect(result.retrievalResults[0]?.content.text).toBe('chunk');
+    const signed = upstreamHeaders.at(-1) ?? {};
+    expect(String(signed.authorization)).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIAFAMILIES\//);
+    expect(JSON.stringify(signed)).not.toContain(SECRETS.gatewayKey);
   });
 
   it('proxies MCP with a signed identity', async () => {

@@ -134,3 +134,23 @@ describe('retries, timeouts and disconnects', () => {
     expect(mock.closed.length).toBeGreaterThan(0);
   });
 });
+
+describe('a PDF over 32 MB through the route', () => {
+  it('answers 413 pdf_too_large in the OpenAI shape, within the 50 MB body limit, without calling upstream', async () => {
+    const before = mock.requests.length;
+    const base64 = 'A'.repeat(Math.ceil(((32 * 1024 * 1024 + 16) * 4) / 3 / 4) * 4);
+    const response = await chat({
+      messages: [{ role: 'user', content: [{ type: 'file', file: { file_data: base64 } }] }],
+    });
+    expect(response.status).toBe(413);
+    expect(await response.json()).toEqual({
+      error: {
+        message: 'The PDF is larger than 32 MB.',
+        type: 'invalid_request_error',
+        param: 'messages[0].content[0].file.file_data',
+        code: 'pdf_too_large',
+      },
+    });
+    expect(mock.requests.length).toBe(before);
+  });
+});
