@@ -1,20 +1,45 @@
 import pino, { type DestinationStream, type Logger } from 'pino';
 
-/** Field names whose values are never written. */
-const SECRET_FIELDS = [
+/** Field names whose values are never written (compared case-insensitively). */
+const SECRET_FIELDS: ReadonlySet<string> = new Set([
   'authorization',
-  '"x-api-key"',
-  '"x-gateway-api-key"',
-  '"x-portkey-api-key"',
+  'x-api-key',
+  'x-gateway-api-key',
+  'x-portkey-api-key',
   'cookie',
-  'apiKey',
+  'apikey',
   'key',
-  'secretAccessKey',
-  'sessionToken',
+  'secretaccesskey',
+  'sessiontoken',
   'token',
-  'privateKey',
+  'privatekey',
   'password',
-];
+]);
+
+function redactObject(object: Record<string, unknown>): Record<string, unknown> {
+  const copy = { ...object };
+  for (const name in copy) if (SECRET_FIELDS.has(name.toLowerCase())) copy[name] = '[redacted]';
+  return copy;
+}
+
+/**
+ * Replaces the values of secret-named fields, at the top level and one level down. Returns the
+ * object itself when it holds none (the common case: log objects are built field by field).
+ */
+export function redactSecrets(object: Record<string, unknown>): Record<string, unknown> {
+  let copy: Record<string, unknown> | undefined;
+  for (const name in object) {
+    const value = object[name];
+    if (SECRET_FIELDS.has(name.toLowerCase())) {
+      (copy ??= { ...object })[name] = '[redacted]';
+    } else if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+      const inner = value as Record<string, unknown>;
+      if (Object.keys(inner).some((key) => SECRET_FIELDS.has(key.toLowerCase())))
+        (copy ??= { ...object })[name] = redactObject(inner);
+    }
+  }
+  return copy ?? object;
+}
 
 /** Log levels accepted in `LOG_LEVEL`. */
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
@@ -25,22 +50,24 @@ export function flushLogger(logger: Logger): void {
 }
 
 /**
- * The gateway's one logger: JSON lines through pino, with secret fields redacted. Nothing logs
- * request bodies or whole header objects; redaction is the second line of defence. Lines are
- * written asynchronously in batches (at least every second), off the request path.
+ * The gateway's one logger: JSON lines through pino, with secret-named fields redacted by a
+ * formatter. Nothing logs request bodies or whole header objects; redaction is the second line of
+ * defence. Without a destination, lines go to stdout asynchronously in batches (flushed at least
+ * every second, after start-up and at shutdown).
  */
 export function createLogger(level: string = 'info', destination?: DestinationStream): Logger {
   if (!(LOG_LEVELS as readonly string[]).includes(level)) {
     throw new Error(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${level}").`);
   }
-  const paths = SECRET_FIELDS.flatMap((f) => [f, `*.${f}`, `*.*.${f}`]);
-  return pino(
+  const logger = pino(
     {
       level,
       base: { service: 'gateway' },
-      redact: { paths, censor: '[redacted]' },
+      formatters: { log: redactSecrets },
       timestamp: pino.stdTimeFunctions.isoTime,
     },
-    destination,
+    destination ?? pino.destination({ dest: 1, sync: false, minLength: 4096 }),
   );
+  if (!destination) setInterval(() => logger.flush(), 1000).unref();
+  return logger;
 }
