@@ -204,6 +204,10 @@ describe('every route family through the full gateway', () => {
     const forwardedTokens = upstreamHeaders
       .map((h) => h['x-user-jwt'])
       .filter((t): t is string => typeof t === 'string');
+    const signatures = upstreamHeaders
+      .map((h) => /Signature=([0-9a-f]+)/.exec(String(h.authorization ?? ''))?.[1])
+      .filter((t): t is string => typeof t === 'string');
+    expect(signatures.length).toBeGreaterThan(0);
     const everything = logs.join('');
     expect(logs.length).toBeGreaterThan(5);
     for (const secret of [
@@ -213,6 +217,7 @@ describe('every route family through the full gateway', () => {
       SECRETS.awsSession,
       SECRETS.privateKey.split('\n')[1] as string,
       ...forwardedTokens,
+      ...signatures,
     ]) {
       expect(everything).not.toContain(secret);
     }
