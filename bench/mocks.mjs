@@ -32,6 +32,9 @@ function streamBody(events) {
 }
 
 const STREAM = Buffer.from(streamBody(1000));
+const FIRST_EVENT_END = STREAM.indexOf('\n\n') + 2;
+const STREAM_START = STREAM.subarray(0, FIRST_EVENT_END);
+const STREAM_REST = STREAM.subarray(FIRST_EVENT_END);
 const RETRIEVE = JSON.stringify({ retrievalResults: [{ content: { text: 'Refunds take five business days.' } }] });
 
 const server = createServer((req, res) => {
@@ -42,8 +45,10 @@ const server = createServer((req, res) => {
     if (url.startsWith('/v1/messages')) {
       const body = Buffer.concat(chunks).toString();
       if (body.includes('"stream":true')) {
+        // Like the real API: message_start goes out on its own, the content follows.
         res.writeHead(200, { 'content-type': 'text/event-stream' });
-        res.end(STREAM);
+        res.write(STREAM_START);
+        setImmediate(() => res.end(STREAM_REST));
       } else {
         res.writeHead(200, { 'content-type': 'application/json' }).end(MESSAGE);
       }
