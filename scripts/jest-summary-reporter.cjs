@@ -1,10 +1,9 @@
-// Prints one closing line, "tests: N passed, N failed", after jest's own summary (both on stderr).
+// Prints one closing line, "tests: N passed, N failed", as the very last line of the run.
 class SummaryReporter {
   onRunComplete(_contexts, results) {
     const skipped = results.numPendingTests + results.numTodoTests;
-    process.stdout.write(
-      `tests: ${results.numPassedTests} passed, ${results.numFailedTests} failed${skipped ? `, ${skipped} skipped` : ''}\n`,
-    );
+    const line = `tests: ${results.numPassedTests} passed, ${results.numFailedTests} failed${skipped ? `, ${skipped} skipped` : ''}\n`;
+    process.once('exit', () => process.stderr.write(line));
   }
 }
 module.exports = SummaryReporter;
