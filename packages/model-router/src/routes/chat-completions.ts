@@ -2,6 +2,7 @@ import type { Request, Response } from 'express';
 import { createParser } from 'eventsource-parser';
 import type { Dispatcher } from 'undici';
 import { resolveModel, type Catalog } from '../core/catalog';
+import { chunkedJson } from '../core/streaming-json';
 import { UnknownProviderError } from '../core/errors';
 import { gatewayHeader, isStrict, readGatewayConfig } from '../core/gateway-headers';
 import {
@@ -45,7 +46,7 @@ export async function runChatCompletion(
     origin: base.origin,
     path: `${base.pathname.replace(/\/$/, '')}${anthropicApi.endpoints.messages}`,
     headers: anthropicApi.headers(provider, req.headers, stream ? 'text/event-stream' : 'application/json'),
-    body: JSON.stringify(request),
+    body: chunkedJson(request),
     timeoutMs: config.request_timeout ?? context.timeoutMs,
     config,
     target: provider.slug,

@@ -1,7 +1,9 @@
+import { Readable } from 'node:stream';
 import type { Response } from 'express';
 import type { Dispatcher } from 'undici';
 import { DEFAULT_RETRY_STATUSES, type GatewayRequestConfig } from '../core/gateway-headers';
 import { retryDelay } from '../core/retry';
+import type { ChunkedJson } from '../core/streaming-json';
 import { mapUpstreamError } from '../core/upstream';
 
 /** One provider call, with the request's timeout and retry policy. */
@@ -10,7 +12,8 @@ export interface ProviderCall {
   origin: string;
   path: string;
   headers: Record<string, string>;
-  body: string;
+  /** The request body: text, or chunks produced afresh for every attempt. */
+  body: string | ChunkedJson;
   timeoutMs: number;
   config: GatewayRequestConfig;
   target: string;
@@ -47,8 +50,11 @@ export async function callProvider(call: ProviderCall): Promise<Dispatcher.Respo
         origin: call.origin,
         path: call.path,
         method: 'POST',
-        headers: call.headers,
-        body: call.body,
+        headers:
+          typeof call.body === 'string'
+            ? call.headers
+            : { ...call.headers, 'content-length': String(call.body.byteLength) },
+        body: typeof call.body === 'string' ? call.body : Readable.from(call.body.chunks(), { objectMode: false }),
         headersTimeout: call.timeoutMs,
         bodyTimeout: 0,
         signal: abort.signal,
