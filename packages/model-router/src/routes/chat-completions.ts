@@ -2,7 +2,7 @@ import type { Request, Response } from 'express';
 import { createParser } from 'eventsource-parser';
 import type { Dispatcher } from 'undici';
 import { resolveModel, type Catalog } from '../core/catalog';
-import { chunkedJson } from '../core/streaming-json';
+import { chunkedJson, LARGE_STRING_CHARS } from '../core/streaming-json';
 import { UnknownProviderError } from '../core/errors';
 import { gatewayHeader, isStrict, readGatewayConfig } from '../core/gateway-headers';
 import {
@@ -46,7 +46,9 @@ export async function runChatCompletion(
     origin: base.origin,
     path: `${base.pathname.replace(/\/$/, '')}${anthropicApi.endpoints.messages}`,
     headers: anthropicApi.headers(provider, req.headers, stream ? 'text/event-stream' : 'application/json'),
-    body: chunkedJson(request),
+    // Only bodies that can hold large base64 strings are worth serialising in pieces.
+    body:
+      Number(req.headers['content-length'] ?? 0) >= LARGE_STRING_CHARS ? chunkedJson(request) : JSON.stringify(request),
     timeoutMs: config.request_timeout ?? context.timeoutMs,
     config,
     target: provider.slug,
