@@ -7,6 +7,28 @@ import { startDemoMcpServer } from './demo/demo-mcp-server';
 import { DEMO_API_KEY, embeddedDefault } from './demo/embedded-default';
 import { createLogger, flushLogger } from './observability/logger';
 
+/** `PUBLIC_BASE_URL`: the gateway's public origin (for RFC 9728 metadata behind a proxy). */
+function parsePublicBaseUrl(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new Error(
+      `PUBLIC_BASE_URL must be an origin such as "https://gateway.example.com" (got "${value.slice(0, 100)}").`,
+    );
+  }
+  if (
+    (url.protocol !== 'https:' && url.protocol !== 'http:') ||
+    url.pathname !== '/' ||
+    url.search ||
+    url.hash ||
+    url.username
+  ) {
+    throw new Error('PUBLIC_BASE_URL must be an origin only, such as "https://gateway.example.com".');
+  }
+  return url.origin;
+}
+
 /** How long in-flight requests (streams included) may run after SIGTERM/SIGINT. */
 const SHUTDOWN_GRACE_MS = 10_000;
 
@@ -40,7 +62,15 @@ export async function startFromEnvironment(
       'JWT_PRIVATE_KEY is not set: signing with a temporary development key. Tokens stop verifying when the gateway restarts; set JWT_PRIVATE_KEY in production.',
     );
   }
-  const { app } = createGateway({ config, signingKey: keys.key, jwks: keys.jwks, logger, identityProviderKeys });
+  const publicBaseUrl = env.PUBLIC_BASE_URL ? parsePublicBaseUrl(env.PUBLIC_BASE_URL) : undefined;
+  const { app } = createGateway({
+    config,
+    signingKey: keys.key,
+    jwks: keys.jwks,
+    logger,
+    identityProviderKeys,
+    publicBaseUrl,
+  });
   const port = Number(env.PORT ?? 8787);
   const host = env.HOST ?? '127.0.0.1';
   const server = app.listen(port, host);

@@ -97,6 +97,26 @@ describe('start-up', () => {
     else expect(stderr.trim()).toMatch(expected);
   });
 
+  it('names PUBLIC_BASE_URL in RFC 9728 challenges and metadata, and refuses a value that is not an origin', async () => {
+    const gateway = await startGateway({ PUBLIC_BASE_URL: 'https://gateway.example.com' });
+    const challenge = (await fetch(`${gateway.url}/mcp/demo-claims`, { method: 'POST' })).headers.get(
+      'www-authenticate',
+    );
+    expect(challenge).toBe(
+      'Bearer resource_metadata="https://gateway.example.com/.well-known/oauth-protected-resource/mcp/demo-claims"',
+    );
+    const metadata = await (await fetch(`${gateway.url}/.well-known/oauth-protected-resource/mcp/demo-claims`)).json();
+    expect(metadata).toEqual({
+      resource: 'https://gateway.example.com/mcp/demo-claims',
+      authorization_servers: ['https://demo-idp.gateway.local/'],
+      bearer_methods_supported: ['header'],
+    });
+    await gateway.stop();
+    const { code, stderr } = await failedStart({ PUBLIC_BASE_URL: 'https://gateway.example.com/path' });
+    expect(code).toBe(1);
+    expect(stderr).toBe('gateway: PUBLIC_BASE_URL must be an origin only, such as "https://gateway.example.com".\n');
+  });
+
   it('substitutes ${VAR} and ${VAR:-default}', async () => {
     const config = writeConfig({
       auth: { apiKeys: [{ key: '${GW_TEST_KEY}', user: { user_id: '${GW_TEST_USER:-fallback-user}' } }] },
