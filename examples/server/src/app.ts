@@ -1,3 +1,4 @@
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import express, { type Express } from 'express';
 import type { Logger } from 'pino';
 import {
@@ -14,11 +15,11 @@ import {
   protectedResourceMetadata,
   type IdentityForwardingMiddleware,
 } from '@gw/identity-forwarding';
-import { modelRouter, type PromptTemplate } from '@gw/model-router';
+import { modelRouter, type ModelRouteHandler, type PromptTemplate } from '@gw/model-router';
 import { sigv4Proxy } from '@gw/sigv4-proxy';
 import type { BedrockProviderConfig, GatewayConfig } from './config/schema';
-import { errorHandler, routeNotFound } from './http/errors';
-import { requestContext } from './http/request-context';
+import { errorHandler, logUnhandled, renderError, routeNotFound } from './http/errors';
+import { requestContext, trackRequest } from './http/request-context';
 import { GatewayMetrics } from './observability/metrics';
 
 /** Everything the gateway is built from. */
@@ -37,6 +38,14 @@ export interface GatewayOptions {
 
 /** The assembled gateway: the Express app and what operators observe. */
 export interface Gateway {
+  /**
+   * The node:http request listener to serve: the model routes (`/v1/chat/completions`,
+   * `/v1/messages`, `count_tokens`, `/v1/models`, `/v1/prompts/<id>/completions`) go straight to
+   * their framework-free handlers, everything else to {@link Gateway.app}. Both answer those
+   * routes alike; the direct path skips the Express router.
+   */
+  listener: RequestListener;
+  /** The whole gateway as an Express app (every route, the model routes included). */
   app: Express;
   metrics: GatewayMetrics;
   mcp: IdentityForwardingMiddleware;
@@ -99,14 +108,37 @@ export function createGateway(options: GatewayOptions): Gateway {
     mcp,
   );
   const awsIntegrations = (config.providers ?? []).filter((p): p is BedrockProviderConfig => p.provider === 'bedrock');
-  app.use('/v1', authenticate({ apiKeys, jwtValidation }));
+  const v1Authentication = authenticate({ apiKeys, jwtValidation });
+  app.use('/v1', v1Authentication);
   // Model routes come before the SigV4 proxy; the proxy reads raw bodies, so no JSON parser runs before it.
-  app.use(
-    '/v1',
-    modelRouter({ providers: config.providers ?? [], prompts: (config.prompts ?? []) as PromptTemplate[] }),
-  );
+  const models = modelRouter({
+    providers: config.providers ?? [],
+    prompts: (config.prompts ?? []) as PromptTemplate[],
+    onInternalError: (error) => logUnhandled(logger, error),
+  });
+  app.use('/v1', models);
   app.use('/v1', sigv4Proxy({ integrations: awsIntegrations }));
   app.use(routeNotFound);
   app.use(errorHandler(logger));
-  return { app, metrics, mcp };
+
+  const authenticator = v1Authentication.authenticator;
+  /** A model route without Express: the same context, authentication and rendering as the app's. */
+  function serveModelRoute(req: IncomingMessage, res: ServerResponse, path: string, handler: ModelRouteHandler) {
+    trackRequest(logger, metrics, req, res, path);
+    authenticator.authenticate(req.rawHeaders).then(
+      () => handler(req, res),
+      (error: unknown) => renderError(logger, res, path, error),
+    );
+  }
+  const listener: RequestListener = function gatewayListener(req, res) {
+    const url = req.url ?? '/';
+    if (url.startsWith('/v1/')) {
+      const query = url.indexOf('?');
+      const path = query === -1 ? url : url.slice(0, query);
+      const handler = models.routes.match(req.method, path.slice(3));
+      if (handler) return serveModelRoute(req, res, path, handler);
+    }
+    app(req, res);
+  };
+  return { listener, app, metrics, mcp };
 }

@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { loadSigningKey } from '@gw/jwks';
 import { createGateway } from './app';
 import { loadConfigFile } from './config/load';
@@ -63,7 +63,7 @@ export async function startFromEnvironment(
     );
   }
   const publicBaseUrl = env.PUBLIC_BASE_URL ? parsePublicBaseUrl(env.PUBLIC_BASE_URL) : undefined;
-  const { app } = createGateway({
+  const { listener } = createGateway({
     config,
     signingKey: keys.key,
     jwks: keys.jwks,
@@ -73,7 +73,7 @@ export async function startFromEnvironment(
   });
   const port = Number(env.PORT ?? 8787);
   const host = env.HOST ?? '127.0.0.1';
-  const server = app.listen(port, host);
+  const server = createServer(listener).listen(port, host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);

@@ -49,13 +49,13 @@ beforeAll(async () => {
     {},
   );
   const keys = loadSigningKey({ privateKeyPem: privateKey, production: true, jwtHeaderInUse: true });
-  const { app } = createGateway({
+  const { listener } = createGateway({
     config,
     signingKey: keys.key,
     jwks: keys.jwks,
     logger: createLogger('debug', logSink),
   });
-  gateway = app.listen(0, '127.0.0.1');
+  gateway = createServer(listener).listen(0, '127.0.0.1');
   await new Promise((resolve) => gateway.once('listening', resolve));
   base = `http://127.0.0.1:${(gateway.address() as AddressInfo).port}`;
 });

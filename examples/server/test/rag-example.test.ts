@@ -65,8 +65,13 @@ describe('the retrieval-augmented example', () => {
       {},
     );
     const keys = loadSigningKey({ production: false, jwtHeaderInUse: false });
-    const { app } = createGateway({ config, signingKey: keys.key, jwks: keys.jwks, logger: createLogger('error') });
-    const gateway = app.listen(0, '127.0.0.1');
+    const { listener } = createGateway({
+      config,
+      signingKey: keys.key,
+      jwks: keys.jwks,
+      logger: createLogger('error'),
+    });
+    const gateway = createServer(listener).listen(0, '127.0.0.1');
     await new Promise((resolve) => gateway.once('listening', resolve));
     const gatewayUrl = `http://127.0.0.1:${(gateway.address() as AddressInfo).port}`;
 

@@ -94,8 +94,13 @@ beforeAll(async () => {
   );
   const keys = loadSigningKey({ privateKeyPem: SECRETS.privateKey, production: true, jwtHeaderInUse: true });
   const sink = new Writable({ write: (chunk: Buffer, _e, done) => (logs.push(chunk.toString()), done()) });
-  const { app } = createGateway({ config, signingKey: keys.key, jwks: keys.jwks, logger: createLogger('debug', sink) });
-  const gateway = app.listen(0, '127.0.0.1');
+  const { listener } = createGateway({
+    config,
+    signingKey: keys.key,
+    jwks: keys.jwks,
+    logger: createLogger('debug', sink),
+  });
+  const gateway = createServer(listener).listen(0, '127.0.0.1');
   await new Promise((resolve) => gateway.once('listening', resolve));
   servers.push(gateway);
   base = `http://127.0.0.1:${(gateway.address() as AddressInfo).port}`;

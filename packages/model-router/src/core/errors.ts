@@ -45,6 +45,12 @@ export class BodyTooLargeError extends ModelRouterError {
   readonly status = 413;
 }
 
+/** The request body is compressed in an encoding other than gzip, deflate or br. */
+export class UnsupportedContentEncodingError extends ModelRouterError {
+  readonly code = 'unsupported_content_encoding';
+  readonly status = 415;
+}
+
 /** The request is well-formed JSON but not a valid request for this route. */
 export class InvalidRequestError extends ModelRouterError {
   readonly code = 'invalid_request';

@@ -1,4 +1,4 @@
-import type { Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createParser } from 'eventsource-parser';
 import type { Dispatcher } from 'undici';
 import { resolveModel, type Catalog } from '../core/catalog';
@@ -12,6 +12,7 @@ import {
   toChatCompletion,
   toOpenAiError,
 } from '../providers/anthropic';
+import { sendJson } from './respond';
 import { callProvider } from './upstream-call';
 
 /** What the chat completion handler needs. */
@@ -24,8 +25,8 @@ export interface ChatContext {
 /** Runs one chat completion (also used by prompt templates), streaming or not. */
 export async function runChatCompletion(
   context: ChatContext,
-  req: Request,
-  res: Response,
+  req: IncomingMessage,
+  res: ServerResponse,
   body: unknown,
 ): Promise<void> {
   const config = readGatewayConfig(req.headers);
@@ -65,20 +66,25 @@ export async function runChatCompletion(
     }
     const retryAfter = response.headers['retry-after'];
     if (typeof retryAfter === 'string') res.setHeader('retry-after', retryAfter);
-    res.status(response.statusCode).json(toOpenAiError(response.statusCode, parsed));
+    sendJson(res, response.statusCode, toOpenAiError(response.statusCode, parsed));
     return;
   }
   if (!stream) {
-    res.json(toChatCompletion((await response.body.json()) as Record<string, unknown>, { strict, model: clientModel }));
+    const completion = toChatCompletion((await response.body.json()) as Record<string, unknown>, {
+      strict,
+      model: clientModel,
+    });
+    sendJson(res, 200, completion);
     return;
   }
   const includeUsage =
     (body as { stream_options?: { include_usage?: unknown } }).stream_options?.include_usage === true;
   const translator = new ChatStreamTranslator({ strict, includeUsage, model: clientModel });
-  res.status(200);
-  res.setHeader('content-type', 'text/event-stream; charset=utf-8');
-  res.setHeader('cache-control', 'no-cache');
-  res.setHeader('x-accel-buffering', 'no');
+  res.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+    'x-accel-buffering': 'no',
+  });
   res.flushHeaders();
   const parser = createParser({
     onEvent(event) {

@@ -1,4 +1,3 @@
-import type { ErrorRequestHandler } from 'express';
 import { BodyTooLargeError, InvalidJsonError } from '../core/errors';
 
 /** An error reduced to what every error shape renders. */
@@ -74,22 +73,4 @@ const ANTHROPIC_TYPES = new Set([
 export function anthropicErrorBody(r: RenderableError): unknown {
   const type = ANTHROPIC_TYPES.has(r.type) ? r.type : (TYPE_BY_STATUS[r.status] ?? 'api_error');
   return { type: 'error', error: { type, message: r.message }, code: r.code };
-}
-
-/** Renders errors in the OpenAI shape (chat completions, models, prompts). */
-export function openAiErrorHandler(): ErrorRequestHandler {
-  return function openAiErrorHandler(error, _req, res, next) {
-    if (res.headersSent) return next(error);
-    const r = toRenderable(error);
-    res.set(r.headers).status(r.status).json(openAiErrorBody(r));
-  };
-}
-
-/** Renders errors in the Anthropic shape (native messages routes). */
-export function anthropicErrorHandler(): ErrorRequestHandler {
-  return function anthropicErrorHandler(error, _req, res, next) {
-    if (res.headersSent) return next(error);
-    const r = toRenderable(error);
-    res.set(r.headers).status(r.status).json(anthropicErrorBody(r));
-  };
 }

@@ -1,10 +1,11 @@
 import { Readable } from 'node:stream';
-import type { Response } from 'express';
+import type { ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { DEFAULT_RETRY_STATUSES, type GatewayRequestConfig } from '../core/gateway-headers';
 import { retryDelay } from '../core/retry';
 import type { ChunkedJson } from '../core/streaming-json';
 import { mapUpstreamError } from '../core/upstream';
+import { gatewayLocals } from './respond';
 
 /** One provider call, with the request's timeout and retry policy. */
 export interface ProviderCall {
@@ -17,13 +18,7 @@ export interface ProviderCall {
   timeoutMs: number;
   config: GatewayRequestConfig;
   target: string;
-  res: Response;
-}
-
-interface GatewayLocals {
-  target?: string;
-  upstreamStatus?: number;
-  upstreamMs?: number;
+  res: ServerResponse;
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -38,7 +33,7 @@ export async function callProvider(call: ProviderCall): Promise<Dispatcher.Respo
   call.res.once('close', () => {
     if (!call.res.writableFinished) abort.abort();
   });
-  const locals = ((call.res.locals as { gateway?: GatewayLocals }).gateway ??= {});
+  const locals = gatewayLocals(call.res);
   locals.target = call.target;
   const attempts = call.config.retry?.attempts ?? 0;
   const statuses = call.config.retry?.on_status_codes ?? DEFAULT_RETRY_STATUSES;

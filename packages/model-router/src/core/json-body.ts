@@ -1,0 +1,98 @@
+import type { IncomingMessage } from 'node:http';
+import type { Readable, Transform } from 'node:stream';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
+import { BodyTooLargeError, InvalidJsonError, UnsupportedContentEncodingError } from './errors';
+
+/** Default largest JSON body: 50 MiB, which fits a 32 MiB PDF in base64 with room to spare. */
+export const DEFAULT_BODY_LIMIT_BYTES = 50 * 1024 * 1024;
+
+const UNITS: Record<string, number> = { b: 1, kb: 1024, mb: 1024 ** 2, gb: 1024 ** 3 };
+const SIZE = /^(\d+(?:\.\d+)?)\s*(b|kb|mb|gb)?$/i;
+
+/**
+ * A body limit in bytes from a number of bytes or a size such as `"50mb"` (b, kb, mb, gb; powers
+ * of 1024). Throws a `TypeError` that says what to write.
+ */
+export function parseBodyLimit(limit: string | number | undefined, option = 'bodyLimit'): number {
+  if (limit === undefined) return DEFAULT_BODY_LIMIT_BYTES;
+  if (typeof limit === 'number' && Number.isInteger(limit) && limit > 0) return limit;
+  const match = typeof limit === 'string' ? SIZE.exec(limit.trim()) : null;
+  const bytes = match ? Math.floor(Number(match[1]) * (UNITS[(match[2] ?? 'b').toLowerCase()] as number)) : 0;
+  if (bytes <= 0) {
+    throw new TypeError(
+      `${option} must be a positive number of bytes or a size such as "50mb" (got ${String(limit)}).`,
+    );
+  }
+  return bytes;
+}
+
+const INFLATERS: Record<string, (() => Transform) | undefined> = {
+  gzip: createGunzip,
+  'x-gzip': createGunzip,
+  deflate: createInflate,
+  br: createBrotliDecompress,
+};
+
+/** A request that a host framework may already have parsed (`express.json()` sets `body`). */
+type MaybeParsed = IncomingMessage & { body?: unknown; _body?: boolean };
+
+/**
+ * Reads a request's JSON body, at most `limitBytes` of it: `413 body_too_large` past the limit
+ * (from `content-length` before reading, or while reading), `400 invalid_json` for text that is
+ * not JSON. Bodies sent with `content-encoding` gzip, deflate or br are inflated (the limit applies
+ * to the inflated bytes); any other encoding is `415 unsupported_content_encoding`. An empty body
+ * reads as `{}`. A body the host already parsed is used as it is.
+ */
+export function readJsonBody(req: IncomingMessage, limitBytes: number): Promise<unknown> {
+  const host = req as MaybeParsed;
+  if (host._body === true || host.body !== undefined) return Promise.resolve(host.body);
+  const declared = Number(req.headers['content-length']);
+  if (declared > limitBytes) {
+    req.resume();
+    return Promise.reject(new BodyTooLargeError('The request body is larger than the gateway accepts.'));
+  }
+  const encoding = req.headers['content-encoding']?.trim().toLowerCase();
+  let source: Readable = req;
+  if (encoding !== undefined && encoding !== 'identity') {
+    const inflate = INFLATERS[encoding];
+    if (!inflate) {
+      req.resume();
+      return Promise.reject(
+        new UnsupportedContentEncodingError('The request body may be sent as identity, gzip, deflate or br only.'),
+      );
+    }
+    source = req.pipe(inflate());
+  }
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let received = 0;
+    const onData = (chunk: Buffer) => {
+      received += chunk.length;
+      if (received > limitBytes) {
+        source.off('data', onData);
+        source.off('end', onEnd);
+        if (source !== req) source.destroy();
+        req.resume();
+        reject(new BodyTooLargeError('The request body is larger than the gateway accepts.'));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      source.off('error', onError);
+      const text =
+        chunks.length === 1 ? (chunks[0] as Buffer).toString('utf8') : Buffer.concat(chunks).toString('utf8');
+      chunks.length = 0;
+      if (text.length === 0) return resolve({});
+      try {
+        resolve(JSON.parse(text));
+      } catch {
+        reject(new InvalidJsonError('The request body is not valid JSON.'));
+      }
+    };
+    const onError = () => reject(new InvalidJsonError('The request body could not be read or inflated.'));
+    source.on('data', onData);
+    source.once('end', onEnd);
+    source.once('error', onError);
+  });
+}

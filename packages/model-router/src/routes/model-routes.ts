@@ -1,0 +1,141 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createInMemoryCatalog, enabledModels, type Catalog, type ModelProviderConfig } from '../core/catalog';
+import { UnknownProviderError } from '../core/errors';
+import { gatewayHeader } from '../core/gateway-headers';
+import { parseBodyLimit, readJsonBody } from '../core/json-body';
+import { PromptStore, type PromptTemplate } from '../core/prompts';
+import { createDispatcher } from '../core/upstream';
+import { MODEL_PROVIDERS } from '../providers';
+import { runChatCompletion, type ChatContext } from './chat-completions';
+import { toRenderable } from './errors';
+import { runNativeMessages } from './messages';
+import { sendError, sendJson, type ErrorShape } from './respond';
+
+/** Options of {@link createModelRoutes} and `modelRouter`. */
+export interface ModelRouterOptions {
+  /** The config's `providers` (non-model providers such as `bedrock` are skipped). Give this or `catalog`. */
+  providers?: readonly ModelProviderConfig[];
+  /** A catalog of your own (for example backed by a database). */
+  catalog?: Catalog;
+  /** Stored prompt templates. Default `[]`. */
+  prompts?: readonly PromptTemplate[];
+  /** Largest JSON body: bytes, or a size such as `"50mb"`. Default `"50mb"`, which fits a 32 MB PDF in base64. */
+  bodyLimit?: string | number;
+  /** Time to wait for a provider's response headers, in ms (`request_timeout` overrides it). Default 600000. */
+  timeoutMs?: number;
+  /**
+   * Called with every failure that is not one of the router's own (rendered as
+   * `500 internal_error`), for the host's log. Default: none.
+   */
+  onInternalError?: (error: unknown) => void;
+}
+
+/**
+ * One model route: reads the body, answers the request and renders every failure in the route
+ * family's error shape. Never rejects.
+ */
+export type ModelRouteHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+
+/** The model routes without a web framework: any node:http server or framework can dispatch to them. */
+export interface ModelRoutes {
+  /**
+   * The handler of `method` and `path` (below the mount point, without query string, such as
+   * `/chat/completions`), or undefined when no model route has that method and path. Paths are
+   * matched exactly.
+   */
+  match(method: string | undefined, path: string): ModelRouteHandler | undefined;
+}
+
+const PROMPTS_PREFIX = '/prompts/';
+const PROMPTS_SUFFIX = '/completions';
+
+/**
+ * The model routes as data, with no web framework: `POST /chat/completions`, `POST /messages`,
+ * `POST /messages/count_tokens`, `GET /models` and `POST /prompts/<id>/completions`. Options are
+ * validated here. Authentication is the host's.
+ */
+export function createModelRoutes(options: ModelRouterOptions = {}): ModelRoutes {
+  const catalog = options.catalog ?? createInMemoryCatalog(options.providers ?? [], MODEL_PROVIDERS);
+  const prompts = new PromptStore(options.prompts ?? []);
+  const limit = parseBodyLimit(options.bodyLimit);
+  if (options.timeoutMs !== undefined && !(Number.isFinite(options.timeoutMs) && options.timeoutMs > 0)) {
+    throw new TypeError(`timeoutMs must be a positive number of milliseconds (got ${String(options.timeoutMs)}).`);
+  }
+  const context: ChatContext = { catalog, dispatcher: createDispatcher(), timeoutMs: options.timeoutMs ?? 600_000 };
+  const onInternalError = options.onInternalError;
+
+  const fail = (res: ServerResponse, error: unknown, shape: ErrorShape) => {
+    if (onInternalError && toRenderable(error).code === 'internal_error') onInternalError(error);
+    sendError(res, error, shape);
+  };
+
+  const chatCompletions: ModelRouteHandler = (req, res) =>
+    readJsonBody(req, limit)
+      .then((body) => runChatCompletion(context, req, res, body))
+      .catch((error: unknown) => fail(res, error, 'openai'));
+
+  const native = (endpoint: 'messages' | 'countTokens'): ModelRouteHandler =>
+    function nativeMessages(req, res) {
+      return readJsonBody(req, limit)
+        .then((body) => runNativeMessages(context, endpoint, req, res, body))
+        .catch((error: unknown) => fail(res, error, 'anthropic'));
+    };
+  const messages = native('messages');
+  const countTokens = native('countTokens');
+
+  const promptCompletion = (promptId: string): ModelRouteHandler =>
+    function promptCompletions(req, res) {
+      return readJsonBody(req, limit)
+        .then((body) =>
+          runChatCompletion(context, req, res, prompts.render(promptId, (body ?? {}) as Record<string, unknown>)),
+        )
+        .catch((error: unknown) => fail(res, error, 'openai'));
+    };
+
+  const models: ModelRouteHandler = async (req, res) => {
+    try {
+      const named = gatewayHeader(req.headers, 'provider');
+      if (named !== undefined) {
+        const provider = catalog.resolveProvider(named.replace(/^@/, ''));
+        if (!provider) throw new UnknownProviderError(`No model provider is configured as "${named.slice(0, 64)}".`);
+        sendJson(res, 200, {
+          object: 'list',
+          data: enabledModels(provider).map((id) => ({ id, object: 'model', created: 0, owned_by: provider.slug })),
+        });
+        return;
+      }
+      const data = catalog
+        .listProviders()
+        .flatMap((p) =>
+          enabledModels(p).map((id) => ({ id: `@${p.slug}/${id}`, object: 'model', created: 0, owned_by: p.slug })),
+        );
+      sendJson(res, 200, { object: 'list', data });
+    } catch (error) {
+      fail(res, error, 'openai');
+    }
+  };
+
+  return {
+    match(method, path) {
+      if (method === 'POST') {
+        if (path === '/chat/completions') return chatCompletions;
+        if (path === '/messages') return messages;
+        if (path === '/messages/count_tokens') return countTokens;
+        if (path.startsWith(PROMPTS_PREFIX) && path.endsWith(PROMPTS_SUFFIX)) {
+          const raw = path.slice(PROMPTS_PREFIX.length, path.length - PROMPTS_SUFFIX.length);
+          if (raw === '' || raw.includes('/')) return undefined;
+          let promptId: string;
+          try {
+            promptId = decodeURIComponent(raw);
+          } catch {
+            promptId = raw;
+          }
+          return promptCompletion(promptId);
+        }
+        return undefined;
+      }
+      if ((method === 'GET' || method === 'HEAD') && path === '/models') return models;
+      return undefined;
+    },
+  };
+}

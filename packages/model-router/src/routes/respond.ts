@@ -1,0 +1,46 @@
+import type { ServerResponse } from 'node:http';
+import { anthropicErrorBody, openAiErrorBody, toRenderable } from './errors';
+
+/** What an upstream-calling handler records for the host's logs and metrics (`res.locals.gateway`). */
+export interface GatewayLocals {
+  /** The provider slug the request went to. */
+  target?: string;
+  /** The provider's HTTP status. */
+  upstreamStatus?: number;
+  /** Time from sending the request upstream to its response headers, in ms. */
+  upstreamMs?: number;
+}
+
+type WithLocals = ServerResponse & { locals?: { gateway?: GatewayLocals } };
+
+/** The response's `locals.gateway` record, created when absent (Express sets `locals`; node:http does not). */
+export function gatewayLocals(res: ServerResponse): GatewayLocals {
+  const holder = res as WithLocals;
+  return ((holder.locals ??= {}).gateway ??= {});
+}
+
+/** Writes `body` as a JSON response in one write (no ETag: these are answers to POSTs). */
+export function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.statusCode = status;
+  res.setHeader('content-type', 'application/json; charset=utf-8');
+  res.setHeader('content-length', Buffer.byteLength(text));
+  res.end(text);
+}
+
+/** Which error body a route family answers with (CONTRACT section 7). */
+export type ErrorShape = 'openai' | 'anthropic';
+
+/**
+ * Renders an error in the route family's shape with its status and headers (`retry-after`,
+ * `WWW-Authenticate`). A response already under way is cut off instead.
+ */
+export function sendError(res: ServerResponse, error: unknown, shape: ErrorShape): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const renderable = toRenderable(error);
+  for (const name in renderable.headers) res.setHeader(name, renderable.headers[name] as string);
+  sendJson(res, renderable.status, shape === 'openai' ? openAiErrorBody(renderable) : anthropicErrorBody(renderable));
+}
