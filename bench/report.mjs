@@ -93,13 +93,13 @@ export function renderMarkdown(report) {
         `| ${s.name} | ${ms(s.gatewayP50Micros.median)} | ${ms(s.directP50Micros.median)} | ${ms(s.addedP50Micros.median)} (${ms(s.addedP50Micros.min)} – ${ms(s.addedP50Micros.max)}) | ${ms(s.addedTtfbMicros.median)} |`,
     ),
     '',
-    '## Under load (10 connections)',
+    `## Under load (10 connections; median of ${report.counts.cpuRounds} interleaved rounds of ${report.counts.cpu} requests after ${report.counts.cpuWarm} to warm up, min – max)`,
     '',
-    '| path | gateway CPU per request | p50 | p99 |',
+    '| path | CPU per request | p50 | p99 |',
     '| --- | --- | --- | --- |',
     ...Object.entries(report.load).map(
       ([name, l]) =>
-        `| ${name} | ${us(l.cpuMicrosPerRequest)}${l.cpuMicrosPerEvent !== undefined ? ` (${us(l.cpuMicrosPerEvent)} per event)` : ''} | ${ms(l.p50Micros)} | ${ms(l.p99Micros)} |`,
+        `| ${name} | ${us(l.cpuMicrosPerRequest)} (${us(l.cpuMin)} – ${us(l.cpuMax)})${l.cpuMicrosPerEvent !== undefined ? `, ${us(l.cpuMicrosPerEvent)} per event` : ''} | ${ms(l.p50Micros)} | ${ms(l.p99Micros)} |`,
     ),
     '',
     '## In process',

@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash, hash, timingSafeEqual } from 'node:crypto';
 import {
   MissingRequiredClaimError,
   RemoteKeySet,
@@ -154,7 +154,7 @@ export class Authenticator {
   }
 
   private identifyKey(key: string, challenge: Challenge): GatewayIdentity {
-    const digest = createHash('sha256').update(key).digest();
+    const digest = hash('sha256', key, 'buffer');
     const known = this.keys.get(digest.toString('hex'));
     // The lookup is by digest, so it reveals nothing about the key; the comparison confirms it.
     if (!known || !timingSafeEqual(known.digest, digest)) {

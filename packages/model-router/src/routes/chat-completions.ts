@@ -13,7 +13,7 @@ import {
   toOpenAiError,
 } from '../providers/anthropic';
 import { sendJson } from './respond';
-import { callProvider } from './upstream-call';
+import { callProvider, providerBase } from './upstream-call';
 
 /** What the chat completion handler needs. */
 export interface ChatContext {
@@ -41,11 +41,11 @@ export async function runChatCompletion(
   const request = toAnthropicRequest(body, { model });
   const strict = isStrict(req.headers, config);
   const stream = request.stream === true;
-  const base = new URL(provider.baseUrl ?? anthropicApi.defaultBaseUrl);
+  const base = providerBase(provider.baseUrl ?? anthropicApi.defaultBaseUrl);
   const response = await callProvider({
     dispatcher: context.dispatcher,
     origin: base.origin,
-    path: `${base.pathname.replace(/\/$/, '')}${anthropicApi.endpoints.messages}`,
+    path: `${base.path}${anthropicApi.endpoints.messages}`,
     headers: anthropicApi.headers(provider, req.headers, stream ? 'text/event-stream' : 'application/json'),
     // Only bodies that can hold large base64 strings are worth serialising in pieces.
     body:

@@ -4,7 +4,7 @@ import { resolveModel, type Catalog } from '../core/catalog';
 import { InvalidRequestError, MaxTokensRequiredError, UnknownProviderError } from '../core/errors';
 import { gatewayHeader, readGatewayConfig } from '../core/gateway-headers';
 import { anthropicApi } from '../providers/anthropic';
-import { callProvider } from './upstream-call';
+import { callProvider, providerBase } from './upstream-call';
 
 const HOP_BY_HOP = new Set([
   'connection',
@@ -45,12 +45,12 @@ export async function runNativeMessages(
   }
   const url = req.url ?? '';
   const query = url.indexOf('?');
-  const base = new URL(provider.baseUrl ?? anthropicApi.defaultBaseUrl);
+  const base = providerBase(provider.baseUrl ?? anthropicApi.defaultBaseUrl);
   const accept = typeof req.headers.accept === 'string' ? req.headers.accept : 'application/json';
   const response = await callProvider({
     dispatcher: context.dispatcher,
     origin: base.origin,
-    path: `${base.pathname.replace(/\/$/, '')}${anthropicApi.endpoints[endpoint]}${query === -1 ? '' : url.slice(query)}`,
+    path: `${base.path}${anthropicApi.endpoints[endpoint]}${query === -1 ? '' : url.slice(query)}`,
     headers: anthropicApi.headers(provider, req.headers, accept),
     body: JSON.stringify({ ...body, model }),
     timeoutMs: config.request_timeout ?? context.timeoutMs,
@@ -63,7 +63,8 @@ export async function runNativeMessages(
     const value = response.headers[name];
     if (value !== undefined && !HOP_BY_HOP.has(name)) res.setHeader(name, value);
   }
-  res.flushHeaders();
+  // Event streams start now; other answers leave with their first bytes (one write fewer).
+  if (String(response.headers['content-type'] ?? '').startsWith('text/event-stream')) res.flushHeaders();
   response.body.on('error', () => res.destroy());
   response.body.pipe(res);
 }

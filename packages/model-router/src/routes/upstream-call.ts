@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import { Readable } from 'node:stream';
 import type { ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
@@ -21,7 +22,43 @@ export interface ProviderCall {
   res: ServerResponse;
 }
 
+/**
+ * Aborts one upstream request. undici takes an EventEmitter that emits `abort` as its signal;
+ * it costs a small fraction of an AbortController and its event listener.
+ */
+class UpstreamAbort extends EventEmitter {
+  aborted = false;
+
+  abort(): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.emit('abort');
+  }
+}
+
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** A provider base URL split into the origin undici connects to and the path prefix of its endpoints. */
+export interface ProviderBase {
+  origin: string;
+  /** The base URL's path without a trailing slash (`""` for none). */
+  path: string;
+}
+
+const bases = new Map<string, ProviderBase>();
+
+/** The origin and path prefix of a provider base URL, parsed once per URL. */
+export function providerBase(baseUrl: string): ProviderBase {
+  let base = bases.get(baseUrl);
+  if (!base) {
+    const url = new URL(baseUrl);
+    base = { origin: url.origin, path: url.pathname.replace(/\/$/, '') };
+    // Base URLs come from the catalog; the bound only guards against a host catalog that makes many.
+    if (bases.size >= 1024) bases.clear();
+    bases.set(baseUrl, base);
+  }
+  return base;
+}
 
 /**
  * Calls the provider, retrying listed statuses with backoff (honouring `retry-after`). Nothing
@@ -29,7 +66,7 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * A client that disconnects aborts the upstream request.
  */
 export async function callProvider(call: ProviderCall): Promise<Dispatcher.ResponseData> {
-  const abort = new AbortController();
+  const abort = new UpstreamAbort();
   call.res.once('close', () => {
     if (!call.res.writableFinished) abort.abort();
   });
@@ -52,10 +89,10 @@ export async function callProvider(call: ProviderCall): Promise<Dispatcher.Respo
         body: typeof call.body === 'string' ? call.body : Readable.from(call.body.chunks(), { objectMode: false }),
         headersTimeout: call.timeoutMs,
         bodyTimeout: 0,
-        signal: abort.signal,
+        signal: abort,
       });
     } catch (error) {
-      if (abort.signal.aborted) throw error;
+      if (abort.aborted) throw error;
       const mapped = mapUpstreamError(error);
       if (attempt < attempts && statuses.includes((mapped as unknown as { status: number }).status)) {
         await sleep(retryDelay(attempt + 1, undefined));
