@@ -40,9 +40,9 @@ export interface GatewayOptions {
 export interface Gateway {
   /**
    * The node:http request listener to serve: the model routes (`/v1/chat/completions`,
-   * `/v1/messages`, `count_tokens`, `/v1/models`, `/v1/prompts/<id>/completions`) go straight to
-   * their framework-free handlers, everything else to {@link Gateway.app}. Both answer those
-   * routes alike; the direct path skips the Express router.
+   * `/v1/messages`, `count_tokens`, `/v1/models`, `/v1/prompts/<id>/completions`) and MCP calls
+   * (`/mcp/<slug>…`) go straight to their handlers, everything else to {@link Gateway.app}. Both
+   * answer those routes alike; the direct path skips the Express router.
    */
   listener: RequestListener;
   /** The whole gateway as an Express app (every route, the model routes included). */
@@ -102,11 +102,9 @@ export function createGateway(options: GatewayOptions): Gateway {
   }
 
   const apiKeys = config.auth?.apiKeys ?? [];
-  app.use(
-    '/mcp',
-    authenticate({ apiKeys, jwtValidation, resourceMetadataUrl: mcpResourceMetadataUrl(options.publicBaseUrl) }),
-    mcp,
-  );
+  const mcpMetadataUrl = mcpResourceMetadataUrl(options.publicBaseUrl);
+  const mcpAuthentication = authenticate({ apiKeys, jwtValidation, resourceMetadataUrl: mcpMetadataUrl });
+  app.use('/mcp', mcpAuthentication, mcp);
   const awsIntegrations = (config.providers ?? []).filter((p): p is BedrockProviderConfig => p.provider === 'bedrock');
   const v1Authentication = authenticate({ apiKeys, jwtValidation });
   app.use('/v1', v1Authentication);
@@ -121,20 +119,39 @@ export function createGateway(options: GatewayOptions): Gateway {
   app.use(routeNotFound);
   app.use(errorHandler(logger));
 
-  const authenticator = v1Authentication.authenticator;
+  const v1Authenticator = v1Authentication.authenticator;
   /** A model route without Express: the same context, authentication and rendering as the app's. */
   function serveModelRoute(req: IncomingMessage, res: ServerResponse, path: string, handler: ModelRouteHandler) {
     trackRequest(logger, metrics, req, res, path);
-    authenticator.authenticate(req.rawHeaders).then(
+    v1Authenticator.authenticate(req.rawHeaders).then(
       () => handler(req, res),
       (error: unknown) => renderError(logger, res, path, error),
     );
   }
+  const mcpAuthenticator = mcpAuthentication.authenticator;
+  const mcpProxy = mcp as unknown as (
+    req: IncomingMessage,
+    res: ServerResponse,
+    next: (error?: unknown) => void,
+  ) => void;
+  /** An MCP call without Express: `/mcp/<slug>…`, authenticated, then the identity-forwarding proxy. */
+  function serveMcp(req: IncomingMessage, res: ServerResponse, path: string) {
+    trackRequest(logger, metrics, req, res, path);
+    const fail = (error?: unknown) =>
+      renderError(logger, res, path, error ?? { status: 404, code: 'route_not_found', message: 'No route.' });
+    // Below the mount point, as the proxy (and Express) expect.
+    req.url = (req.url as string).slice('/mcp'.length);
+    mcpAuthenticator.authenticate(req.rawHeaders, { resourceMetadataUrl: mcpMetadataUrl(req) }).then((identity) => {
+      (req as IncomingMessage & { callerIdentity?: unknown }).callerIdentity = identity;
+      mcpProxy(req, res, fail);
+    }, fail);
+  }
   const listener: RequestListener = function gatewayListener(req, res) {
     const url = req.url ?? '/';
-    if (url.startsWith('/v1/')) {
+    if (url.startsWith('/v1/') || (url.startsWith('/mcp/') && !url.startsWith('/mcp/.well-known/'))) {
       const query = url.indexOf('?');
       const path = query === -1 ? url : url.slice(0, query);
+      if (path.charCodeAt(1) === 0x6d /* m */) return serveMcp(req, res, path);
       const handler = models.routes.match(req.method, path.slice(3));
       if (handler) return serveModelRoute(req, res, path, handler);
     }

@@ -9,7 +9,7 @@ import { createGateway } from '../src/app';
 import { parseConfig } from '../src/config/load';
 import { createLogger } from '../src/observability/logger';
 
-// The listener serves the model routes without the Express router. These tests send the same
+// The listener serves the model routes and MCP calls without the Express router. These tests send the same
 // requests to the listener and to the Express app built from the same config, and require the
 // same answers, the same log lines and the same metrics.
 
@@ -71,9 +71,18 @@ beforeAll(async () => {
       }
     });
   });
+  const mcp = await serve((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      const claims = req.headers['x-user-claims'];
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ jsonrpc: '2.0', id: 1, result: { url: req.url, claims } }));
+    });
+  });
   const config = parseConfig(
     {
       auth: { apiKeys: [{ key: GATEWAY_KEY, user: { user_id: 'u1' } }] },
+      mcpServers: [{ slug: 'tools', url: `${mcp}/mcp`, user_identity_forwarding: { method: 'claims_header' } }],
       providers: [{ slug: 'claude', provider: 'anthropic', apiKey: PROVIDER_KEY, baseUrl: anthropic }],
       prompts: [
         {
@@ -174,15 +183,34 @@ const CALLS: [string, Call, number][] = [
     { path: '/v1/chat/completions', body: chat({ messages: [{ role: 'user', content: 'please-rate-limit' }] }) },
     429,
   ],
+  ['an MCP call', { path: '/mcp/tools/sub?x=1', body: '{"jsonrpc":"2.0","id":1,"method":"ping"}' }, 200],
+  ['an MCP call without credentials', { path: '/mcp/tools', body: '{}', headers: {} }, 401],
+  [
+    'an MCP call with a spoofed identity header',
+    { path: '/mcp/tools', body: '{}', headers: { ...auth, 'x-user-claims': '{"user_id":"admin"}' } },
+    200,
+  ],
+  ['an unknown MCP server', { path: '/mcp/nowhere', body: '{}' }, 404],
   ['a method no model route has', { path: '/v1/chat/completions', method: 'GET', headers: auth }, 404],
 ];
 
-describe('the listener and the Express app answer the model routes alike', () => {
+describe('the listener and the Express app answer the model routes and MCP calls alike', () => {
   it.each(CALLS)('%s', async (_name, c, status) => {
     const [direct, express] = [await call(listenerBase, c), await call(appBase, c)];
     expect(direct.status).toBe(status);
     expect(direct.hasRequestId).toBe(true);
     expect(direct).toEqual(express);
+  });
+
+  it('forwards MCP calls below the server URL with the caller claims, not the spoofed ones', async () => {
+    const answer = await call(listenerBase, {
+      path: '/mcp/tools/sub?x=1',
+      body: '{}',
+      headers: { ...auth, 'x-user-claims': '{"user_id":"admin"}' },
+    });
+    const result = JSON.parse(answer.body).result as { url: string; claims: string };
+    expect(result.url).toBe('/mcp/sub?x=1');
+    expect(JSON.parse(result.claims)).toMatchObject({ user_id: 'u1' });
   });
 
   it('keeps the query string and sends the catalog key, never the gateway key', async () => {

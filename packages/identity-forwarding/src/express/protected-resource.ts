@@ -1,3 +1,5 @@
+import type { IncomingMessage } from 'node:http';
+import type { TLSSocket } from 'node:tls';
 import { Router, type Request, type Response } from 'express';
 
 /** Options of {@link protectedResourceMetadata}. */
@@ -35,12 +37,18 @@ export function protectedResourceMetadata(options: ProtectedResourceMetadataOpti
   return router;
 }
 
-/** The metadata URL of the MCP server a request under `/mcp/<slug>` is for (for `authenticate`). */
-export function mcpResourceMetadataUrl(publicBaseUrl?: string): (req: Request) => string | undefined {
+/**
+ * The metadata URL of the MCP server a request under `/mcp/<slug>` is for (for `authenticate`).
+ * `req.url` is the path below `/mcp`. The origin is `publicBaseUrl`, or else the request's own
+ * (its `Host` header, `https` on TLS connections; forwarding headers are not trusted). Works on
+ * any node:http request.
+ */
+export function mcpResourceMetadataUrl(publicBaseUrl?: string): (req: IncomingMessage) => string | undefined {
+  const fixed = publicBaseUrl?.replace(/\/$/, '');
   return (req) => {
-    const slug = /^\/([^/?]+)/.exec(req.url)?.[1];
+    const slug = /^\/([^/?]+)/.exec(req.url ?? '')?.[1];
     if (!slug) return undefined;
-    const base = publicBaseUrl?.replace(/\/$/, '') ?? `${req.protocol}://${req.get('host')}`;
+    const base = fixed ?? `${(req.socket as TLSSocket).encrypted ? 'https' : 'http'}://${req.headers.host ?? ''}`;
     return `${base}/.well-known/oauth-protected-resource/mcp/${slug}`;
   };
 }
