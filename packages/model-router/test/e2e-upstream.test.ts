@@ -121,6 +121,39 @@ describe('retries, timeouts and disconnects', () => {
     await downGateway.close();
   });
 
+  it('keeps the provider connection when a stream ends after its message_stop', async () => {
+    // A provider and gateway of its own, so that no other test's connections are in the pool.
+    const provider = await mockAnthropic();
+    const own = await gatewayFor(provider.url);
+    const events: [string, unknown][] = [
+      [
+        'message_start',
+        { type: 'message_start', message: { id: 'msg_keep', usage: { input_tokens: 1, output_tokens: 0 } } },
+      ],
+      ['message_delta', { type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 1 } }],
+      ['message_stop', { type: 'message_stop' }],
+    ];
+    provider.reply({ sse: events, holdEnd: true }, { sse: events });
+    const stream = () =>
+      fetch(`${own.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'x-gateway-api-key': GATEWAY_KEY, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          model: '@anthropic-test/claude-sonnet-4-5',
+          max_tokens: 5,
+          stream: true,
+          messages: [{ role: 'user', content: 'x' }],
+        }),
+      });
+    // The client has its whole answer at message_stop; the provider's response ends afterwards.
+    expect(await (await stream()).text()).toContain('data: [DONE]');
+    await provider.endHeld();
+    expect(await (await stream()).text()).toContain('data: [DONE]');
+    expect(provider.requests.map((r) => r.connection)).toEqual([1, 1]);
+    await own.close();
+    await provider.close();
+  });
+
   it('aborts the upstream request when the client disconnects mid-stream', async () => {
     mock.reply({ hang: true });
     const controller = new AbortController();

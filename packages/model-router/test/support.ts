@@ -7,6 +7,8 @@ export const GATEWAY_KEY = 'gw-test-gateway-key-123';
 export const PROVIDER_KEY = 'sk-ant-test-provider-key-456';
 
 export interface Recorded {
+  /** Which connection of the mock the request came on (1, 2, …). */
+  connection: number;
   method: string;
   url: string;
   headers: IncomingMessage['headers'];
@@ -16,7 +18,7 @@ export interface Recorded {
 
 export type Scripted =
   | { status?: number; headers?: Record<string, string>; json: unknown }
-  | { sse: [string, unknown][]; holdAfter?: number }
+  | { sse: [string, unknown][]; holdAfter?: number; holdEnd?: boolean }
   | { hang: true };
 
 /** Turns events into SSE text as Anthropic sends it. */
@@ -29,6 +31,9 @@ export async function mockAnthropic() {
   const requests: Recorded[] = [];
   const script: Scripted[] = [];
   const closed: Promise<void>[] = [];
+  const connections = new WeakMap<object, number>();
+  const held: (() => Promise<void>)[] = [];
+  let connectionCount = 0;
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -40,7 +45,15 @@ export async function mockAnthropic() {
       } catch {
         // recorded as is
       }
-      requests.push({ method: req.method as string, url: req.url as string, headers: req.headers, body, json });
+      const connection = connections.get(req.socket) as number;
+      requests.push({
+        connection,
+        method: req.method as string,
+        url: req.url as string,
+        headers: req.headers,
+        body,
+        json,
+      });
       const next = script.shift() ?? { json: message([{ type: 'text', text: 'default' }]) };
       if ('hang' in next) {
         closed.push(new Promise((resolve) => res.on('close', () => resolve())));
@@ -57,13 +70,20 @@ export async function mockAnthropic() {
       }
       if ('sse' in next) {
         res.writeHead(200, { 'content-type': 'text/event-stream', 'request-id': 'req_stream' });
-        res.end(sse(next.sse));
+        // holdEnd: the events now, the end of the response when the test calls `endHeld()`.
+        if (next.holdEnd) {
+          res.write(sse(next.sse));
+          held.push(() => new Promise<void>((resolve) => res.end(resolve)));
+        } else {
+          res.end(sse(next.sse));
+        }
         return;
       }
       res.writeHead(next.status ?? 200, { 'content-type': 'application/json', 'request-id': 'req_1', ...next.headers });
       res.end(JSON.stringify(next.json));
     });
   });
+  server.on('connection', (socket) => connections.set(socket, ++connectionCount));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
@@ -71,6 +91,8 @@ export async function mockAnthropic() {
     requests,
     closed,
     reply: (...answers: Scripted[]) => script.push(...answers),
+    /** Ends the oldest response held by `holdEnd`, resolving once its last bytes are written. */
+    endHeld: () => (held.shift() as () => Promise<void>)(),
     last: () => requests.at(-1) as Recorded,
     close: () =>
       new Promise<void>((resolve) => {

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Readable } from 'node:stream';
 import { createParser } from 'eventsource-parser';
 import type { Dispatcher } from 'undici';
 import { resolveModel, type Catalog } from '../core/catalog';
@@ -93,15 +94,50 @@ export async function runChatCompletion(
     },
   });
   const decoder = new TextDecoder();
-  try {
-    for await (const chunk of response.body) {
-      parser.feed(decoder.decode(chunk as Buffer, { stream: true }));
-      if (translator.done) break;
-    }
-  } catch {
-    // The upstream stream broke; the client gets an error frame below.
-  }
+  const upstream = response.body;
+  // Each upstream chunk is converted and its frames written as undici delivers it ('data' events,
+  // not an async iterator, which would join chunks that arrived while one was being converted).
+  await new Promise<void>((resolve) => {
+    const finish = () => {
+      upstream.off('data', onData);
+      resolve();
+    };
+    const onData = (chunk: Buffer) => {
+      parser.feed(decoder.decode(chunk, { stream: true }));
+      // node:http holds writes until the next tick; the frames of this chunk leave now, together.
+      res.uncork();
+      if (translator.done) finish();
+    };
+    upstream.on('data', onData);
+    // An upstream stream that breaks ends here too; the client gets an error frame below.
+    upstream.once('end', finish);
+    upstream.once('error', finish);
+    upstream.once('close', finish);
+  });
   if (!translator.done) res.write(translator.abortFrame('The provider ended the stream early.'));
   res.end();
-  if (!response.body.destroyed) response.body.destroy();
+  drainUpstream(upstream);
+}
+
+/** Most bytes, and longest time, an upstream stream may take to close after its last event. */
+const DRAIN_LIMIT_BYTES = 64 * 1024;
+const DRAIN_LIMIT_MS = 5_000;
+
+/**
+ * After `message_stop` the provider only closes its stream. Reading that close (rather than
+ * destroying the body) keeps the keep-alive connection for the next request; a provider that
+ * sends more than a little, or takes long, has its connection closed instead.
+ */
+function drainUpstream(upstream: Readable): void {
+  if (upstream.destroyed || upstream.readableEnded) return;
+  let drained = 0;
+  const timer = setTimeout(() => upstream.destroy(), DRAIN_LIMIT_MS);
+  timer.unref();
+  upstream.once('close', () => clearTimeout(timer));
+  upstream.on('error', () => undefined);
+  upstream.on('data', (chunk: Buffer) => {
+    drained += chunk.length;
+    if (drained > DRAIN_LIMIT_BYTES) upstream.destroy();
+  });
+  upstream.resume();
 }
