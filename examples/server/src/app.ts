@@ -18,7 +18,7 @@ import {
 import { modelRouter, type ModelRouteHandler, type PromptTemplate } from '@gw/model-router';
 import { sigv4Proxy } from '@gw/sigv4-proxy';
 import type { BedrockProviderConfig, GatewayConfig } from './config/schema';
-import { errorHandler, logUnhandled, renderError, routeNotFound } from './http/errors';
+import { errorHandler, logUnhandled, renderError, routeNotFound, routeNotFoundError } from './http/errors';
 import { requestContext, trackRequest } from './http/request-context';
 import { GatewayMetrics } from './observability/metrics';
 
@@ -39,10 +39,10 @@ export interface GatewayOptions {
 /** The assembled gateway: the Express app and what operators observe. */
 export interface Gateway {
   /**
-   * The node:http request listener to serve: the model routes (`/v1/chat/completions`,
-   * `/v1/messages`, `count_tokens`, `/v1/models`, `/v1/prompts/<id>/completions`) and MCP calls
-   * (`/mcp/<slug>…`) go straight to their handlers, everything else to {@link Gateway.app}. Both
-   * answer those routes alike; the direct path skips the Express router.
+   * The node:http request listener to serve: `/v1/…` (the model routes, then the SigV4 proxy) and
+   * MCP calls (`/mcp/<slug>…`) go straight to their handlers, everything else to
+   * {@link Gateway.app}. Both answer those routes alike; the direct path skips the Express
+   * router.
    */
   listener: RequestListener;
   /** The whole gateway as an Express app (every route, the model routes included). */
@@ -115,18 +115,37 @@ export function createGateway(options: GatewayOptions): Gateway {
     onInternalError: (error) => logUnhandled(logger, error),
   });
   app.use('/v1', models);
-  app.use('/v1', sigv4Proxy({ integrations: awsIntegrations }));
+  const bedrock = sigv4Proxy({ integrations: awsIntegrations });
+  app.use('/v1', bedrock);
   app.use(routeNotFound);
   app.use(errorHandler(logger));
 
   const v1Authenticator = v1Authentication.authenticator;
-  /** A model route without Express: the same context, authentication and rendering as the app's. */
+  // The direct path: the same request context, authenticators, handlers and error rendering as
+  // the app's, without the Express router.
+  /** A model route without Express. */
   function serveModelRoute(req: IncomingMessage, res: ServerResponse, path: string, handler: ModelRouteHandler) {
     trackRequest(logger, metrics, req, res, path);
     v1Authenticator.authenticate(req.rawHeaders).then(
       () => handler(req, res),
       (error: unknown) => renderError(logger, res, path, error),
     );
+  }
+  const bedrockProxy = bedrock as unknown as (
+    req: IncomingMessage,
+    res: ServerResponse,
+    next: (error?: unknown) => void,
+  ) => void;
+  /** Any other `/v1/…` request without Express: authenticated, then the SigV4 proxy, else 404. */
+  function serveV1(req: IncomingMessage, res: ServerResponse, path: string) {
+    trackRequest(logger, metrics, req, res, path);
+    const method = req.method;
+    const next = (error?: unknown) => renderError(logger, res, path, error ?? routeNotFoundError(method, path));
+    v1Authenticator.authenticate(req.rawHeaders).then(() => {
+      // Below the mount point, as the proxy (and Express) expect.
+      req.url = (req.url as string).slice('/v1'.length);
+      bedrockProxy(req, res, next);
+    }, next);
   }
   const mcpAuthenticator = mcpAuthentication.authenticator;
   const mcpProxy = mcp as unknown as (
@@ -137,8 +156,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   /** An MCP call without Express: `/mcp/<slug>…`, authenticated, then the identity-forwarding proxy. */
   function serveMcp(req: IncomingMessage, res: ServerResponse, path: string) {
     trackRequest(logger, metrics, req, res, path);
-    const fail = (error?: unknown) =>
-      renderError(logger, res, path, error ?? { status: 404, code: 'route_not_found', message: 'No route.' });
+    const fail = (error?: unknown) => renderError(logger, res, path, error ?? routeNotFoundError(req.method, path));
     // Below the mount point, as the proxy (and Express) expect.
     req.url = (req.url as string).slice('/mcp'.length);
     mcpAuthenticator.authenticate(req.rawHeaders, { resourceMetadataUrl: mcpMetadataUrl(req) }).then((identity) => {
@@ -153,7 +171,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       const path = query === -1 ? url : url.slice(0, query);
       if (path.charCodeAt(1) === 0x6d /* m */) return serveMcp(req, res, path);
       const handler = models.routes.match(req.method, path.slice(3));
-      if (handler) return serveModelRoute(req, res, path, handler);
+      return handler ? serveModelRoute(req, res, path, handler) : serveV1(req, res, path);
     }
     app(req, res);
   };

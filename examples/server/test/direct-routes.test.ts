@@ -9,7 +9,8 @@ import { createGateway } from '../src/app';
 import { parseConfig } from '../src/config/load';
 import { createLogger } from '../src/observability/logger';
 
-// The listener serves the model routes and MCP calls without the Express router. These tests send the same
+// The listener serves /v1 (model routes, then the SigV4 proxy) and MCP calls without the
+// Express router. These tests send the same
 // requests to the listener and to the Express app built from the same config, and require the
 // same answers, the same log lines and the same metrics.
 
@@ -17,6 +18,8 @@ jest.setTimeout(30_000);
 
 const GATEWAY_KEY = 'gw-direct-routes-key-01';
 const PROVIDER_KEY = 'sk-ant-direct-routes-02';
+const AWS_SECRET = 'aws/direct+routes/secret-03';
+let bedrockUrl: string;
 const received: { url: string; headers: IncomingMessage['headers']; body: string }[] = [];
 const servers: Server[] = [];
 const logs = { listener: [] as string[], app: [] as string[] };
@@ -79,11 +82,30 @@ beforeAll(async () => {
       res.end(JSON.stringify({ jsonrpc: '2.0', id: 1, result: { url: req.url, claims } }));
     });
   });
+  const bedrock = await serve((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      const signed = String(req.headers.authorization ?? '').startsWith('AWS4-HMAC-SHA256 ');
+      res.writeHead(signed ? 200 : 403, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ retrievalResults: [{ content: { text: `at ${req.url}` } }] }));
+    });
+  });
+  bedrockUrl = bedrock;
   const config = parseConfig(
     {
       auth: { apiKeys: [{ key: GATEWAY_KEY, user: { user_id: 'u1' } }] },
       mcpServers: [{ slug: 'tools', url: `${mcp}/mcp`, user_identity_forwarding: { method: 'claims_header' } }],
-      providers: [{ slug: 'claude', provider: 'anthropic', apiKey: PROVIDER_KEY, baseUrl: anthropic }],
+      providers: [
+        { slug: 'claude', provider: 'anthropic', apiKey: PROVIDER_KEY, baseUrl: anthropic },
+        {
+          slug: 'kb',
+          provider: 'bedrock',
+          accessKeyId: 'AKIADIRECTROUTES',
+          secretAccessKey: AWS_SECRET,
+          region: 'us-east-1',
+          allowedHosts: [bedrock],
+        },
+      ],
       prompts: [
         {
           id: 'greet',
@@ -141,6 +163,15 @@ const chat = (extra: Record<string, unknown> = {}) =>
     ...extra,
   });
 
+/** Bedrock calls name the AWS integration and, but for the one that tests its absence, the mock host. */
+function bedrockHeaders(name: string, headers: Record<string, string> | undefined) {
+  if (!name.includes('Bedrock')) return headers;
+  const bedrock: Record<string, string> = { ...auth, 'x-gateway-provider': '@kb' };
+  if (!name.includes('without a custom host')) bedrock['x-gateway-custom-host'] = bedrockUrl;
+  if (name.includes('without credentials')) delete bedrock['x-gateway-api-key'];
+  return { ...bedrock, ...headers };
+}
+
 async function call(base: string, c: Call) {
   const response = await fetch(`${base}${c.path}`, {
     method: c.method ?? 'POST',
@@ -191,11 +222,25 @@ const CALLS: [string, Call, number][] = [
     200,
   ],
   ['an unknown MCP server', { path: '/mcp/nowhere', body: '{}' }, 404],
+  ['a signed Bedrock retrieve', { path: '/v1/knowledgebases/KB1/retrieve', body: '{}', headers: {} }, 200],
+  ['a Bedrock call without a custom host', { path: '/v1/knowledgebases/KB1/retrieve', body: '{}', headers: {} }, 400],
+  [
+    'a Bedrock call to a host not allowed',
+    {
+      path: '/v1/knowledgebases/KB1/retrieve',
+      body: '{}',
+      headers: { 'x-gateway-custom-host': 'https://example.com' },
+    },
+    400,
+  ],
+  ['a Bedrock call without credentials', { path: '/v1/knowledgebases/KB1/retrieve', body: '{}', headers: {} }, 401],
+  ['a /v1 path no route has', { path: '/v1/nothing/here', body: '{}' }, 404],
   ['a method no model route has', { path: '/v1/chat/completions', method: 'GET', headers: auth }, 404],
 ];
 
-describe('the listener and the Express app answer the model routes and MCP calls alike', () => {
-  it.each(CALLS)('%s', async (_name, c, status) => {
+describe('the listener and the Express app answer /v1 and MCP calls alike', () => {
+  it.each(CALLS)('%s', async (name, given, status) => {
+    const c = { ...given, headers: bedrockHeaders(name, given.headers) };
     const [direct, express] = [await call(listenerBase, c), await call(appBase, c)];
     expect(direct.status).toBe(status);
     expect(direct.hasRequestId).toBe(true);
@@ -274,5 +319,6 @@ describe('the listener and the Express app answer the model routes and MCP calls
     expect(await metric()).toBe(counted + 1);
     expect(logs.listener.join('')).not.toContain(PROVIDER_KEY);
     expect(logs.listener.join('')).not.toContain(GATEWAY_KEY);
+    expect(logs.listener.join('')).not.toContain(AWS_SECRET);
   });
 });

@@ -142,7 +142,9 @@ export function sigv4Proxy(options: Sigv4ProxyOptions): RequestHandler {
       next(error);
       return;
     }
-    const locals = ((res.locals as { gateway?: GatewayLocals }).gateway ??= {});
+    // `locals` is Express's; on a plain node:http response it is created here.
+    const holder = res as { locals?: { gateway?: GatewayLocals } };
+    const locals = ((holder.locals ??= {}).gateway ??= {});
     locals.target = entry.integration.slug;
     void forward(req, res, next, entry.signer, target, locals);
   };
@@ -194,7 +196,7 @@ export function sigv4Proxy(options: Sigv4ProxyOptions): RequestHandler {
       });
       locals.upstreamStatus = upstream.statusCode;
       locals.upstreamMs = performance.now() - started;
-      res.status(upstream.statusCode);
+      res.statusCode = upstream.statusCode;
       for (const [name, value] of Object.entries(upstream.headers)) {
         if (value !== undefined && !HOP_BY_HOP_RESPONSE_HEADERS.has(name)) res.setHeader(name, value);
       }

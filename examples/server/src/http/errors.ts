@@ -46,12 +46,12 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
   };
 }
 
+/** The error of a request no route serves: `404 route_not_found`. */
+export function routeNotFoundError(method: string | undefined, path: string) {
+  return { status: 404, code: 'route_not_found', type: 'not_found_error', message: `No route for ${method} ${path}.` };
+}
+
 /** Unknown routes: `404 route_not_found` in the family's shape. */
 export const routeNotFound: RequestHandler = function routeNotFound(req, _res, next) {
-  next({
-    status: 404,
-    code: 'route_not_found',
-    type: 'not_found_error',
-    message: `No route for ${req.method} ${req.path}.`,
-  });
+  next(routeNotFoundError(req.method, req.path));
 };
