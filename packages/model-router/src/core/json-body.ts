@@ -85,7 +85,8 @@ export function readJsonBody(req: IncomingMessage, limitBytes: number): Promise<
       chunks.length = 0;
       if (text.length === 0) return resolve({});
       try {
-        resolve(JSON.parse(text));
+        // A leading byte order mark is not JSON; some clients send one.
+        resolve(JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text));
       } catch {
         reject(new InvalidJsonError('The request body is not valid JSON.'));
       }
