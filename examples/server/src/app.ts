@@ -1,4 +1,4 @@
-import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import type { RequestListener } from 'node:http';
 import express, { type Express } from 'express';
 import type { Logger } from 'pino';
 import {
@@ -15,11 +15,12 @@ import {
   protectedResourceMetadata,
   type IdentityForwardingMiddleware,
 } from '@gw/identity-forwarding';
-import { modelRouter, type ModelRouteHandler, type PromptTemplate } from '@gw/model-router';
+import { modelRouter, type PromptTemplate } from '@gw/model-router';
 import { sigv4Proxy } from '@gw/sigv4-proxy';
 import type { BedrockProviderConfig, GatewayConfig } from './config/schema';
-import { errorHandler, logUnhandled, renderError, routeNotFound, routeNotFoundError } from './http/errors';
-import { requestContext, trackRequest } from './http/request-context';
+import { createDirectListener, type NodeMiddleware } from './http/direct-listener';
+import { errorHandler, logUnhandled, routeNotFound } from './http/errors';
+import { requestContext } from './http/request-context';
 import { GatewayMetrics } from './observability/metrics';
 
 /** Everything the gateway is built from. */
@@ -120,60 +121,16 @@ export function createGateway(options: GatewayOptions): Gateway {
   app.use(routeNotFound);
   app.use(errorHandler(logger));
 
-  const v1Authenticator = v1Authentication.authenticator;
-  // The direct path: the same request context, authenticators, handlers and error rendering as
-  // the app's, without the Express router.
-  /** A model route without Express. */
-  function serveModelRoute(req: IncomingMessage, res: ServerResponse, path: string, handler: ModelRouteHandler) {
-    trackRequest(logger, metrics, req, res, path);
-    v1Authenticator.authenticate(req.rawHeaders).then(
-      () => handler(req, res),
-      (error: unknown) => renderError(logger, res, path, error),
-    );
-  }
-  const bedrockProxy = bedrock as unknown as (
-    req: IncomingMessage,
-    res: ServerResponse,
-    next: (error?: unknown) => void,
-  ) => void;
-  /** Any other `/v1/…` request without Express: authenticated, then the SigV4 proxy, else 404. */
-  function serveV1(req: IncomingMessage, res: ServerResponse, path: string) {
-    trackRequest(logger, metrics, req, res, path);
-    const method = req.method;
-    const next = (error?: unknown) => renderError(logger, res, path, error ?? routeNotFoundError(method, path));
-    v1Authenticator.authenticate(req.rawHeaders).then(() => {
-      // Below the mount point, as the proxy (and Express) expect.
-      req.url = (req.url as string).slice('/v1'.length);
-      bedrockProxy(req, res, next);
-    }, next);
-  }
-  const mcpAuthenticator = mcpAuthentication.authenticator;
-  const mcpProxy = mcp as unknown as (
-    req: IncomingMessage,
-    res: ServerResponse,
-    next: (error?: unknown) => void,
-  ) => void;
-  /** An MCP call without Express: `/mcp/<slug>…`, authenticated, then the identity-forwarding proxy. */
-  function serveMcp(req: IncomingMessage, res: ServerResponse, path: string) {
-    trackRequest(logger, metrics, req, res, path);
-    const fail = (error?: unknown) => renderError(logger, res, path, error ?? routeNotFoundError(req.method, path));
-    // Below the mount point, as the proxy (and Express) expect.
-    req.url = (req.url as string).slice('/mcp'.length);
-    mcpAuthenticator.authenticate(req.rawHeaders, { resourceMetadataUrl: mcpMetadataUrl(req) }).then((identity) => {
-      (req as IncomingMessage & { callerIdentity?: unknown }).callerIdentity = identity;
-      mcpProxy(req, res, fail);
-    }, fail);
-  }
-  const listener: RequestListener = function gatewayListener(req, res) {
-    const url = req.url ?? '/';
-    if (url.startsWith('/v1/') || (url.startsWith('/mcp/') && !url.startsWith('/mcp/.well-known/'))) {
-      const query = url.indexOf('?');
-      const path = query === -1 ? url : url.slice(0, query);
-      if (path.charCodeAt(1) === 0x6d /* m */) return serveMcp(req, res, path);
-      const handler = models.routes.match(req.method, path.slice(3));
-      return handler ? serveModelRoute(req, res, path, handler) : serveV1(req, res, path);
-    }
-    app(req, res);
-  };
+  const listener = createDirectListener({
+    logger,
+    metrics,
+    app,
+    v1Authenticator: v1Authentication.authenticator,
+    modelRoutes: models.routes,
+    bedrock: bedrock as unknown as NodeMiddleware,
+    mcpAuthenticator: mcpAuthentication.authenticator,
+    mcpMetadataUrl,
+    mcp: mcp as unknown as NodeMiddleware,
+  });
   return { listener, app, metrics, mcp };
 }
