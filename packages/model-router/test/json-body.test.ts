@@ -1,8 +1,9 @@
 import { createServer, request, type Server } from 'node:http';
+import { connect } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { deflateSync, gzipSync } from 'node:zlib';
 import express from 'express';
-import { createModelRoutes, modelRouter, parseBodyLimit } from '../src';
+import { createModelRoutes, modelRouter, parseBodyLimit, readJsonBody } from '../src';
 import { GATEWAY_KEY, message, mockAnthropic } from './support';
 
 // The model routes read their own JSON bodies. These tests serve createModelRoutes from a plain
@@ -134,6 +135,27 @@ describe('options of the body reader', () => {
     expect(response.status).toBe(200);
     expect(JSON.stringify(await response.json())).toContain('pre-parsed');
     host.closeAllConnections();
+    await new Promise((resolve) => host.close(resolve));
+  });
+});
+
+describe('a client that hangs up in the middle of its body', () => {
+  it.each([
+    ['plain', ''],
+    ['gzip', 'Content-Encoding: gzip\r\n'],
+  ])('settles the read of a %s body with invalid_json', async (_name, encoding) => {
+    let settled!: (outcome: unknown) => void;
+    const outcome = new Promise((resolve) => (settled = resolve));
+    const host = createServer((req) => {
+      readJsonBody(req, 1024 * 1024).then(settled, settled);
+    });
+    await new Promise<void>((resolve) => host.listen(0, '127.0.0.1', resolve));
+    const socket = connect((host.address() as AddressInfo).port, '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    const partial = encoding ? gzipSync(CHAT).subarray(0, 12) : Buffer.from(CHAT.slice(0, 12));
+    socket.write(`POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n${encoding}Content-Length: 500\r\n\r\n`);
+    socket.write(partial, () => socket.destroy());
+    expect(await outcome).toMatchObject({ code: 'invalid_json', status: 400 });
     await new Promise((resolve) => host.close(resolve));
   });
 });

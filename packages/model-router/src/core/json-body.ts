@@ -91,9 +91,14 @@ export function readJsonBody(req: IncomingMessage, limitBytes: number): Promise<
         reject(new InvalidJsonError('The request body is not valid JSON.'));
       }
     };
-    const onError = () => reject(new InvalidJsonError('The request body could not be read or inflated.'));
+    const onError = () => {
+      if (source !== req) source.destroy();
+      reject(new InvalidJsonError('The request body could not be read or inflated.'));
+    };
     source.on('data', onData);
     source.once('end', onEnd);
     source.once('error', onError);
+    // pipe() does not pass on the request's own errors (a client that hangs up mid-body).
+    if (source !== req) req.once('error', onError);
   });
 }
