@@ -92,7 +92,11 @@ export function readJsonBody(req: IncomingMessage, limitBytes: number): Promise<
       }
     };
     const onError = () => {
-      if (source !== req) source.destroy();
+      if (source !== req) {
+        source.destroy();
+        // The rest of the body, if any, is read and dropped so the connection can answer.
+        req.resume();
+      }
       reject(new InvalidJsonError('The request body could not be read or inflated.'));
     };
     source.on('data', onData);
