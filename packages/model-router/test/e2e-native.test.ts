@@ -131,6 +131,56 @@ describe('the @anthropic-ai/sdk through /v1/messages', () => {
   });
 });
 
+describe('large native bodies', () => {
+  const document = (data: string) => ({
+    model: '@anthropic-test/claude-sonnet-4-5',
+    max_tokens: 5,
+    messages: [
+      {
+        role: 'user',
+        content: [
+          { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data } },
+          { type: 'text', text: 'Summarise "this" \u00e9t\u00e9.' },
+        ],
+      },
+    ],
+  });
+
+  it('sends a multi-megabyte base64 document upstream byte for byte, with its exact length', async () => {
+    const data = Buffer.alloc(3 * 1024 * 1024, 0x25).toString('base64');
+    mock.reply({ json: message([{ type: 'text', text: 'read' }]) });
+    const response = await fetch(`${gateway.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'x-api-key': GATEWAY_KEY, 'content-type': 'application/json' },
+      body: JSON.stringify(document(data)),
+    });
+    expect(response.status).toBe(200);
+    const expected = JSON.stringify({ ...document(data), model: 'claude-sonnet-4-5' });
+    expect(mock.last().body).toBe(expected);
+    expect(Number(mock.last().headers['content-length'])).toBe(Buffer.byteLength(expected));
+  });
+
+  it('sends a body of unknown size (chunked) upstream as the same JSON', async () => {
+    mock.reply({ json: message([{ type: 'text', text: 'read' }]) });
+    const text = JSON.stringify(document('JVBERi0xLjQK'));
+    const body = new ReadableStream({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode(text.slice(0, 40)));
+        controller.enqueue(new TextEncoder().encode(text.slice(40)));
+        controller.close();
+      },
+    });
+    const response = await fetch(`${gateway.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'x-api-key': GATEWAY_KEY, 'content-type': 'application/json' },
+      body,
+      duplex: 'half',
+    } as RequestInit);
+    expect(response.status).toBe(200);
+    expect(mock.last().body).toBe(JSON.stringify({ ...document('JVBERi0xLjQK'), model: 'claude-sonnet-4-5' }));
+  });
+});
+
 describe('the unmodified portkey-ai SDK', () => {
   it('makes a chat completion with provider @slug and strict compliance off', async () => {
     mock.reply({

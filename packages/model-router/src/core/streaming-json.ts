@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from 'node:http';
 /** Strings at least this long are sent in pieces instead of inside one serialised body. */
 export const LARGE_STRING_CHARS = 1024 * 1024;
 const PIECE_CHARS = 1024 * 1024;
@@ -45,4 +46,18 @@ export function chunkedJson(value: unknown): ChunkedJson {
       }
     },
   };
+}
+
+/**
+ * The body of a provider request: requests that may hold large strings (a `content-length` of at
+ * least {@link LARGE_STRING_CHARS}, or a size not known before reading: chunked or compressed) as
+ * {@link chunkedJson}; the rest as one JSON text, which is cheaper.
+ */
+export function upstreamJson(value: unknown, incoming: IncomingHttpHeaders): string | ChunkedJson {
+  const length = incoming['content-length'];
+  const mayBeLarge =
+    length === undefined ||
+    Number(length) >= LARGE_STRING_CHARS ||
+    (incoming['content-encoding'] !== undefined && incoming['content-encoding'] !== 'identity');
+  return mayBeLarge ? chunkedJson(value) : JSON.stringify(value);
 }

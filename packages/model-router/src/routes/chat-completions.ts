@@ -3,7 +3,7 @@ import type { Readable } from 'node:stream';
 import { createParser } from 'eventsource-parser';
 import type { Dispatcher } from 'undici';
 import { resolveModel, type Catalog } from '../core/catalog';
-import { chunkedJson, LARGE_STRING_CHARS } from '../core/streaming-json';
+import { upstreamJson } from '../core/streaming-json';
 import { UnknownProviderError } from '../core/errors';
 import { gatewayHeader, isStrict, readGatewayConfig } from '../core/gateway-headers';
 import {
@@ -48,9 +48,7 @@ export async function runChatCompletion(
     origin: base.origin,
     path: `${base.path}${anthropicApi.endpoints.messages}`,
     headers: anthropicApi.headers(provider, req.headers, stream ? 'text/event-stream' : 'application/json'),
-    // Only bodies that can hold large base64 strings are worth serialising in pieces.
-    body:
-      Number(req.headers['content-length'] ?? 0) >= LARGE_STRING_CHARS ? chunkedJson(request) : JSON.stringify(request),
+    body: upstreamJson(request, req.headers),
     timeoutMs: config.request_timeout ?? context.timeoutMs,
     config,
     target: provider.slug,

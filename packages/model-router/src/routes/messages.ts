@@ -4,6 +4,7 @@ import { resolveModel, type Catalog } from '../core/catalog';
 import { InvalidRequestError, MaxTokensRequiredError, UnknownProviderError } from '../core/errors';
 import { gatewayHeader, readGatewayConfig } from '../core/gateway-headers';
 import { anthropicApi } from '../providers/anthropic';
+import { upstreamJson } from '../core/streaming-json';
 import { callProvider, providerBase } from './upstream-call';
 
 const HOP_BY_HOP = new Set([
@@ -52,7 +53,7 @@ export async function runNativeMessages(
     origin: base.origin,
     path: `${base.path}${anthropicApi.endpoints[endpoint]}${query === -1 ? '' : url.slice(query)}`,
     headers: anthropicApi.headers(provider, req.headers, accept),
-    body: JSON.stringify({ ...body, model }),
+    body: upstreamJson({ ...body, model }, req.headers),
     timeoutMs: config.request_timeout ?? context.timeoutMs,
     config,
     target: provider.slug,
