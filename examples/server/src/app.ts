@@ -102,6 +102,9 @@ export function createGateway(options: GatewayOptions): Gateway {
     );
   }
 
+  // The server listens with the direct listener (http/direct-listener.ts), which serves `/v1/…`
+  // and `/mcp/<slug>…` itself: a route added below those prefixes here must be added there too
+  // (direct-routes.test.ts compares the two).
   const apiKeys = config.auth?.apiKeys ?? [];
   const mcpMetadataUrl = mcpResourceMetadataUrl(options.publicBaseUrl);
   const mcpAuthentication = authenticate({ apiKeys, jwtValidation, resourceMetadataUrl: mcpMetadataUrl });
