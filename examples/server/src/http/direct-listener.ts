@@ -69,7 +69,7 @@ export function createDirectListener(options: DirectListenerOptions): RequestLis
       return serveMounted(req, res, path, mcpAuthenticator, options.mcp, challenge);
     }
     const route = modelRoutes.match(req.method, path.slice(3));
-    const middleware: NodeMiddleware = route ? (request, response) => void route(request, response) : options.bedrock;
-    serveMounted(req, res, path, v1Authenticator, middleware);
+    // A model route takes no `next`: it answers every request it matches.
+    serveMounted(req, res, path, v1Authenticator, route ?? options.bedrock);
   };
 }

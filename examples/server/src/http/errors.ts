@@ -1,20 +1,20 @@
 import type { ServerResponse } from 'node:http';
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { Logger } from 'pino';
-import { anthropicErrorBody, openAiErrorBody, sendJson, toRenderable, type RenderableError } from '@gw/model-router';
+import { sendError, type ErrorShape } from '@gw/model-router';
 import { routeFamily } from './route-family';
 
-/** The body of an error in the shape of the route family of `path` (CONTRACT section 7). */
-export function errorBody(path: string, error: RenderableError): unknown {
+/** The error shape of the route family of `path` (CONTRACT section 7). */
+export function errorShape(path: string): ErrorShape {
   switch (routeFamily(path)) {
     case 'chat':
     case 'models':
     case 'prompts':
-      return openAiErrorBody(error);
+      return 'openai';
     case 'messages':
-      return anthropicErrorBody(error);
+      return 'anthropic';
     default:
-      return { error: { message: error.message, type: error.type, code: error.code } };
+      return 'generic';
   }
 }
 
@@ -24,14 +24,8 @@ export function errorBody(path: string, error: RenderableError): unknown {
  * response already under way is cut off instead.
  */
 export function renderError(logger: Logger, res: ServerResponse, path: string, error: unknown): void {
-  const renderable = toRenderable(error);
-  if (renderable.status >= 500 && renderable.code === 'internal_error') logUnhandled(logger, error);
-  if (res.headersSent) {
-    res.destroy();
-    return;
-  }
-  for (const name in renderable.headers) res.setHeader(name, renderable.headers[name] as string);
-  sendJson(res, renderable.status, errorBody(path, renderable));
+  const rendered = sendError(res, error, errorShape(path));
+  if (rendered.status >= 500 && rendered.code === 'internal_error') logUnhandled(logger, error);
 }
 
 /** Logs a failure that is not one of the gateway's own errors: its name and message only. */

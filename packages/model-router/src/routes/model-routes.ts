@@ -7,7 +7,6 @@ import { PromptStore, type PromptTemplate } from '../core/prompts';
 import { createDispatcher } from '../core/upstream';
 import { MODEL_PROVIDERS } from '../providers';
 import { runChatCompletion, type ChatContext } from './chat-completions';
-import { toRenderable } from './errors';
 import { runNativeMessages } from './messages';
 import { sendError, sendJson, type ErrorShape } from './respond';
 
@@ -65,32 +64,29 @@ export function createModelRoutes(options: ModelRouterOptions = {}): ModelRoutes
   const onInternalError = options.onInternalError;
 
   const fail = (res: ServerResponse, error: unknown, shape: ErrorShape) => {
-    if (onInternalError && toRenderable(error).code === 'internal_error') onInternalError(error);
-    sendError(res, error, shape);
+    const rendered = sendError(res, error, shape);
+    if (onInternalError && rendered.code === 'internal_error') onInternalError(error);
   };
 
-  const chatCompletions: ModelRouteHandler = (req, res) =>
-    readJsonBody(req, limit)
-      .then((body) => runChatCompletion(context, req, res, body))
-      .catch((error: unknown) => fail(res, error, 'openai'));
+  /** A route that reads the JSON body, then runs; its failures render in `shape`. */
+  const withJsonBody =
+    (shape: ErrorShape, run: (req: IncomingMessage, res: ServerResponse, body: unknown) => Promise<void>) =>
+    (req: IncomingMessage, res: ServerResponse): Promise<void> =>
+      readJsonBody(req, limit)
+        .then((body) => run(req, res, body))
+        .catch((error: unknown) => fail(res, error, shape));
 
-  const native = (endpoint: 'messages' | 'countTokens'): ModelRouteHandler =>
-    function nativeMessages(req, res) {
-      return readJsonBody(req, limit)
-        .then((body) => runNativeMessages(context, endpoint, req, res, body))
-        .catch((error: unknown) => fail(res, error, 'anthropic'));
-    };
-  const messages = native('messages');
-  const countTokens = native('countTokens');
-
+  const chatCompletions = withJsonBody('openai', (req, res, body) => runChatCompletion(context, req, res, body));
+  const messages = withJsonBody('anthropic', (req, res, body) =>
+    runNativeMessages(context, 'messages', req, res, body),
+  );
+  const countTokens = withJsonBody('anthropic', (req, res, body) =>
+    runNativeMessages(context, 'countTokens', req, res, body),
+  );
   const promptCompletion = (promptId: string): ModelRouteHandler =>
-    function promptCompletions(req, res) {
-      return readJsonBody(req, limit)
-        .then((body) =>
-          runChatCompletion(context, req, res, prompts.render(promptId, (body ?? {}) as Record<string, unknown>)),
-        )
-        .catch((error: unknown) => fail(res, error, 'openai'));
-    };
+    withJsonBody('openai', (req, res, body) =>
+      runChatCompletion(context, req, res, prompts.render(promptId, (body ?? {}) as Record<string, unknown>)),
+    );
 
   const models: ModelRouteHandler = async (req, res) => {
     try {

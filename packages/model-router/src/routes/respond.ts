@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { anthropicErrorBody, openAiErrorBody, toRenderable } from './errors';
+import { anthropicErrorBody, openAiErrorBody, toRenderable, type RenderableError } from './errors';
 
 /** What an upstream-calling handler records for the host's logs and metrics (`res.locals.gateway`). */
 export interface GatewayLocals {
@@ -28,19 +28,31 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
   res.end(text);
 }
 
-/** Which error body a route family answers with (CONTRACT section 7). */
-export type ErrorShape = 'openai' | 'anthropic';
+/**
+ * Which error body a route family answers with (CONTRACT section 7): `openai`
+ * `{"error":{"message","type","param","code"}}`, `anthropic`
+ * `{"type":"error","error":{"type","message"},"code"}`, `generic` `{"error":{"message","type","code"}}`.
+ */
+export type ErrorShape = 'openai' | 'anthropic' | 'generic';
+
+const BODIES: Record<ErrorShape, (r: RenderableError) => unknown> = {
+  openai: openAiErrorBody,
+  anthropic: anthropicErrorBody,
+  generic: (r) => ({ error: { message: r.message, type: r.type, code: r.code } }),
+};
 
 /**
  * Renders an error in the route family's shape with its status and headers (`retry-after`,
- * `WWW-Authenticate`). A response already under way is cut off instead.
+ * `WWW-Authenticate`); a response already under way is cut off instead. Returns the error as
+ * rendered, for the caller's log.
  */
-export function sendError(res: ServerResponse, error: unknown, shape: ErrorShape): void {
+export function sendError(res: ServerResponse, error: unknown, shape: ErrorShape): RenderableError {
+  const renderable = toRenderable(error);
   if (res.headersSent) {
     res.destroy();
-    return;
+    return renderable;
   }
-  const renderable = toRenderable(error);
   for (const name in renderable.headers) res.setHeader(name, renderable.headers[name] as string);
-  sendJson(res, renderable.status, shape === 'openai' ? openAiErrorBody(renderable) : anthropicErrorBody(renderable));
+  sendJson(res, renderable.status, BODIES[shape](renderable));
+  return renderable;
 }
