@@ -19,7 +19,7 @@ import { modelRouter, type PromptTemplate } from '@gw/model-router';
 import { sigv4Proxy } from '@gw/sigv4-proxy';
 import type { BedrockProviderConfig, GatewayConfig } from './config/schema';
 import { createDirectListener, type NodeMiddleware } from './http/direct-listener';
-import { errorHandler, logUnhandled, routeNotFound } from './http/errors';
+import { errorHandler, logUnhandled, refuseBadRequestTarget, routeNotFound } from './http/errors';
 import { requestContext } from './http/request-context';
 import { GatewayMetrics } from './observability/metrics';
 
@@ -35,6 +35,8 @@ export interface GatewayOptions {
   identityProviderKeys?: KeyResolver;
   /** The gateway's public origin, for RFC 9728 metadata. Default: from each request. */
   publicBaseUrl?: string;
+  /** Proxies in front of the gateway whose `x-forwarded-for` MCP servers may see. Default `[]`. */
+  trustedProxies?: readonly string[];
 }
 
 /** The assembled gateway: the Express app and what operators observe. */
@@ -72,12 +74,14 @@ export function createGateway(options: GatewayOptions): Gateway {
     signer: options.signingKey ? createIdentityTokenSigner(options.signingKey) : undefined,
     acceptsIdentityTokens: validation !== undefined,
     logger,
+    trustedProxies: options.trustedProxies,
   });
 
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', false);
   app.use(requestContext(logger, metrics));
+  app.use(refuseBadRequestTarget);
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
@@ -106,7 +110,10 @@ export function createGateway(options: GatewayOptions): Gateway {
   // and `/mcp/<slug>…` itself: a route added below those prefixes here must be added there too
   // (direct-routes.test.ts compares the two).
   const apiKeys = config.auth?.apiKeys ?? [];
-  const mcpMetadataUrl = mcpResourceMetadataUrl(options.publicBaseUrl);
+  const mcpMetadataUrl = mcpResourceMetadataUrl(
+    options.publicBaseUrl,
+    (config.mcpServers ?? []).map((s) => s.slug),
+  );
   const mcpAuthentication = authenticate({ apiKeys, jwtValidation, resourceMetadataUrl: mcpMetadataUrl });
   app.use('/mcp', mcpAuthentication, mcp);
   const awsIntegrations = (config.providers ?? []).filter((p): p is BedrockProviderConfig => p.provider === 'bedrock');

@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:http';
+import { isIP } from 'node:net';
 import { loadSigningKey } from '@gw/jwks';
 import { createGateway } from './app';
 import { loadConfigFile } from './config/load';
@@ -63,6 +64,19 @@ export async function startFromEnvironment(
     );
   }
   const publicBaseUrl = env.PUBLIC_BASE_URL ? parsePublicBaseUrl(env.PUBLIC_BASE_URL) : undefined;
+  if (!publicBaseUrl && env.NODE_ENV === 'production') {
+    logger.warn(
+      {},
+      "PUBLIC_BASE_URL is not set: OAuth metadata and 401 challenges name the origin from each request's Host header. Set PUBLIC_BASE_URL to the address clients use.",
+    );
+  }
+  const trustedProxies = (env.TRUSTED_PROXIES ?? '')
+    .split(',')
+    .map((a) => a.trim())
+    .filter((a) => a !== '');
+  if (trustedProxies.some((a) => isIP(a) === 0)) {
+    throw new Error('TRUSTED_PROXIES must be a comma-separated list of IP addresses, such as "10.0.0.5,10.0.0.6".');
+  }
   const { listener } = createGateway({
     config,
     signingKey: keys.key,
@@ -70,6 +84,7 @@ export async function startFromEnvironment(
     logger,
     identityProviderKeys,
     publicBaseUrl,
+    trustedProxies,
   });
   const port = Number(env.PORT ?? 8787);
   const host = env.HOST ?? '127.0.0.1';
@@ -118,6 +133,13 @@ export async function startFromEnvironment(
 }
 
 if (require.main === module) {
+  // Every handler answers its own failures; this is the last line of defence, so that a promise
+  // nobody awaited is logged rather than ending the process and every request in flight.
+  process.on('unhandledRejection', (reason) => {
+    process.stderr.write(
+      `${JSON.stringify({ level: 50, time: Date.now(), msg: 'unhandled rejection', err: { name: (reason as Error)?.name, message: (reason as Error)?.message } })}\n`,
+    );
+  });
   startFromEnvironment().then(
     ({ stop }) => {
       for (const signal of ['SIGTERM', 'SIGINT'] as const) {

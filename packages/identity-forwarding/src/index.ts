@@ -14,12 +14,14 @@ export { authenticate, type AuthenticateOptions, type AuthenticateMiddleware } f
 export {
   identityForwarding,
   mapUpstreamError,
+  forwardedFor,
   type IdentityForwardingOptions,
   type IdentityForwardingMiddleware,
 } from './express/mcp-proxy';
 export {
   protectedResourceMetadata,
   mcpResourceMetadataUrl,
+  isValidHostHeader,
   type ProtectedResourceMetadataOptions,
 } from './express/protected-resource';
 export type { Logger, GatewayLocals } from './express/shared';

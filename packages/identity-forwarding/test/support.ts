@@ -163,7 +163,10 @@ export async function setup(options: {
   const auth = authenticate({
     apiKeys: options.apiKeys ?? [],
     jwtValidation: options.jwtValidation,
-    resourceMetadataUrl: mcpResourceMetadataUrl(),
+    resourceMetadataUrl: mcpResourceMetadataUrl(
+      undefined,
+      options.mcpServers.map((s) => s.slug),
+    ),
   });
   const forwarding = identityForwarding({
     mcpServers: options.mcpServers,

@@ -13,6 +13,9 @@ export * from './core/known-models';
 export * from './core/prompts';
 export * from './core/retry';
 export { ProviderKey } from './core/secret';
+export { defaultCallerId, providerUserId, type CallerIdResolver } from './core/caller';
+export { isForwardedResponseHeader } from './routes/messages';
+export { MAX_UPSTREAM_BODY_BYTES, MAX_UPSTREAM_ERROR_BYTES, MAX_UPSTREAM_EVENT_BYTES } from './routes/upstream-call';
 export { readJsonBody, parseBodyLimit, DEFAULT_BODY_LIMIT_BYTES } from './core/json-body';
 export { checkPdf, MAX_PDF_BYTES, MAX_PDF_PAGES } from './core/input-checks/pdf';
 export { parseDataUrl } from './core/input-checks/data-url';
@@ -44,7 +47,8 @@ export function modelRouter(options: ModelRouterOptions = {}): ModelRouterMiddle
   const routes = createModelRoutes(options);
   const middleware = function modelRouterMiddleware(req: Request, res: Response, next: NextFunction): void {
     const handler = routes.match(req.method, req.path);
-    if (handler) void handler(req, res);
+    // A handler renders its own failures; anything that still escapes goes to the host's error handler.
+    if (handler) handler(req, res).catch(next);
     else next();
   };
   return Object.assign(middleware, { routes });

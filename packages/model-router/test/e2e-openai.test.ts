@@ -1,4 +1,5 @@
 import OpenAI from 'openai';
+import { providerUserId } from '../src';
 import {
   GATEWAY_KEY,
   PROVIDER_KEY,
@@ -57,7 +58,8 @@ describe('the openai SDK through /v1/chat/completions', () => {
       max_tokens: 100,
       temperature: 0.2,
       stop_sequences: ['END'],
-      metadata: { user_id: 'user-7' },
+      // The label is scoped to the caller (none here: the router is mounted without authentication).
+      metadata: { user_id: providerUserId(undefined, 'user-7') },
       system: [
         { type: 'text', text: 'Be brief.' },
         { type: 'text', text: 'Answer in English.' },

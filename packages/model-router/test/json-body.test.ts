@@ -46,11 +46,15 @@ const CHAT = JSON.stringify({
 function send(parts: (string | Buffer)[], headers: Record<string, string> = {}) {
   return new Promise<{ status: number; body: Record<string, { code?: string; message?: string }> }>(
     (resolve, reject) => {
-      const req = request({ host: '127.0.0.1', port, method: 'POST', path: '/v1/chat/completions', headers }, (res) => {
-        let text = '';
-        res.on('data', (c: Buffer) => (text += c));
-        res.on('end', () => resolve({ status: res.statusCode as number, body: JSON.parse(text) }));
-      });
+      const sent = { 'content-type': 'application/json', ...headers };
+      const req = request(
+        { host: '127.0.0.1', port, method: 'POST', path: '/v1/chat/completions', headers: sent },
+        (res) => {
+          let text = '';
+          res.on('data', (c: Buffer) => (text += c));
+          res.on('end', () => resolve({ status: res.statusCode as number, body: JSON.parse(text) }));
+        },
+      );
       req.on('error', reject);
       for (const part of parts) req.write(part);
       req.end();
@@ -153,7 +157,9 @@ describe('a client that hangs up in the middle of its body', () => {
     const socket = connect((host.address() as AddressInfo).port, '127.0.0.1');
     await new Promise((resolve) => socket.once('connect', resolve));
     const partial = encoding ? gzipSync(CHAT).subarray(0, 12) : Buffer.from(CHAT.slice(0, 12));
-    socket.write(`POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n${encoding}Content-Length: 500\r\n\r\n`);
+    socket.write(
+      `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n${encoding}Content-Length: 500\r\n\r\n`,
+    );
     socket.write(partial, () => socket.destroy());
     expect(await outcome).toMatchObject({ code: 'invalid_json', status: 400 });
     await new Promise((resolve) => host.close(resolve));

@@ -8,7 +8,7 @@ import {
 } from './core/errors';
 import { resolveIntegration, type AwsIntegration, type ResolvedIntegration } from './core/integration';
 import { IntegrationSigner } from './core/signer';
-import { HOP_BY_HOP_RESPONSE_HEADERS, createDispatcher, mapUpstreamError } from './core/upstream';
+import { createDispatcher, isEventStream, isForwardedResponseHeader, mapUpstreamError } from './core/upstream';
 
 /** Options of {@link sigv4Proxy}. */
 export interface Sigv4ProxyOptions {
@@ -198,8 +198,10 @@ export function sigv4Proxy(options: Sigv4ProxyOptions): RequestHandler {
       locals.upstreamMs = performance.now() - started;
       res.statusCode = upstream.statusCode;
       for (const [name, value] of Object.entries(upstream.headers)) {
-        if (value !== undefined && !HOP_BY_HOP_RESPONSE_HEADERS.has(name)) res.setHeader(name, value);
+        if (value !== undefined && isForwardedResponseHeader(name)) res.setHeader(name, value);
       }
+      // A stream may stay quiet for long: its headers leave now, not with its first event.
+      if (isEventStream(upstream.headers['content-type'])) res.flushHeaders();
       upstream.body.on('error', () => res.destroy());
       upstream.body.pipe(res);
     } catch (error) {

@@ -7,5 +7,5 @@ export * from './core/secret';
 export * from './core/integration';
 export * from './core/custom-host';
 export * from './core/signer';
-export { mapUpstreamError, HOP_BY_HOP_RESPONSE_HEADERS } from './core/upstream';
+export { mapUpstreamError, isForwardedResponseHeader, isEventStream } from './core/upstream';
 export { sigv4Proxy, type Sigv4ProxyOptions } from './express';

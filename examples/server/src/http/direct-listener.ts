@@ -3,7 +3,7 @@ import type { Authenticator, Challenge } from '@gw/identity-forwarding';
 import type { ModelRoutes } from '@gw/model-router';
 import type { Logger } from 'pino';
 import type { GatewayMetrics } from '../observability/metrics';
-import { renderError, routeNotFoundError } from './errors';
+import { renderError, requestTargetRefusal, routeNotFoundError } from './errors';
 import { trackRequest } from './request-context';
 
 /** An Express-style middleware called with plain node:http objects. */
@@ -50,13 +50,24 @@ export function createDirectListener(options: DirectListenerOptions): RequestLis
     trackRequest(logger, metrics, req, res, path);
     const method = req.method;
     const next = (error?: unknown) => renderError(logger, res, path, error ?? routeNotFoundError(method, path));
-    authenticator.authenticate(req.rawHeaders, challenge).then((identity) => {
-      (req as IncomingMessage & { callerIdentity?: unknown }).callerIdentity = identity;
-      middleware(req, res, next);
-    }, next);
+    authenticator
+      .authenticate(req.rawHeaders, challenge)
+      .then((identity) => {
+        (req as IncomingMessage & { callerIdentity?: unknown }).callerIdentity = identity;
+        // Whatever a handler throws or rejects with is answered (500 internal_error, or a cut-off
+        // stream) and logged: no request can end the process.
+        const result: unknown = middleware(req, res, next);
+        if (result instanceof Promise) result.catch(next);
+      }, next)
+      .catch(next);
   }
 
   return function gatewayListener(req, res) {
+    const refusal = requestTargetRefusal(req);
+    if (refusal) {
+      trackRequest(logger, metrics, req, res, '/');
+      return renderError(logger, res, '/', refusal);
+    }
     const url = req.url ?? '/';
     const v1 = url.startsWith('/v1/');
     if (!v1 && (!url.startsWith('/mcp/') || url.startsWith('/mcp/.well-known/'))) return app(req, res);

@@ -1,4 +1,5 @@
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { isValidHostHeader } from '@gw/identity-forwarding';
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { sendError, type ErrorShape } from '@gw/model-router';
@@ -44,6 +45,38 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
 export function routeNotFoundError(method: string | undefined, path: string) {
   return { status: 404, code: 'route_not_found', type: 'not_found_error', message: `No route for ${method} ${path}.` };
 }
+
+/**
+ * Why a request is refused before routing, or undefined: a request target that is not origin-form
+ * (`GET http://other.host/… HTTP/1.1`, `OPTIONS *`) is `400 invalid_request_target`, so no client
+ * can choose the host a proxied request line names; a `Host` that is not a plain `host[:port]` is
+ * `400 invalid_host`, so nothing (challenges, metadata) is built from it.
+ */
+export function requestTargetRefusal(req: IncomingMessage) {
+  if (!req.url?.startsWith('/') || req.url.startsWith('//')) {
+    return {
+      status: 400,
+      code: 'invalid_request_target',
+      type: 'invalid_request_error',
+      message: 'The request target must be a path (origin-form), such as /v1/chat/completions.',
+    };
+  }
+  const host = req.headers.host;
+  if (host !== undefined && !isValidHostHeader(host)) {
+    return {
+      status: 400,
+      code: 'invalid_host',
+      type: 'invalid_request_error',
+      message: 'The Host header must be a host name or address with an optional port.',
+    };
+  }
+  return undefined;
+}
+
+/** {@link requestTargetRefusal} as the Express app's first check. */
+export const refuseBadRequestTarget: RequestHandler = function refuseBadRequestTarget(req, _res, next) {
+  next(requestTargetRefusal(req));
+};
 
 /** Unknown routes: `404 route_not_found` in the family's shape. */
 export const routeNotFound: RequestHandler = function routeNotFound(req, _res, next) {

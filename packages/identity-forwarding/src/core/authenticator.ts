@@ -65,6 +65,12 @@ interface KnownKey {
 
 const SHA256_HEX = /^[0-9a-f]{64}$/i;
 
+/** An RFC 9110 quoted-string: `"` and `\\` escaped, control characters dropped. */
+function quotedString(value: string): string {
+  // eslint-disable-next-line no-control-regex
+  return `"${value.replace(/[\u0000-\u001f\u007f]/g, '').replace(/["\\]/g, '\\$&')}"`;
+}
+
 /** Where a 401 challenge points clients for OAuth discovery (RFC 9728). */
 export interface Challenge {
   resourceMetadataUrl?: string;
@@ -199,7 +205,7 @@ export class Authenticator {
     const parts: string[] = [];
     if (credentialSent) parts.push('error="invalid_token"');
     if (challenge.resourceMetadataUrl && this.verifyOptions)
-      parts.push(`resource_metadata="${challenge.resourceMetadataUrl}"`);
+      parts.push(`resource_metadata=${quotedString(challenge.resourceMetadataUrl)}`);
     return { 'www-authenticate': parts.length ? `Bearer ${parts.join(', ')}` : 'Bearer' };
   }
 }

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
 import type { IdentityTokenSigner } from '@gw/jwks';
-import { IdentityTokenRequiredError, TokenAudienceMismatchError } from './errors';
+import { IdentityTokenRequiredError, InvalidCredentialsError, TokenAudienceMismatchError } from './errors';
 import { resolveServer, type McpServerConfig, type ResolvedServer } from './forwarding-config';
 import { createHeaderPolicy, type HeaderPolicy } from './header-policy';
 import type { GatewayIdentity, UserClaims } from './identity';
@@ -14,6 +14,11 @@ export interface ForwarderDependencies {
   acceptsTokens: boolean;
   /** Cache of signed tokens, shared by all servers. Default: a cache of its own. */
   tokenCache?: IdentityTokenCache;
+  /**
+   * The identity header names of every server of the gateway (defaults included): none of them is
+   * ever taken from a client on this server's routes. Default: this server's own only.
+   */
+  identityHeaderNames?: readonly string[];
 }
 
 interface SelectedClaims {
@@ -60,6 +65,7 @@ export class IdentityForwarder {
     this.cacheKeyPrefix = `${server.jwtAudience}\n${server.jwtExpirySeconds}\n`;
     this.policy = createHeaderPolicy({
       identityHeaderName: server.headerName,
+      otherIdentityHeaderNames: dependencies.identityHeaderNames,
       mode: server.forwardMode,
       headers: server.forwardList,
     });
@@ -122,11 +128,26 @@ export class IdentityForwarder {
 
   private signedToken(identity: GatewayIdentity): string {
     const selection = this.select(identity.claims);
-    const key = `${this.cacheKeyPrefix}${identity.subject}\n${selection.json}`;
+    // A token minted from an identity-provider token never outlives it: its `exp` caps ours.
+    const exp = identity.method === 'identity_token' ? identity.claims.exp : undefined;
+    const notAfter = typeof exp === 'number' && Number.isFinite(exp) ? exp : undefined;
+    const key = `${this.cacheKeyPrefix}${identity.subject}\n${notAfter ?? ''}\n${selection.json}`;
     const signer = this.signer as IdentityTokenSigner;
-    const { jwtAudience: audience, jwtExpirySeconds: expiresInSeconds } = this.server;
-    return this.cache.getOrSign(key, expiresInSeconds, (issuedAt) =>
-      signer.signIdentityToken(selection.selected, { audience, expiresInSeconds, issuedAt }),
+    const audience = this.server.jwtAudience;
+    const token = this.cache.getOrSign(
+      key,
+      this.server.jwtExpirySeconds,
+      (issuedAt, expiresInSeconds) =>
+        signer.signIdentityToken(selection.selected, { audience, expiresInSeconds, issuedAt }),
+      notAfter,
     );
+    if (token === undefined) {
+      throw new InvalidCredentialsError(
+        'The identity-provider token has expired.',
+        { 'www-authenticate': 'Bearer error="invalid_token"' },
+        'token_expired',
+      );
+    }
+    return token;
   }
 }

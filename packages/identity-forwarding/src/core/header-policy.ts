@@ -25,6 +25,11 @@ const HOP_BY_HOP = new Set([
   'host',
 ]);
 const CALLER_CREDENTIALS = new Set(['authorization', 'x-api-key']);
+/**
+ * Where a request came from, as clients claim it. The gateway never passes the client's claim on:
+ * the proxy writes `x-forwarded-for` itself from the address it saw (see `forwardedFor`).
+ */
+const CLIENT_ORIGIN_CLAIMS = new Set(['x-forwarded-for', 'forwarded', 'x-real-ip']);
 
 /** Lower-cases a header name and turns `_` into `-`, so `X_User_Claims` and `x-user-claims` compare equal. */
 export function normalizeHeaderName(name: string): string {
@@ -39,17 +44,26 @@ export interface HeaderPolicy {
 
 /**
  * Builds the header policy of a server. Never forwarded, in any mode: the protected identity
- * headers and the server's own identity header (compared after normalisation), the caller's
+ * headers, the server's own identity header and those of every other configured server (compared
+ * after normalisation), the client's `x-forwarded-for`, `forwarded` and `x-real-ip`, the caller's
  * gateway credentials (`authorization`, `x-api-key`, every `x-gateway-*` and `x-portkey-*`),
  * hop-by-hop headers and those named in `Connection`. Always forwarded: the MCP protocol headers.
  */
 export function createHeaderPolicy(options: {
   identityHeaderName: string | undefined;
+  /**
+   * Identity headers of every other server behind the same gateway. One backend may sit behind
+   * several slugs, so a header that identifies callers to any of them is never taken from a client.
+   * Default `[]`.
+   */
+  otherIdentityHeaderNames?: readonly string[];
   mode: 'all-except' | 'only';
   headers: readonly string[];
 }): HeaderPolicy {
   const blocked = new Set(PROTECTED_IDENTITY_HEADERS);
   if (options.identityHeaderName) blocked.add(normalizeHeaderName(options.identityHeaderName));
+  for (const name of options.otherIdentityHeaderNames ?? []) blocked.add(normalizeHeaderName(name));
+  for (const name of CLIENT_ORIGIN_CLAIMS) blocked.add(name);
   const always = new Set(ALWAYS_FORWARDED_HEADERS);
   const listed = new Set(options.headers.map(normalizeHeaderName));
   const only = options.mode === 'only';

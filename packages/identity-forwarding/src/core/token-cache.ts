@@ -45,18 +45,31 @@ export class IdentityTokenCache {
     this.now = options.now ?? Date.now;
   }
 
-  /** Returns the cached token for `key`, or signs one with `sign(issuedAtSeconds)` and caches it. */
-  getOrSign(key: string, lifetimeSeconds: number, sign: (issuedAt: number) => string): string {
+  /**
+   * Returns the cached token for `key`, or signs one with `sign(issuedAtSeconds, lifetimeSeconds)`
+   * and caches it. With `notAfter` (seconds since the epoch) the lifetime is cut so the token
+   * expires no later than that; when `notAfter` has passed, nothing is signed and the result is
+   * undefined.
+   */
+  getOrSign(
+    key: string,
+    lifetimeSeconds: number,
+    sign: (issuedAt: number, lifetimeSeconds: number) => string,
+    notAfter?: number,
+  ): string | undefined {
     const now = this.now();
     const entry = this.entries.get(key);
     if (entry !== undefined && now < entry.refreshAt) {
       this.hits++;
       return entry.token;
     }
-    this.misses++;
     const issuedAt = Math.floor(now / 1000);
-    const token = sign(issuedAt);
-    this.entries.set(key, { token, refreshAt: (issuedAt + lifetimeSeconds - refreshMargin(lifetimeSeconds)) * 1000 });
+    const lifetime =
+      notAfter === undefined ? lifetimeSeconds : Math.min(lifetimeSeconds, Math.floor(notAfter) - issuedAt);
+    if (lifetime <= 0) return undefined;
+    this.misses++;
+    const token = sign(issuedAt, lifetime);
+    this.entries.set(key, { token, refreshAt: (issuedAt + lifetime - refreshMargin(lifetime)) * 1000 });
     return token;
   }
 

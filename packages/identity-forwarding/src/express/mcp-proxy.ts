@@ -1,5 +1,6 @@
 import { Agent as HttpAgent, type ClientRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
+import { isIP } from 'node:net';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { createProxyMiddleware } from 'http-proxy-middleware';
 import type { IdentityTokenSigner } from '@gw/jwks';
@@ -9,7 +10,7 @@ import {
   UpstreamTimeoutError,
   UpstreamUnreachableError,
 } from '../core/errors';
-import type { McpServerConfig } from '../core/forwarding-config';
+import { DEFAULT_HEADER_NAMES, resolveServer, type McpServerConfig } from '../core/forwarding-config';
 import { IdentityForwarder } from '../core/forwarder';
 import { IdentityTokenCache } from '../core/token-cache';
 import { detectMissingCall, type GatewayLocals, type Logger } from './shared';
@@ -30,6 +31,12 @@ export interface IdentityForwardingOptions {
   logger?: Logger;
   /** Millisecond clock of the token cache, for tests. Default `Date.now`. */
   now?: () => number;
+  /**
+   * Addresses of proxies in front of the gateway whose `x-forwarded-for` is believed (exact IP
+   * addresses, as the socket reports them). From any other peer, the MCP server gets only the peer's
+   * address. Default `[]`: every client's own `x-forwarded-for`, `forwarded` and `x-real-ip` are dropped.
+   */
+  trustedProxies?: readonly string[];
 }
 
 /** The middleware returned by {@link identityForwarding}, with what the host's metrics read. */
@@ -70,14 +77,22 @@ export function identityForwarding(options: IdentityForwardingOptions): Identity
   const timeoutMs = options.timeoutMs ?? 30_000;
   if (!Number.isFinite(timeoutMs) || timeoutMs <= 0)
     throw new TypeError('timeoutMs must be a positive number of milliseconds.');
+  const trustedProxies = new Set(trustedProxyList(options.trustedProxies));
   const tokenCache = new IdentityTokenCache({ maxSize: options.tokenCacheSize, now: options.now });
   const forwarders = new Map<string, IdentityForwarder>();
   const proxies = new Map<string, RequestHandler>();
+  // One backend may sit behind several slugs: a header that carries identity to any server, and
+  // every method's default, is removed from client requests on every server's routes.
+  const identityHeaderNames = [
+    ...Object.values(DEFAULT_HEADER_NAMES),
+    ...options.mcpServers.map((config) => resolveServer(config).headerName).filter((n): n is string => !!n),
+  ];
   for (const config of options.mcpServers) {
     const forwarder = new IdentityForwarder(config, {
       signer: options.signer,
       acceptsTokens: options.acceptsIdentityTokens ?? false,
       tokenCache,
+      identityHeaderNames,
     });
     const { slug, url, method } = forwarder.server;
     if (forwarders.has(slug))
@@ -109,7 +124,9 @@ export function identityForwarding(options: IdentityForwardingOptions): Identity
       return;
     }
     try {
-      req.headers = forwarder.upstreamHeaders(req.headers, identity) as Request['headers'];
+      const headers = forwarder.upstreamHeaders(req.headers, identity);
+      headers['x-forwarded-for'] = forwardedFor(req, trustedProxies);
+      req.headers = headers as Request['headers'];
     } catch (error) {
       next(error);
       return;
@@ -123,6 +140,32 @@ export function identityForwarding(options: IdentityForwardingOptions): Identity
     (proxies.get(slug) as RequestHandler)(req, res, next);
   };
   return Object.assign(middleware, { tokenCache, forwarders });
+}
+
+const IPV4_MAPPED = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i;
+
+function peerAddress(req: IncomingMessage): string {
+  const address = req.socket.remoteAddress ?? '';
+  return IPV4_MAPPED.exec(address)?.[1] ?? address;
+}
+
+function trustedProxyList(list: readonly string[] | undefined): string[] {
+  if (list === undefined) return [];
+  if (!Array.isArray(list) || list.some((a) => typeof a !== 'string' || isIP(a) === 0)) {
+    throw new TypeError('trustedProxies must be a list of IP addresses, for example ["10.0.0.5"].');
+  }
+  return list.map((a) => IPV4_MAPPED.exec(a)?.[1] ?? a);
+}
+
+/**
+ * The `x-forwarded-for` the MCP server gets: the address the gateway saw, after the client's own
+ * list only when that peer is a trusted proxy.
+ */
+export function forwardedFor(req: IncomingMessage, trustedProxies: ReadonlySet<string>): string {
+  const peer = peerAddress(req);
+  const claimed = req.headers['x-forwarded-for'];
+  if (claimed === undefined || !trustedProxies.has(peer)) return peer;
+  return `${Array.isArray(claimed) ? claimed.join(', ') : claimed}, ${peer}`;
 }
 
 /** One http-proxy-middleware instance per server, with keep-alive connections. */
@@ -155,6 +198,14 @@ function createUpstreamProxy(url: URL, timeoutMs: number): RequestHandler {
         const record = locals(res);
         record.upstreamStatus = proxyRes.statusCode;
         record.upstreamMs = performance.now() - state.started;
+        // An event stream may stay quiet for long: its headers leave now, not with its first event.
+        // The proxy copies the headers right after this event, in the same tick.
+        if (String(proxyRes.headers['content-type'] ?? '').startsWith('text/event-stream')) {
+          process.nextTick(() => {
+            const response = res as ServerResponse;
+            if (!response.headersSent && !response.destroyed) response.flushHeaders();
+          });
+        }
       },
       error: (error, req, res) => {
         const state = (req as ProxiedRequest)[PROXY_STATE];

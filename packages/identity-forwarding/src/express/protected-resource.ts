@@ -21,9 +21,23 @@ export interface ProtectedResourceMetadataOptions {
 export function protectedResourceMetadata(options: ProtectedResourceMetadataOptions = {}): Router {
   const slugs = new Set(options.mcpServerSlugs ?? []);
   const authorizationServers = options.issuer ? [options.issuer] : [];
-  const base = (req: Request): string =>
-    options.publicBaseUrl?.replace(/\/$/, '') ?? `${req.protocol}://${req.get('host')}`;
-  const send = (res: Response, resource: string): void => {
+  const base = (req: Request): string | undefined => {
+    if (options.publicBaseUrl !== undefined) return options.publicBaseUrl.replace(/\/$/, '');
+    const host = req.get('host');
+    return isValidHostHeader(host) ? `${req.protocol}://${host}` : undefined;
+  };
+  const send = (res: Response, origin: string | undefined, path = ''): void => {
+    if (origin === undefined) {
+      res.status(400).json({
+        error: {
+          message: 'The Host header is not a valid host[:port].',
+          type: 'invalid_request_error',
+          code: 'invalid_host',
+        },
+      });
+      return;
+    }
+    const resource = `${origin}${path}`;
     res.setHeader('cache-control', 'public, max-age=300');
     res.json({ resource, authorization_servers: authorizationServers, bearer_methods_supported: ['header'] });
   };
@@ -32,23 +46,41 @@ export function protectedResourceMetadata(options: ProtectedResourceMetadataOpti
   router.get('/.well-known/oauth-protected-resource/mcp/:slug', (req, res, next) => {
     const slug = req.params.slug as string;
     if (!slugs.has(slug)) return next();
-    send(res, `${base(req)}/mcp/${slug}`);
+    send(res, base(req), `/mcp/${slug}`);
   });
   return router;
 }
 
+/** A `Host` header value that is a host name, IPv4 or bracketed IPv6 address, with an optional port. */
+const VALID_HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
+
+/** True when `host` is a plain `host[:port]`, safe to build a URL from. */
+export function isValidHostHeader(host: string | undefined): host is string {
+  return host !== undefined && VALID_HOST.test(host);
+}
+
 /**
- * The metadata URL of the MCP server a request under `/mcp/<slug>` is for (for `authenticate`).
- * `req.url` is the path below `/mcp`. The origin is `publicBaseUrl`, or else the request's own
- * (its `Host` header, `https` on TLS connections; forwarding headers are not trusted). Works on
- * any node:http request.
+ * The metadata URL of the MCP server a request under `/mcp/<slug>` is for (for `authenticate`),
+ * or undefined when `<slug>` is not one of `mcpServerSlugs`: the URL is built from configuration,
+ * never from the path as sent. `req.url` is the path below `/mcp`. The origin is `publicBaseUrl`,
+ * or else the request's own (its `Host` header when it is a valid `host[:port]`, `https` on TLS
+ * connections; forwarding headers are not trusted). Works on any node:http request.
  */
-export function mcpResourceMetadataUrl(publicBaseUrl?: string): (req: IncomingMessage) => string | undefined {
+export function mcpResourceMetadataUrl(
+  publicBaseUrl: string | undefined,
+  mcpServerSlugs: readonly string[],
+): (req: IncomingMessage) => string | undefined {
   const fixed = publicBaseUrl?.replace(/\/$/, '');
+  const urls = new Map(
+    mcpServerSlugs.map((slug) => [slug, `/.well-known/oauth-protected-resource/mcp/${encodeURIComponent(slug)}`]),
+  );
   return (req) => {
-    const slug = /^\/([^/?]+)/.exec(req.url ?? '')?.[1];
-    if (!slug) return undefined;
-    const base = fixed ?? `${(req.socket as TLSSocket).encrypted ? 'https' : 'http'}://${req.headers.host ?? ''}`;
-    return `${base}/.well-known/oauth-protected-resource/mcp/${slug}`;
+    const sent = /^\/([^/?]+)/.exec(req.url ?? '')?.[1];
+    const path = sent === undefined ? undefined : urls.get(sent);
+    if (path === undefined) return undefined;
+    if (fixed !== undefined) return `${fixed}${path}`;
+    const host = req.headers.host;
+    if (!isValidHostHeader(host)) return undefined;
+    return `${(req.socket as TLSSocket).encrypted ? 'https' : 'http'}://${host}${path}`;
   };
 }

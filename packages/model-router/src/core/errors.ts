@@ -51,6 +51,12 @@ export class UnsupportedContentEncodingError extends ModelRouterError {
   readonly status = 415;
 }
 
+/** The request body is not sent as JSON (`content-type` other than `application/json` or `+json`). */
+export class UnsupportedMediaTypeError extends ModelRouterError {
+  readonly code = 'unsupported_media_type';
+  readonly status = 415;
+}
+
 /** The request is well-formed JSON but not a valid request for this route. */
 export class InvalidRequestError extends ModelRouterError {
   readonly code = 'invalid_request';
@@ -155,4 +161,14 @@ export class UpstreamTimeoutError extends ModelRouterError {
   readonly code = 'upstream_timeout';
   readonly status = 504;
   override readonly type = 'timeout_error';
+}
+
+/**
+ * The provider answered with something the gateway cannot pass on: a success body that is not
+ * JSON, or a body, error body or stream event larger than the gateway reads.
+ */
+export class UpstreamInvalidResponseError extends ModelRouterError {
+  readonly code = 'upstream_invalid_response';
+  readonly status = 502;
+  override readonly type = 'api_error';
 }

@@ -18,6 +18,17 @@ export interface GatewayRequestConfig {
 /** Default statuses retried when `retry.on_status_codes` is absent. */
 export const DEFAULT_RETRY_STATUSES: readonly number[] = [429, 500, 502, 503, 504, 529];
 
+/**
+ * Whether a status may be retried: 408, 409, 429 and 5xx (529 included). Anything else is an
+ * answer, and retrying it would only bill the same request again.
+ */
+export function isRetryableStatus(status: number): boolean {
+  return status === 408 || status === 409 || status === 429 || (status >= 500 && status <= 599);
+}
+
+const own = (object: Record<string, unknown>, key: string): unknown =>
+  Object.hasOwn(object, key) ? object[key] : undefined;
+
 /** Parses `x-gateway-config` (invalid JSON or shape → 400 invalid_config). */
 export function readGatewayConfig(headers: IncomingHttpHeaders): GatewayRequestConfig {
   const raw = gatewayHeader(headers, 'config');
@@ -33,32 +44,44 @@ export function readGatewayConfig(headers: IncomingHttpHeaders): GatewayRequestC
   }
   const config = parsed as Record<string, unknown>;
   const result: GatewayRequestConfig = {};
-  if (typeof config.provider === 'string') result.provider = config.provider;
-  if (typeof config.strict_open_ai_compliance === 'boolean')
-    result.strict_open_ai_compliance = config.strict_open_ai_compliance;
-  if (config.request_timeout !== undefined) {
-    if (typeof config.request_timeout !== 'number' || !(config.request_timeout > 0)) {
+  const provider = own(config, 'provider');
+  if (typeof provider === 'string') result.provider = provider;
+  const strict = own(config, 'strict_open_ai_compliance');
+  if (typeof strict === 'boolean') result.strict_open_ai_compliance = strict;
+  const timeout = own(config, 'request_timeout');
+  if (timeout !== undefined) {
+    if (typeof timeout !== 'number' || !(timeout > 0)) {
       throw new InvalidConfigHeaderError('request_timeout must be a positive number of milliseconds.', {
         param: 'x-gateway-config',
       });
     }
-    result.request_timeout = config.request_timeout;
+    result.request_timeout = timeout;
   }
-  if (config.retry !== undefined) {
-    const retry = config.retry as Record<string, unknown>;
-    const attempts = retry?.attempts;
-    const statuses = retry?.on_status_codes ?? DEFAULT_RETRY_STATUSES;
+  const retry = own(config, 'retry');
+  if (retry !== undefined) {
+    const fields =
+      typeof retry === 'object' && retry !== null && !Array.isArray(retry) ? (retry as Record<string, unknown>) : {};
+    const attempts = own(fields, 'attempts');
+    const statuses = own(fields, 'on_status_codes') ?? DEFAULT_RETRY_STATUSES;
     if (
       typeof attempts !== 'number' ||
       !Number.isInteger(attempts) ||
       attempts < 0 ||
       attempts > 10 ||
       !Array.isArray(statuses) ||
+      statuses.length > 32 ||
       statuses.some((s) => typeof s !== 'number')
     ) {
       throw new InvalidConfigHeaderError('retry must be {"attempts": 0-10, "on_status_codes": [numbers]}.', {
         param: 'x-gateway-config',
       });
+    }
+    const refused = (statuses as number[]).find((s) => !isRetryableStatus(s));
+    if (refused !== undefined) {
+      throw new InvalidConfigHeaderError(
+        `retry.on_status_codes may list only 408, 409, 429 and 5xx statuses (got ${String(refused).slice(0, 16)}).`,
+        { param: 'x-gateway-config' },
+      );
     }
     result.retry = { attempts, on_status_codes: statuses as number[] };
   }

@@ -1,12 +1,22 @@
 import type { IncomingMessage } from 'node:http';
 import type { Readable, Transform } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
-import { BodyTooLargeError, InvalidJsonError, UnsupportedContentEncodingError } from './errors';
+import {
+  BodyTooLargeError,
+  InvalidJsonError,
+  UnsupportedContentEncodingError,
+  UnsupportedMediaTypeError,
+} from './errors';
 
 /** Default largest JSON body: 50 MiB, which fits a 32 MiB PDF in base64 with room to spare. */
 export const DEFAULT_BODY_LIMIT_BYTES = 50 * 1024 * 1024;
 
-const UNITS: Record<string, number> = { b: 1, kb: 1024, mb: 1024 ** 2, gb: 1024 ** 3 };
+const UNITS: ReadonlyMap<string, number> = new Map([
+  ['b', 1],
+  ['kb', 1024],
+  ['mb', 1024 ** 2],
+  ['gb', 1024 ** 3],
+]);
 const SIZE = /^(\d+(?:\.\d+)?)\s*(b|kb|mb|gb)?$/i;
 
 /**
@@ -17,7 +27,7 @@ export function parseBodyLimit(limit: string | number | undefined, option = 'bod
   if (limit === undefined) return DEFAULT_BODY_LIMIT_BYTES;
   if (typeof limit === 'number' && Number.isInteger(limit) && limit > 0) return limit;
   const match = typeof limit === 'string' ? SIZE.exec(limit.trim()) : null;
-  const bytes = match ? Math.floor(Number(match[1]) * (UNITS[(match[2] ?? 'b').toLowerCase()] as number)) : 0;
+  const bytes = match ? Math.floor(Number(match[1]) * (UNITS.get((match[2] ?? 'b').toLowerCase()) as number)) : 0;
   if (bytes <= 0) {
     throw new TypeError(
       `${option} must be a positive number of bytes or a size such as "50mb" (got ${String(limit)}).`,
@@ -26,12 +36,16 @@ export function parseBodyLimit(limit: string | number | undefined, option = 'bod
   return bytes;
 }
 
-const INFLATERS: Record<string, (() => Transform) | undefined> = {
-  gzip: createGunzip,
-  'x-gzip': createGunzip,
-  deflate: createInflate,
-  br: createBrotliDecompress,
-};
+/** Content codings by name. A Map: the name is the client's, and must never reach `Object.prototype`. */
+const INFLATERS: ReadonlyMap<string, () => Transform> = new Map([
+  ['gzip', createGunzip],
+  ['x-gzip', createGunzip],
+  ['deflate', createInflate],
+  ['br', createBrotliDecompress],
+]);
+
+/** `application/json`, or any `+json` type, with or without parameters. */
+const JSON_MEDIA_TYPE = /^\s*application\/(?:[\w.-]+\+)?json\s*(?:;|$)/i;
 
 /** A request that a host framework may already have parsed (`express.json()` sets `body`). */
 type MaybeParsed = IncomingMessage & { body?: unknown; _body?: boolean };
@@ -40,12 +54,25 @@ type MaybeParsed = IncomingMessage & { body?: unknown; _body?: boolean };
  * Reads a request's JSON body, at most `limitBytes` of it: `413 body_too_large` past the limit
  * (from `content-length` before reading, or while reading), `400 invalid_json` for text that is
  * not JSON. Bodies sent with `content-encoding` gzip, deflate or br are inflated (the limit applies
- * to the inflated bytes); any other encoding is `415 unsupported_content_encoding`. An empty body
- * reads as `{}`. A body the host already parsed is used as it is.
+ * to the inflated bytes); any other encoding is `415 unsupported_content_encoding`. A body sent
+ * with a `content-type` that is not JSON (`application/json` or `+json`), or with none, is
+ * `415 unsupported_media_type`. An empty body reads as `{}`. A body the host already parsed is used
+ * as it is.
  */
 export function readJsonBody(req: IncomingMessage, limitBytes: number): Promise<unknown> {
   const host = req as MaybeParsed;
   if (host._body === true || host.body !== undefined) return Promise.resolve(host.body);
+  const contentType = req.headers['content-type'];
+  const hasBody = req.headers['content-length'] !== '0' && req.headers['content-length'] !== undefined;
+  if (
+    (contentType !== undefined && !JSON_MEDIA_TYPE.test(contentType)) ||
+    (contentType === undefined && (hasBody || req.headers['transfer-encoding'] !== undefined))
+  ) {
+    req.resume();
+    return Promise.reject(
+      new UnsupportedMediaTypeError('Send the request body as JSON, with content-type: application/json.'),
+    );
+  }
   const declared = Number(req.headers['content-length']);
   if (declared > limitBytes) {
     req.resume();
@@ -54,7 +81,7 @@ export function readJsonBody(req: IncomingMessage, limitBytes: number): Promise<
   const encoding = req.headers['content-encoding']?.trim().toLowerCase();
   let source: Readable = req;
   if (encoding !== undefined && encoding !== 'identity') {
-    const inflate = INFLATERS[encoding];
+    const inflate = INFLATERS.get(encoding);
     if (!inflate) {
       req.resume();
       return Promise.reject(

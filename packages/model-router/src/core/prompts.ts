@@ -14,7 +14,8 @@ const PLACEHOLDER = /\{\{\s*([A-Za-z0-9_.-]+)\s*\}\}/g;
 
 function fill(value: string, variables: Record<string, unknown>): string {
   return value.replace(PLACEHOLDER, (_m, name: string) => {
-    const v = variables[name];
+    // Only the request's own variables: a name such as "constructor" never reaches Object.prototype.
+    const v = Object.hasOwn(variables, name) ? variables[name] : undefined;
     if (v === undefined || v === null)
       throw new MissingVariableError(`The prompt needs the variable "${name}".`, { param: `variables.${name}` });
     return typeof v === 'string' ? v : JSON.stringify(v);

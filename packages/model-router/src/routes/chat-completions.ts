@@ -3,6 +3,7 @@ import type { Readable } from 'node:stream';
 import { createParser } from 'eventsource-parser';
 import type { Dispatcher } from 'undici';
 import { resolveModel, type Catalog } from '../core/catalog';
+import type { CallerIdResolver } from '../core/caller';
 import { upstreamJson } from '../core/streaming-json';
 import { UnknownProviderError } from '../core/errors';
 import { gatewayHeader, isStrict, readGatewayConfig } from '../core/gateway-headers';
@@ -14,13 +15,21 @@ import {
   toOpenAiError,
 } from '../providers/anthropic';
 import { sendJson } from './respond';
-import { callProvider, providerBase } from './upstream-call';
+import {
+  MAX_UPSTREAM_ERROR_BYTES,
+  MAX_UPSTREAM_EVENT_BYTES,
+  callProvider,
+  providerBase,
+  readUpstreamJson,
+  readUpstreamText,
+} from './upstream-call';
 
 /** What the chat completion handler needs. */
 export interface ChatContext {
   catalog: Catalog;
   dispatcher: Dispatcher;
   timeoutMs: number;
+  callerId: CallerIdResolver;
 }
 
 /** Runs one chat completion (also used by prompt templates), streaming or not. */
@@ -39,7 +48,7 @@ export async function runChatCompletion(
   );
   if (provider.provider !== 'anthropic')
     throw new UnknownProviderError(`@${provider.slug} does not serve chat completions.`, { param: 'model' });
-  const request = toAnthropicRequest(body, { model });
+  const request = toAnthropicRequest(body, { model, callerId: context.callerId(req) });
   const strict = isStrict(req.headers, config);
   const stream = request.stream === true;
   const base = providerBase(provider.baseUrl ?? anthropicApi.defaultBaseUrl);
@@ -56,7 +65,7 @@ export async function runChatCompletion(
   });
   const clientModel = typeof bodyModel === 'string' ? bodyModel : model;
   if (response.statusCode >= 400) {
-    const text = await response.body.text();
+    const text = await readUpstreamText(response.body, MAX_UPSTREAM_ERROR_BYTES);
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
@@ -69,7 +78,7 @@ export async function runChatCompletion(
     return;
   }
   if (!stream) {
-    const completion = toChatCompletion((await response.body.json()) as Record<string, unknown>, {
+    const completion = toChatCompletion(await readUpstreamJson(response.body), {
       strict,
       model: clientModel,
     });
@@ -85,26 +94,44 @@ export async function runChatCompletion(
     'x-accel-buffering': 'no',
   });
   res.flushHeaders();
+  // Bytes received since the last complete event: a provider that never ends an event (or a line)
+  // cannot make the gateway buffer without bound.
+  let pending = 0;
   const parser = createParser({
     onEvent(event) {
+      pending = 0;
       const frame = translator.push(event.event ?? 'message', event.data);
       if (frame) res.write(frame);
     },
   });
   const decoder = new TextDecoder();
   const upstream = response.body;
+  let oversized = false;
+  const resume = () => upstream.resume();
   // Each upstream chunk is converted and its frames written as undici delivers it ('data' events,
   // not an async iterator, which would join chunks that arrived while one was being converted).
   await new Promise<void>((resolve) => {
     const finish = () => {
       upstream.off('data', onData);
+      res.off('drain', resume);
       resolve();
     };
     const onData = (chunk: Buffer) => {
+      pending += chunk.length;
       parser.feed(decoder.decode(chunk, { stream: true }));
       // node:http holds writes until the next tick; the frames of this chunk leave now, together.
       res.uncork();
-      if (translator.done) finish();
+      if (translator.done) return finish();
+      if (pending > MAX_UPSTREAM_EVENT_BYTES) {
+        oversized = true;
+        upstream.destroy();
+        return finish();
+      }
+      // A client that reads slower than the provider writes holds the provider back, not memory.
+      if (res.writableNeedDrain) {
+        upstream.pause();
+        res.once('drain', resume);
+      }
     };
     upstream.on('data', onData);
     // An upstream stream that breaks ends here too; the client gets an error frame below.
@@ -112,7 +139,15 @@ export async function runChatCompletion(
     upstream.once('error', finish);
     upstream.once('close', finish);
   });
-  if (!translator.done) res.write(translator.abortFrame('The provider ended the stream early.'));
+  if (!translator.done) {
+    res.write(
+      translator.abortFrame(
+        oversized
+          ? 'The provider sent a stream event larger than the gateway reads.'
+          : 'The provider ended the stream early.',
+      ),
+    );
+  }
   res.end();
   drainUpstream(upstream);
 }

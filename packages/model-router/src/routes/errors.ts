@@ -10,16 +10,17 @@ export interface RenderableError {
   headers: Record<string, string>;
 }
 
-const TYPE_BY_STATUS: Record<number, string> = {
-  400: 'invalid_request_error',
-  401: 'authentication_error',
-  403: 'permission_error',
-  404: 'not_found_error',
-  413: 'invalid_request_error',
-  429: 'rate_limit_error',
-  502: 'api_error',
-  504: 'timeout_error',
-};
+const TYPE_BY_STATUS: ReadonlyMap<number, string> = new Map([
+  [400, 'invalid_request_error'],
+  [401, 'authentication_error'],
+  [403, 'permission_error'],
+  [404, 'not_found_error'],
+  [413, 'invalid_request_error'],
+  [415, 'invalid_request_error'],
+  [429, 'rate_limit_error'],
+  [502, 'api_error'],
+  [504, 'timeout_error'],
+]);
 
 /**
  * Any error as status, code, message, type, param and headers: errors with a numeric `status`
@@ -47,7 +48,7 @@ export function toRenderable(error: unknown): RenderableError {
     status: e.status,
     code: e.code,
     message: typeof e.message === 'string' ? e.message : 'Request failed.',
-    type: typeof e.type === 'string' ? e.type : (TYPE_BY_STATUS[e.status] ?? 'api_error'),
+    type: typeof e.type === 'string' ? e.type : (TYPE_BY_STATUS.get(e.status) ?? 'api_error'),
     param: typeof e.param === 'string' ? e.param : null,
     headers: typeof e.headers === 'object' && e.headers !== null ? (e.headers as Record<string, string>) : {},
   };
@@ -71,6 +72,6 @@ const ANTHROPIC_TYPES = new Set([
 
 /** The Anthropic error body: `{"type":"error","error":{"type","message"},"code"}`. */
 export function anthropicErrorBody(r: RenderableError): unknown {
-  const type = ANTHROPIC_TYPES.has(r.type) ? r.type : (TYPE_BY_STATUS[r.status] ?? 'api_error');
+  const type = ANTHROPIC_TYPES.has(r.type) ? r.type : (TYPE_BY_STATUS.get(r.status) ?? 'api_error');
   return { type: 'error', error: { type, message: r.message }, code: r.code };
 }

@@ -6,17 +6,37 @@ import { gatewayHeader, readGatewayConfig } from '../core/gateway-headers';
 import { anthropicApi } from '../providers/anthropic';
 import { upstreamJson } from '../core/streaming-json';
 import { callProvider, providerBase } from './upstream-call';
+import { providerUserId, type CallerIdResolver } from '../core/caller';
 
-const HOP_BY_HOP = new Set([
-  'connection',
-  'keep-alive',
-  'transfer-encoding',
-  'te',
-  'trailer',
-  'upgrade',
-  'proxy-authenticate',
-  'set-cookie',
+/** `metadata` with its `user_id` scoped to the caller (see `providerUserId`); nothing when there is none. */
+function scopedMetadata(metadata: unknown, callerId: string | undefined): { metadata?: unknown } {
+  if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata)) return {};
+  const userId = (metadata as Record<string, unknown>).user_id;
+  if (typeof userId !== 'string') return {};
+  return { metadata: { ...metadata, user_id: providerUserId(callerId, userId) } };
+}
+
+/**
+ * The provider's response headers a client gets (everything else, such as the provider's
+ * organisation id or its own `x-gateway-*` ids, stays in the gateway): the body's type, length and
+ * coding, retry advice, the provider's request id and rate-limit headers.
+ */
+const FORWARDED_RESPONSE_HEADERS: ReadonlySet<string> = new Set([
+  'content-type',
+  'content-length',
+  'content-encoding',
+  'retry-after',
+  'retry-after-ms',
+  'x-should-retry',
+  'request-id',
+  'x-request-id',
 ]);
+const FORWARDED_RESPONSE_PREFIXES: readonly string[] = ['anthropic-ratelimit-'];
+
+/** Whether a provider response header is passed to the client. */
+export function isForwardedResponseHeader(name: string): boolean {
+  return FORWARDED_RESPONSE_HEADERS.has(name) || FORWARDED_RESPONSE_PREFIXES.some((p) => name.startsWith(p));
+}
 
 /**
  * Native `/v1/messages` and `/v1/messages/count_tokens`: the body forwarded with the model's
@@ -24,7 +44,7 @@ const HOP_BY_HOP = new Set([
  * upstream bytes streamed back unchanged. Throws the router's errors before anything is written.
  */
 export async function runNativeMessages(
-  context: { catalog: Catalog; dispatcher: Dispatcher; timeoutMs: number },
+  context: { catalog: Catalog; dispatcher: Dispatcher; timeoutMs: number; callerId: CallerIdResolver },
   endpoint: 'messages' | 'countTokens',
   req: IncomingMessage,
   res: ServerResponse,
@@ -53,7 +73,7 @@ export async function runNativeMessages(
     origin: base.origin,
     path: `${base.path}${anthropicApi.endpoints[endpoint]}${query === -1 ? '' : url.slice(query)}`,
     headers: anthropicApi.headers(provider, req.headers, accept),
-    body: upstreamJson({ ...body, model }, req.headers),
+    body: upstreamJson({ ...body, model, ...scopedMetadata(body.metadata, context.callerId(req)) }, req.headers),
     timeoutMs: config.request_timeout ?? context.timeoutMs,
     config,
     target: provider.slug,
@@ -62,7 +82,7 @@ export async function runNativeMessages(
   res.statusCode = response.statusCode;
   for (const name in response.headers) {
     const value = response.headers[name];
-    if (value !== undefined && !HOP_BY_HOP.has(name)) res.setHeader(name, value);
+    if (value !== undefined && isForwardedResponseHeader(name)) res.setHeader(name, value);
   }
   // Event streams start now; other answers leave with their first bytes (one write fewer).
   if (String(response.headers['content-type'] ?? '').startsWith('text/event-stream')) res.flushHeaders();

@@ -5,6 +5,7 @@ import { gatewayHeader } from '../core/gateway-headers';
 import { parseBodyLimit, readJsonBody } from '../core/json-body';
 import { PromptStore, type PromptTemplate } from '../core/prompts';
 import { createDispatcher } from '../core/upstream';
+import { defaultCallerId, type CallerIdResolver } from '../core/caller';
 import { MODEL_PROVIDERS } from '../providers';
 import { runChatCompletion, type ChatContext } from './chat-completions';
 import { runNativeMessages } from './messages';
@@ -22,6 +23,12 @@ export interface ModelRouterOptions {
   bodyLimit?: string | number;
   /** Time to wait for a provider's response headers, in ms (`request_timeout` overrides it). Default 600000. */
   timeoutMs?: number;
+  /**
+   * Who is calling, for the provider's `metadata.user_id` (a digest of the caller and the request's
+   * `user`, so no caller can report itself as another's user). Default: `req.callerIdentity.subject`,
+   * as `@gw/identity-forwarding`'s `authenticate` sets it.
+   */
+  callerId?: CallerIdResolver;
   /**
    * Called with every failure that is not one of the router's own (rendered as
    * `500 internal_error`), for the host's log. Default: none.
@@ -60,7 +67,15 @@ export function createModelRoutes(options: ModelRouterOptions = {}): ModelRoutes
   if (options.timeoutMs !== undefined && !(Number.isFinite(options.timeoutMs) && options.timeoutMs > 0)) {
     throw new TypeError(`timeoutMs must be a positive number of milliseconds (got ${String(options.timeoutMs)}).`);
   }
-  const context: ChatContext = { catalog, dispatcher: createDispatcher(), timeoutMs: options.timeoutMs ?? 600_000 };
+  if (options.callerId !== undefined && typeof options.callerId !== 'function') {
+    throw new TypeError('callerId must be a function (req) => string | undefined.');
+  }
+  const context: ChatContext = {
+    catalog,
+    dispatcher: createDispatcher(),
+    timeoutMs: options.timeoutMs ?? 600_000,
+    callerId: options.callerId ?? defaultCallerId,
+  };
   const onInternalError = options.onInternalError;
 
   const fail = (res: ServerResponse, error: unknown, shape: ErrorShape) => {
@@ -68,13 +83,16 @@ export function createModelRoutes(options: ModelRouterOptions = {}): ModelRoutes
     if (onInternalError && rendered.code === 'internal_error') onInternalError(error);
   };
 
-  /** A route that reads the JSON body, then runs; its failures render in `shape`. */
+  /** A route that reads the JSON body, then runs; every failure, thrown or rejected, renders in `shape`. */
   const withJsonBody =
     (shape: ErrorShape, run: (req: IncomingMessage, res: ServerResponse, body: unknown) => Promise<void>) =>
-    (req: IncomingMessage, res: ServerResponse): Promise<void> =>
-      readJsonBody(req, limit)
-        .then((body) => run(req, res, body))
-        .catch((error: unknown) => fail(res, error, shape));
+    async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+      try {
+        await run(req, res, await readJsonBody(req, limit));
+      } catch (error) {
+        fail(res, error, shape);
+      }
+    };
 
   const chatCompletions = withJsonBody('openai', (req, res, body) => runChatCompletion(context, req, res, body));
   const messages = withJsonBody('anthropic', (req, res, body) =>

@@ -6,6 +6,7 @@ import { DEFAULT_RETRY_STATUSES, type GatewayRequestConfig } from '../core/gatew
 import { retryDelay } from '../core/retry';
 import type { ChunkedJson } from '../core/streaming-json';
 import { mapUpstreamError } from '../core/upstream';
+import { UpstreamInvalidResponseError } from '../core/errors';
 import { gatewayLocals } from './respond';
 
 /** One provider call, with the request's timeout and retry policy. */
@@ -110,4 +111,50 @@ export async function callProvider(call: ProviderCall): Promise<Dispatcher.Respo
     }
     return response;
   }
+}
+
+/** Most bytes of a provider's error body the gateway reads: 1 MiB. */
+export const MAX_UPSTREAM_ERROR_BYTES = 1024 * 1024;
+/** Most bytes of a provider's non-streamed answer the gateway reads: 32 MiB. */
+export const MAX_UPSTREAM_BODY_BYTES = 32 * 1024 * 1024;
+/** Most bytes of one server-sent event (or of a line with no end) in a provider's stream: 1 MiB. */
+export const MAX_UPSTREAM_EVENT_BYTES = 1024 * 1024;
+
+/**
+ * Reads a provider's body as text, at most `limitBytes` of it; a longer one is dropped (its
+ * connection closed) and the request fails with `502 upstream_invalid_response`.
+ */
+export function readUpstreamText(body: Dispatcher.ResponseData['body'], limitBytes: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    body.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limitBytes) {
+        body.destroy();
+        reject(new UpstreamInvalidResponseError('The provider sent a larger answer than the gateway reads.'));
+        return;
+      }
+      chunks.push(chunk);
+    });
+    body.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    body.once('error', () =>
+      reject(new UpstreamInvalidResponseError('The provider closed the connection before its answer was complete.')),
+    );
+  });
+}
+
+/** A provider's successful JSON answer: `502 upstream_invalid_response` when it is not a JSON object or too large. */
+export async function readUpstreamJson(body: Dispatcher.ResponseData['body']): Promise<Record<string, unknown>> {
+  const text = await readUpstreamText(body, MAX_UPSTREAM_BODY_BYTES);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new UpstreamInvalidResponseError('The provider answered with a body that is not a JSON object.');
+  }
+  return parsed as Record<string, unknown>;
 }

@@ -15,9 +15,13 @@ export interface RequestToSign {
   body: Uint8Array;
 }
 
-/** Decodes a raw query string into the parameters the signer canonicalises (order and encoding are its job). */
+/**
+ * Decodes a raw query string into the parameters the signer canonicalises (order and encoding are
+ * its job). The object has no prototype: a parameter named `__proto__` or `constructor` is a
+ * parameter like any other.
+ */
 export function parseQuery(query: string): Record<string, string | string[]> {
-  const params: Record<string, string | string[]> = {};
+  const params = Object.create(null) as Record<string, string | string[]>;
   if (query === '') return params;
   for (const pair of query.split('&')) {
     if (pair === '') continue;
@@ -31,7 +35,7 @@ export function parseQuery(query: string): Record<string, string | string[]> {
     };
     const key = decode(eq === -1 ? pair : pair.slice(0, eq));
     const value = eq === -1 ? '' : decode(pair.slice(eq + 1));
-    const existing = params[key];
+    const existing = Object.hasOwn(params, key) ? params[key] : undefined;
     params[key] = existing === undefined ? value : Array.isArray(existing) ? [...existing, value] : [existing, value];
   }
   return params;

@@ -18,16 +18,32 @@ export function mapUpstreamError(error: unknown): Error {
   return new UpstreamUnreachableError('The AWS endpoint could not be reached.');
 }
 
-/** Response headers that are not passed back (hop-by-hop). */
-export const HOP_BY_HOP_RESPONSE_HEADERS: ReadonlySet<string> = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-authenticate',
-  'proxy-connection',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
+/**
+ * The AWS response headers a client gets; everything else stays in the gateway (hop-by-hop
+ * headers, cookies, and any `x-gateway-*` id that would replace the gateway's own): the body's
+ * type, length and coding, retry advice, and AWS's request id and error type.
+ */
+const FORWARDED_RESPONSE_HEADERS: ReadonlySet<string> = new Set([
+  'content-type',
+  'content-length',
+  'content-encoding',
+  'retry-after',
+  'x-amzn-requestid',
+  'x-amz-request-id',
+  'x-amzn-errortype',
+  'x-amzn-errormessage',
 ]);
+const FORWARDED_RESPONSE_PREFIXES: readonly string[] = ['x-amzn-bedrock-'];
+
+/** Whether an AWS response header is passed to the client. */
+export function isForwardedResponseHeader(name: string): boolean {
+  return FORWARDED_RESPONSE_HEADERS.has(name) || FORWARDED_RESPONSE_PREFIXES.some((p) => name.startsWith(p));
+}
+
+/** Content types of streamed answers, whose headers leave before their first event. */
+export function isEventStream(contentType: unknown): boolean {
+  const type = String(contentType ?? '');
+  return type.startsWith('text/event-stream') || type.startsWith('application/vnd.amazon.eventstream');
+}
 
 export type { Dispatcher };

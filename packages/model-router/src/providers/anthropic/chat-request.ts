@@ -3,6 +3,7 @@ import { parseDataUrl } from '../../core/input-checks/data-url';
 import { toImageBlock } from '../../core/input-checks/image';
 import { acceptsImages, acceptsPdf } from '../../core/input-checks/model-capabilities';
 import { checkPdf } from '../../core/input-checks/pdf';
+import { providerUserId } from '../../core/caller';
 
 type Json = Record<string, unknown>;
 /** An Anthropic content block (loosely typed: the transforms build only valid shapes). */
@@ -21,6 +22,8 @@ export interface AnthropicMessagesRequest {
 export interface ChatRequestContext {
   /** Model id as sent upstream (the `@slug/` prefix removed). */
   model: string;
+  /** The authenticated caller, which scopes `user` (see `providerUserId`). Default: none. */
+  callerId?: string;
 }
 
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -300,7 +303,7 @@ export function toAnthropicRequest(body: unknown, context: ChatRequestContext): 
   if (toolChoice) request.tool_choice = toolChoice;
   if (body.user !== undefined && body.user !== null) {
     if (typeof body.user !== 'string') invalid('user must be a string.', 'user');
-    request.metadata = { user_id: body.user };
+    request.metadata = { user_id: providerUserId(context.callerId, body.user) };
   }
   return request;
 }

@@ -84,17 +84,17 @@ export function toChatCompletion(message: Json, context: ChatResponseContext): J
   };
 }
 
-const OPENAI_TYPE: Readonly<Record<string, string>> = {
-  invalid_request_error: 'invalid_request_error',
-  authentication_error: 'authentication_error',
-  permission_error: 'permission_error',
-  not_found_error: 'not_found_error',
-  request_too_large: 'invalid_request_error',
-  rate_limit_error: 'rate_limit_error',
-  api_error: 'api_error',
-  overloaded_error: 'api_error',
-  timeout_error: 'timeout_error',
-};
+const OPENAI_TYPE: ReadonlyMap<string, string> = new Map([
+  ['invalid_request_error', 'invalid_request_error'],
+  ['authentication_error', 'authentication_error'],
+  ['permission_error', 'permission_error'],
+  ['not_found_error', 'not_found_error'],
+  ['request_too_large', 'invalid_request_error'],
+  ['rate_limit_error', 'rate_limit_error'],
+  ['api_error', 'api_error'],
+  ['overloaded_error', 'api_error'],
+  ['timeout_error', 'timeout_error'],
+]);
 
 /** An upstream error body (any JSON or none) and status as an OpenAI error body. */
 export function toOpenAiError(
@@ -108,7 +108,7 @@ export function toOpenAiError(
       ? ((error as Json).message as string)
       : `The provider answered with status ${status}.`;
   const type =
-    OPENAI_TYPE[anthropicType] ??
+    OPENAI_TYPE.get(anthropicType) ??
     (status === 429 ? 'rate_limit_error' : status >= 500 ? 'api_error' : 'invalid_request_error');
   return { error: { message, type, param: null, code: anthropicType || `upstream_${status}` } };
 }
