@@ -14,7 +14,15 @@ export * from './core/prompts';
 export * from './core/retry';
 export { ProviderKey } from './core/secret';
 export { readJsonBody, parseBodyLimit, DEFAULT_BODY_LIMIT_BYTES } from './core/json-body';
-export { checkPdf, MAX_PDF_BYTES, MAX_PDF_PAGES } from './core/input-checks/pdf';
+export {
+  checkPdf,
+  PdfCheckBudget,
+  MAX_PDF_BYTES,
+  MAX_PDF_PAGES,
+  MAX_PDF_INFLATED_BYTES,
+  MAX_PDF_INFLATE_RATIO,
+  MAX_PDF_CHECK_MS,
+} from './core/input-checks/pdf';
 export { parseDataUrl } from './core/input-checks/data-url';
 export { acceptsImages, acceptsPdf } from './core/input-checks/model-capabilities';
 export * from './providers/anthropic';
