@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { inflate, inflateSync, type ZlibOptions } from 'node:zlib';
+import { createInflate, inflateSync } from 'node:zlib';
 import {
   InvalidPdfError,
   PdfEncryptedError,
@@ -60,8 +60,14 @@ export class PdfCheckBudget {
   }
 }
 
+/** Work done in slices: `due` when the current slice has lasted long enough, `pause` to yield. */
+export interface Slices {
+  due(): boolean;
+  pause(): Promise<void>;
+}
+
 /** One PDF's check: slices of work between turns of the event loop, charged to the budget. */
-class Scan {
+class Scan implements Slices {
   private sliceStart = performance.now();
 
   /** What this PDF may still inflate. */
@@ -117,7 +123,7 @@ class Scan {
       if (inflated === undefined) {
         this.charge();
         try {
-          inflated = await inflateAsync(data, { maxOutputLength: limit, chunkSize: ASYNC_INFLATE_CHUNK });
+          inflated = await inflateAsync(data, limit);
         } finally {
           this.sliceStart = performance.now();
         }
@@ -141,13 +147,36 @@ class Scan {
   }
 }
 
+/** The code of zlib's error past `maxOutputLength`, and of `inflateAsync`'s. */
+const TOO_LARGE = 'ERR_BUFFER_TOO_LARGE';
+
 function isTooLarge(error: unknown): boolean {
-  return (error as { code?: unknown } | null)?.code === 'ERR_BUFFER_TOO_LARGE';
+  return (error as { code?: unknown } | null)?.code === TOO_LARGE;
 }
 
-function inflateAsync(data: Buffer, options: ZlibOptions): Promise<Buffer> {
+/**
+ * Inflates on the libuv threadpool, a piece at a time, each piece copied into one buffer of
+ * `limit` bytes (allocated, not touched: its pages are used as it fills), so that no single
+ * step on the event loop copies more than a piece. Rejects with code ERR_BUFFER_TOO_LARGE past
+ * `limit`.
+ */
+function inflateAsync(data: Buffer, limit: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    inflate(data, options, (error, result) => (error ? reject(error) : resolve(result)));
+    const inflated = Buffer.allocUnsafe(limit);
+    let length = 0;
+    const inflater = createInflate({ chunkSize: ASYNC_INFLATE_CHUNK });
+    inflater.on('data', (piece: Buffer) => {
+      if (length + piece.length > limit) {
+        inflater.destroy();
+        reject(Object.assign(new RangeError('Inflated past the limit.'), { code: TOO_LARGE }));
+        return;
+      }
+      piece.copy(inflated, length);
+      length += piece.length;
+    });
+    inflater.once('error', reject);
+    inflater.once('end', () => resolve(inflated.subarray(0, length)));
+    inflater.end(data);
   });
 }
 
@@ -298,20 +327,33 @@ const BASE64_ALPHABET = new Uint8Array(256);
 for (const char of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_')
   BASE64_ALPHABET[char.charCodeAt(0)] = 1;
 
+const NOT_BASE64 = /[^A-Za-z0-9+/_-]+/g;
+const NOT_LATIN1 = /[^\x00-\xff]/;
+
 /**
- * The characters of `text` that Node's base64 decoder reads: the low byte of each character
- * (as Node reads two-byte strings), letters of either base64 alphabet kept, anything else
- * skipped, `=` ending the data.
+ * The characters of `text` that Node's base64 decoder reads: letters of either base64 alphabet
+ * kept, anything else skipped, `=` ending the data. Node reads only the low byte of characters
+ * past U+00FF (so U+0141 reads as `A`), which the slow path here does too.
  */
-function base64Characters(text: string): { characters: string; ended: boolean } {
+async function base64Characters(text: string, scan: Slices): Promise<{ characters: string; ended: boolean }> {
+  if (!NOT_LATIN1.test(text)) {
+    const end = text.indexOf('=');
+    const data = end === -1 ? text : text.slice(0, end);
+    return { characters: data.replace(NOT_BASE64, ''), ended: end !== -1 };
+  }
   const kept = Buffer.allocUnsafe(text.length);
   let length = 0;
+  let ended = false;
   for (let i = 0; i < text.length; i++) {
+    if ((i & 0xffff) === 0 && scan.due()) await scan.pause();
     const code = text.charCodeAt(i) & 0xff;
-    if (code === 0x3d /* = */) return { characters: kept.toString('latin1', 0, length), ended: true };
+    if (code === 0x3d /* = */) {
+      ended = true;
+      break;
+    }
     if (BASE64_ALPHABET[code] === 1) kept[length++] = code;
   }
-  return { characters: kept.toString('latin1', 0, length), ended: false };
+  return { characters: kept.toString('latin1', 0, length), ended };
 }
 
 /**
@@ -320,11 +362,7 @@ function base64Characters(text: string): { characters: string; ended: boolean } 
  * `=`) is first reduced to the characters Node reads, and an incomplete last group of four is
  * carried to the next chunk. Exported for the tests.
  */
-export async function decodeBase64(
-  base64: string,
-  scan: { due(): boolean; pause(): Promise<void> },
-  chunk = DECODE_CHUNK,
-): Promise<Buffer> {
+export async function decodeBase64(base64: string, scan: Slices, chunk = DECODE_CHUNK): Promise<Buffer> {
   const decoded = Buffer.allocUnsafe(Math.ceil((base64.length * 3) / 4));
   let length = 0;
   let carry = '';
@@ -342,7 +380,7 @@ export async function decodeBase64(
         continue;
       }
     }
-    const { characters, ended } = base64Characters(text);
+    const { characters, ended } = await base64Characters(text, scan);
     if (last || ended) {
       length += decoded.write(characters, length, 'base64');
       break;
