@@ -328,6 +328,7 @@ for (const char of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01234567
   BASE64_ALPHABET[char.charCodeAt(0)] = 1;
 
 const NOT_BASE64 = /[^A-Za-z0-9+/_-]+/g;
+// eslint-disable-next-line no-control-regex -- a range of characters, from U+0000
 const NOT_LATIN1 = /[^\x00-\xff]/;
 
 /**
