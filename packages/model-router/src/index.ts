@@ -17,7 +17,15 @@ export { defaultCallerId, providerUserId, type CallerIdResolver } from './core/c
 export { isForwardedResponseHeader } from './routes/messages';
 export { MAX_UPSTREAM_BODY_BYTES, MAX_UPSTREAM_ERROR_BYTES, MAX_UPSTREAM_EVENT_BYTES } from './routes/upstream-call';
 export { readJsonBody, parseBodyLimit, DEFAULT_BODY_LIMIT_BYTES } from './core/json-body';
-export { checkPdf, MAX_PDF_BYTES, MAX_PDF_PAGES } from './core/input-checks/pdf';
+export {
+  checkPdf,
+  PdfCheckBudget,
+  MAX_PDF_BYTES,
+  MAX_PDF_PAGES,
+  MAX_PDF_INFLATED_BYTES,
+  MAX_PDF_INFLATE_RATIO,
+  MAX_PDF_CHECK_MS,
+} from './core/input-checks/pdf';
 export { parseDataUrl } from './core/input-checks/data-url';
 export { acceptsImages, acceptsPdf } from './core/input-checks/model-capabilities';
 export * from './providers/anthropic';

@@ -114,10 +114,10 @@ const openAiRequest = fc.record({
 });
 
 describe('conversion properties', () => {
-  it('converts every well-formed OpenAI request into an Anthropic request that passes the schema', () => {
-    fc.assert(
-      fc.property(openAiRequest, (request) => {
-        const converted = toAnthropicRequest(JSON.parse(JSON.stringify(request)), { model: 'claude-sonnet-4-5' });
+  it('converts every well-formed OpenAI request into an Anthropic request that passes the schema', async () => {
+    await fc.assert(
+      fc.asyncProperty(openAiRequest, async (request) => {
+        const converted = await toAnthropicRequest(JSON.parse(JSON.stringify(request)), { model: 'claude-sonnet-4-5' });
         const result = anthropicRequest.safeParse(converted);
         if (!result.success) throw new Error(JSON.stringify(result.error.issues[0]));
       }),
@@ -125,9 +125,9 @@ describe('conversion properties', () => {
     );
   });
 
-  it('never throws anything but a ModelRouterError on arbitrary JSON', () => {
-    fc.assert(
-      fc.property(
+  it('never throws anything but a ModelRouterError on arbitrary JSON', async () => {
+    await fc.assert(
+      fc.asyncProperty(
         fc.oneof(
           fc.jsonValue(),
           fc.record({
@@ -137,9 +137,9 @@ describe('conversion properties', () => {
             tools: fc.jsonValue(),
           }),
         ),
-        (body) => {
+        async (body) => {
           try {
-            toAnthropicRequest(body, { model: 'claude-sonnet-4-5' });
+            await toAnthropicRequest(body, { model: 'claude-sonnet-4-5' });
           } catch (error) {
             expect(error).toBeInstanceOf(ModelRouterError);
             expect((error as ModelRouterError).status).toBeGreaterThanOrEqual(400);

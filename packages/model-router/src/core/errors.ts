@@ -105,6 +105,15 @@ export class PdfEncryptedError extends ModelRouterError {
   readonly status = 400;
 }
 
+/**
+ * A PDF whose checks would take more than their budget: object streams that inflate to more
+ * than 4 times the PDF's size (64 MiB for all PDFs of a request), or more than 2 s of work.
+ */
+export class PdfTooComplexError extends ModelRouterError {
+  readonly code = 'pdf_too_complex';
+  readonly status = 400;
+}
+
 /** Data declared as a PDF that is not one. */
 export class InvalidPdfError extends ModelRouterError {
   readonly code = 'invalid_pdf';

@@ -48,7 +48,7 @@ export async function runChatCompletion(
   );
   if (provider.provider !== 'anthropic')
     throw new UnknownProviderError(`@${provider.slug} does not serve chat completions.`, { param: 'model' });
-  const request = toAnthropicRequest(body, { model, callerId: context.callerId(req) });
+  const request = await toAnthropicRequest(body, { model, callerId: context.callerId(req) });
   const strict = isStrict(req.headers, config);
   const stream = request.stream === true;
   const base = providerBase(provider.baseUrl ?? anthropicApi.defaultBaseUrl);

@@ -1,11 +1,39 @@
-import { inflateSync } from 'node:zlib';
-import { InvalidPdfError, PdfEncryptedError, PdfTooLargeError, PdfTooManyPagesError } from '../errors';
+import { performance } from 'node:perf_hooks';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { createInflate, inflateSync } from 'node:zlib';
+import {
+  InvalidPdfError,
+  PdfEncryptedError,
+  PdfTooComplexError,
+  PdfTooLargeError,
+  PdfTooManyPagesError,
+} from '../errors';
 import { base64DecodedLength } from './data-url';
 
 /** Largest PDF accepted, decoded: 32 MiB. */
 export const MAX_PDF_BYTES = 32 * 1024 * 1024;
 /** Most pages a PDF may have. */
 export const MAX_PDF_PAGES = 100;
+/** Most bytes the PDF checks of one request inflate from compressed object streams, all PDFs together: 64 MiB. */
+export const MAX_PDF_INFLATED_BYTES = 64 * 1024 * 1024;
+/** Most bytes one PDF's object streams inflate to, as a multiple of the PDF's own size (at least 1 MiB). */
+export const MAX_PDF_INFLATE_RATIO = 4;
+/** Most event-loop time the PDF checks of one request take, all PDFs together: 2 s. */
+export const MAX_PDF_CHECK_MS = 2_000;
+
+/** What a small PDF may inflate whatever its size: its object streams can be most of it. */
+const MIN_PDF_INFLATE_ALLOWANCE = 1024 * 1024;
+/** Work done between two turns of the event loop. */
+const SLICE_MS = 3;
+/** Bytes searched by one native `indexOf` (a 32 MiB search can take 20-50 ms). */
+const WINDOW = 256 * 1024;
+/** Base64 characters decoded at once (about 1 ms). */
+const DECODE_CHUNK = 1024 * 1024;
+/** Streams this small inflate on the event loop, up to SYNC_INFLATE_OUTPUT (under about 1 ms)... */
+const SYNC_INFLATE_INPUT = 256 * 1024;
+const SYNC_INFLATE_OUTPUT = 256 * 1024;
+/** ...larger ones on the libuv threadpool, in pieces of this size. */
+const ASYNC_INFLATE_CHUNK = 1024 * 1024;
 
 const PDF_HEADER = Buffer.from('%PDF-');
 const ENCRYPT = Buffer.from('/Encrypt');
@@ -15,14 +43,190 @@ const COUNT = Buffer.from('/Count');
 const OBJSTM = Buffer.from('/ObjStm');
 const STREAM = Buffer.from('stream');
 const ENDSTREAM = Buffer.from('endstream');
+const OPEN = Buffer.from('<<');
+const CLOSE = Buffer.from('>>');
+
+/**
+ * What the PDF checks of one request may still spend: bytes inflated from object streams and
+ * milliseconds of event-loop time. One per request, shared by all its PDFs.
+ */
+export class PdfCheckBudget {
+  inflatedBytes: number;
+  milliseconds: number;
+
+  constructor(limits: { inflatedBytes?: number; milliseconds?: number } = {}) {
+    this.inflatedBytes = limits.inflatedBytes ?? MAX_PDF_INFLATED_BYTES;
+    this.milliseconds = limits.milliseconds ?? MAX_PDF_CHECK_MS;
+  }
+}
+
+/** Work done in slices: `due` when the current slice has lasted long enough, `pause` to yield. */
+export interface Slices {
+  due(): boolean;
+  pause(): Promise<void>;
+}
+
+/** One PDF's check: slices of work between turns of the event loop, charged to the budget. */
+class Scan implements Slices {
+  private sliceStart = performance.now();
+
+  /** What this PDF may still inflate. */
+  inflateLeft = 0;
+
+  constructor(
+    private readonly budget: PdfCheckBudget,
+    private readonly param: string,
+  ) {}
+
+  /** True when the current slice has lasted long enough: time to `pause`. */
+  due(): boolean {
+    return performance.now() - this.sliceStart >= SLICE_MS;
+  }
+
+  /** Ends the current slice: charges its time, refusing the PDF when the time budget is spent. */
+  charge(): void {
+    const now = performance.now();
+    this.budget.milliseconds -= now - this.sliceStart;
+    this.sliceStart = now;
+    if (this.budget.milliseconds < 0) {
+      throw new PdfTooComplexError(
+        `The PDF is too complex to check: reading its structure takes more than ${MAX_PDF_CHECK_MS / 1000} s.`,
+        { param: this.param },
+      );
+    }
+  }
+
+  /** Lets the event loop serve other requests, then starts a new slice. */
+  async pause(): Promise<void> {
+    this.charge();
+    await nextTurn();
+    this.sliceStart = performance.now();
+  }
+
+  /**
+   * Inflates one Flate stream within what is left of the budgets; undefined when it is not a
+   * Flate stream. Small streams inflate here (bounded to about 1 ms), larger ones on the libuv
+   * threadpool, whose time is not charged: the byte budget bounds it.
+   */
+  async inflate(data: Buffer): Promise<Buffer | undefined> {
+    const limit = Math.min(this.inflateLeft, this.budget.inflatedBytes);
+    if (limit < 1) throw this.tooMuchInflated();
+    let inflated: Buffer | undefined;
+    try {
+      if (data.length <= SYNC_INFLATE_INPUT) {
+        try {
+          inflated = inflateSync(data, { maxOutputLength: Math.min(limit, SYNC_INFLATE_OUTPUT) });
+        } catch (error) {
+          if (!(isTooLarge(error) && limit > SYNC_INFLATE_OUTPUT)) throw error;
+        }
+      }
+      if (inflated === undefined) {
+        this.charge();
+        try {
+          inflated = await inflateAsync(data, limit);
+        } finally {
+          this.sliceStart = performance.now();
+        }
+      }
+    } catch (error) {
+      if (error instanceof PdfTooComplexError) throw error;
+      if (isTooLarge(error)) throw this.tooMuchInflated();
+      return undefined;
+    }
+    this.inflateLeft -= inflated.length;
+    this.budget.inflatedBytes -= inflated.length;
+    return inflated;
+  }
+
+  private tooMuchInflated(): PdfTooComplexError {
+    return new PdfTooComplexError(
+      `The PDF is too complex to check: its compressed object streams inflate to more than ${MAX_PDF_INFLATE_RATIO} ` +
+        `times its size (or more than ${MAX_PDF_INFLATED_BYTES / 1024 / 1024} MB for all PDFs of the request).`,
+      { param: this.param },
+    );
+  }
+}
+
+/** The code of zlib's error past `maxOutputLength`, and of `inflateAsync`'s. */
+const TOO_LARGE = 'ERR_BUFFER_TOO_LARGE';
+
+function isTooLarge(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === TOO_LARGE;
+}
+
+/**
+ * Inflates on the libuv threadpool, a piece at a time, each piece copied into one buffer of
+ * `limit` bytes (allocated, not touched: its pages are used as it fills), so that no single
+ * step on the event loop copies more than a piece. Rejects with code ERR_BUFFER_TOO_LARGE past
+ * `limit`.
+ */
+function inflateAsync(data: Buffer, limit: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const inflated = Buffer.allocUnsafe(limit);
+    let length = 0;
+    const inflater = createInflate({ chunkSize: ASYNC_INFLATE_CHUNK });
+    inflater.on('data', (piece: Buffer) => {
+      if (length + piece.length > limit) {
+        inflater.destroy();
+        reject(Object.assign(new RangeError('Inflated past the limit.'), { code: TOO_LARGE }));
+        return;
+      }
+      piece.copy(inflated, length);
+      length += piece.length;
+    });
+    inflater.once('error', reject);
+    inflater.once('end', () => resolve(inflated.subarray(0, length)));
+    inflater.end(data);
+  });
+}
 
 function isSpace(byte: number | undefined): boolean {
   return byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09 || byte === 0x0c || byte === 0x00;
 }
 
-function readInteger(buffer: Buffer, at: number): number | undefined {
+/** The first position at or after `from` where `needle` starts, or -1; searched a window at a time. */
+async function find(buffer: Buffer, needle: Buffer, from: number, scan: Scan): Promise<number> {
+  for (let at = Math.max(from, 0); at < buffer.length; at += WINDOW) {
+    if (scan.due()) await scan.pause();
+    const hit = buffer.subarray(at, at + WINDOW + needle.length - 1).indexOf(needle);
+    if (hit !== -1) return at + hit;
+  }
+  return -1;
+}
+
+/** The last position in [from, to] where `needle` starts, or -1; searched a window at a time. */
+async function findLast(buffer: Buffer, needle: Buffer, from: number, to: number, scan: Scan): Promise<number> {
+  for (let top = to; top >= from; top -= WINDOW) {
+    if (scan.due()) await scan.pause();
+    const bottom = Math.max(from, top - WINDOW + 1);
+    const hit = buffer.subarray(bottom, top + needle.length).lastIndexOf(needle);
+    if (hit !== -1) return bottom + hit;
+  }
+  return -1;
+}
+
+/** The first position at or after `at` that is not white space. */
+async function skipSpaces(buffer: Buffer, at: number, scan: Scan): Promise<number> {
   let i = at;
-  while (isSpace(buffer[i])) i++;
+  while (isSpace(buffer[i])) {
+    i++;
+    if ((i & 0xffff) === 0 && scan.due()) await scan.pause();
+  }
+  return i;
+}
+
+/** Going back from `at`, the first position that is not white space (0 at the latest). */
+async function skipSpacesBack(buffer: Buffer, at: number, scan: Scan): Promise<number> {
+  let i = at;
+  while (i > 0 && isSpace(buffer[i])) {
+    i--;
+    if ((i & 0xffff) === 0 && scan.due()) await scan.pause();
+  }
+  return i;
+}
+
+async function readInteger(buffer: Buffer, at: number, scan: Scan): Promise<number | undefined> {
+  let i = await skipSpaces(buffer, at, scan);
   let value = 0;
   const start = i;
   while (i < buffer.length && (buffer[i] as number) >= 0x30 && (buffer[i] as number) <= 0x39 && i - start < 9) {
@@ -33,53 +237,160 @@ function readInteger(buffer: Buffer, at: number): number | undefined {
 }
 
 /** True when `/Encrypt` is used as a dictionary key (followed by a reference or a dictionary). */
-function isEncrypted(buffer: Buffer): boolean {
-  for (let at = buffer.indexOf(ENCRYPT); at !== -1; at = buffer.indexOf(ENCRYPT, at + ENCRYPT.length)) {
-    let i = at + ENCRYPT.length;
-    while (isSpace(buffer[i])) i++;
-    const next = buffer[i] as number;
+async function isEncrypted(buffer: Buffer, scan: Scan): Promise<boolean> {
+  for (
+    let at = await find(buffer, ENCRYPT, 0, scan);
+    at !== -1;
+    at = await find(buffer, ENCRYPT, at + ENCRYPT.length, scan)
+  ) {
+    const next = buffer[await skipSpaces(buffer, at + ENCRYPT.length, scan)] as number;
     if ((next >= 0x30 && next <= 0x39) || next === 0x3c /* < */) return true;
   }
   return false;
 }
 
-/** The largest `/Count` of a `/Type /Pages` dictionary: the root page tree's page count. */
-function pageTreeCount(buffer: Buffer): number | undefined {
+/**
+ * The largest `/Count` of a `/Type /Pages` dictionary: the root page tree's page count. For each
+ * `/Type /Pages`, the dictionary runs from the last `<<` before it to the first `>>` after it,
+ * and its `/Count` is the first one after that `<<`. Those positions only move forward from one
+ * `/Pages` to the next, so each is found from where the previous search left off: every byte
+ * is searched once, whatever the PDF holds.
+ */
+async function pageTreeCount(buffer: Buffer, scan: Scan): Promise<number | undefined> {
   let best: number | undefined;
-  for (let at = buffer.indexOf(PAGES); at !== -1; at = buffer.indexOf(PAGES, at + PAGES.length)) {
-    let i = at - 1;
-    while (i > 0 && isSpace(buffer[i])) i--;
+  let open = -1; // the last `<<` before `openFrom`
+  let openFrom = 0;
+  let close: number | undefined; // the first `>>` at or after the last `/Pages` that needed it (-1: none)
+  let countFrom = -1;
+  let count = -1; // the first `/Count` at or after `countFrom` (-1: none)
+  let valueAt = -1;
+  let value: number | undefined;
+  for (
+    let at = await find(buffer, PAGES, 0, scan);
+    at !== -1;
+    at = await find(buffer, PAGES, at + PAGES.length, scan)
+  ) {
+    const i = await skipSpacesBack(buffer, at - 1, scan);
     if (i < TYPE.length - 1 || !buffer.subarray(i - TYPE.length + 1, i + 1).equals(TYPE)) continue;
-    const start = buffer.lastIndexOf('<<', at);
-    const end = buffer.indexOf('>>', at);
-    if (start === -1 || end === -1) continue;
-    const count = buffer.indexOf(COUNT, start);
-    if (count === -1 || count > end) continue;
-    const value = readInteger(buffer, count + COUNT.length);
+    if (openFrom <= at) {
+      const found = await findLast(buffer, OPEN, openFrom, at, scan);
+      if (found !== -1) open = found;
+      openFrom = at + 1;
+    }
+    if (close === undefined || (close !== -1 && close < at)) close = await find(buffer, CLOSE, at, scan);
+    if (open === -1 || close === -1) continue;
+    if (countFrom === -1 || (count !== -1 && count < open)) {
+      count = await find(buffer, COUNT, open, scan);
+      countFrom = open;
+    }
+    if (count === -1 || count > close) continue;
+    if (valueAt !== count) {
+      value = await readInteger(buffer, count + COUNT.length, scan);
+      valueAt = count;
+    }
     if (value !== undefined && (best === undefined || value > best)) best = value;
   }
   return best;
 }
 
 /** Page count from compressed object streams (PDF 1.5+), which hide the page tree. */
-function objectStreamPageCount(buffer: Buffer): number | undefined {
+async function objectStreamPageCount(buffer: Buffer, scan: Scan): Promise<number | undefined> {
   let best: number | undefined;
-  for (let at = buffer.indexOf(OBJSTM); at !== -1; at = buffer.indexOf(OBJSTM, at + OBJSTM.length)) {
-    const streamAt = buffer.indexOf(STREAM, at);
-    const endAt = buffer.indexOf(ENDSTREAM, streamAt);
-    if (streamAt === -1 || endAt === -1) continue;
+  let streamAt = -1; // the first `stream` at or after the current `/ObjStm`
+  let endAt = -1; // the first `endstream` at or after `streamAt`
+  let previousData = -1;
+  for (
+    let at = await find(buffer, OBJSTM, 0, scan);
+    at !== -1;
+    at = await find(buffer, OBJSTM, at + OBJSTM.length, scan)
+  ) {
+    if (streamAt < at) streamAt = await find(buffer, STREAM, at, scan);
+    if (streamAt === -1) break; // and none after either
+    if (endAt < streamAt) endAt = await find(buffer, ENDSTREAM, streamAt, scan);
+    if (endAt === -1) break;
     let dataStart = streamAt + STREAM.length;
     if (buffer[dataStart] === 0x0d) dataStart++;
     if (buffer[dataStart] === 0x0a) dataStart++;
-    try {
-      const inflated = inflateSync(buffer.subarray(dataStart, endAt), { maxOutputLength: 16 * 1024 * 1024 });
-      const count = pageTreeCount(inflated);
-      if (count !== undefined && (best === undefined || count > best)) best = count;
-    } catch {
-      // Not a Flate stream we can read: the page count stays unknown.
-    }
+    // Several `/ObjStm` before one stream name the same stream: it is read once.
+    if (dataStart === previousData) continue;
+    previousData = dataStart;
+    const inflated = await scan.inflate(buffer.subarray(dataStart, endAt));
+    // Not a Flate stream we can read: the page count stays unknown.
+    if (inflated === undefined) continue;
+    const count = await pageTreeCount(inflated, scan);
+    if (count !== undefined && (best === undefined || count > best)) best = count;
   }
   return best;
+}
+
+const BASE64_ALPHABET = new Uint8Array(256);
+for (const char of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_')
+  BASE64_ALPHABET[char.charCodeAt(0)] = 1;
+
+const NOT_BASE64 = /[^A-Za-z0-9+/_-]+/g;
+// eslint-disable-next-line no-control-regex -- a range of characters, from U+0000
+const NOT_LATIN1 = /[^\x00-\xff]/;
+
+/**
+ * The characters of `text` that Node's base64 decoder reads: letters of either base64 alphabet
+ * kept, anything else skipped, `=` ending the data. Node reads only the low byte of characters
+ * past U+00FF (so U+0141 reads as `A`), which the slow path here does too.
+ */
+async function base64Characters(text: string, scan: Slices): Promise<{ characters: string; ended: boolean }> {
+  if (!NOT_LATIN1.test(text)) {
+    const end = text.indexOf('=');
+    const data = end === -1 ? text : text.slice(0, end);
+    return { characters: data.replace(NOT_BASE64, ''), ended: end !== -1 };
+  }
+  const kept = Buffer.allocUnsafe(text.length);
+  let length = 0;
+  let ended = false;
+  for (let i = 0; i < text.length; i++) {
+    if ((i & 0xffff) === 0 && scan.due()) await scan.pause();
+    const code = text.charCodeAt(i) & 0xff;
+    if (code === 0x3d /* = */) {
+      ended = true;
+      break;
+    }
+    if (BASE64_ALPHABET[code] === 1) kept[length++] = code;
+  }
+  return { characters: kept.toString('latin1', 0, length), ended };
+}
+
+/**
+ * `Buffer.from(base64, 'base64')`, byte for byte, decoded about a millisecond at a time. Plain
+ * base64 is decoded by Node a chunk at a time; a chunk with anything else in it (line breaks,
+ * `=`) is first reduced to the characters Node reads, and an incomplete last group of four is
+ * carried to the next chunk. Exported for the tests.
+ */
+export async function decodeBase64(base64: string, scan: Slices, chunk = DECODE_CHUNK): Promise<Buffer> {
+  const decoded = Buffer.allocUnsafe(Math.ceil((base64.length * 3) / 4));
+  let length = 0;
+  let carry = '';
+  for (let at = 0; at < base64.length;) {
+    if (scan.due()) await scan.pause();
+    const end = Math.min(at + chunk - carry.length, base64.length);
+    const text = carry + base64.slice(at, end);
+    at = end;
+    const last = end === base64.length;
+    if (!last && text.length % 4 === 0) {
+      const written = decoded.write(text, length, 'base64');
+      if (written === (text.length / 4) * 3) {
+        length += written;
+        carry = '';
+        continue;
+      }
+    }
+    const { characters, ended } = await base64Characters(text, scan);
+    if (last || ended) {
+      length += decoded.write(characters, length, 'base64');
+      break;
+    }
+    const whole = characters.length - (characters.length % 4);
+    length += decoded.write(characters.slice(0, whole), length, 'base64');
+    carry = characters.slice(whole);
+  }
+  return decoded.subarray(0, length);
 }
 
 /**
@@ -87,17 +398,26 @@ function objectStreamPageCount(buffer: Buffer): number | undefined {
  * decoding), the `%PDF-` header, encryption, and the page count (page tree `/Count`, including
  * inside compressed object streams). A PDF whose page count cannot be read passes through to
  * the provider, which has the last word. Never converts the PDF to a string.
+ *
+ * The work is done in slices of a few milliseconds, letting the event loop serve other requests
+ * in between, within `budget` (one per request, shared by its PDFs; a new one when not given):
+ * 2 s of event-loop time, and object streams inflated to at most 4 times the PDF's size (at
+ * least 1 MiB) and 64 MiB for the request. A PDF over budget is refused with `pdf_too_complex`.
  */
-export function checkPdf(base64: string, param: string): void {
+export async function checkPdf(base64: string, param: string, budget = new PdfCheckBudget()): Promise<void> {
   if (base64DecodedLength(base64) > MAX_PDF_BYTES) {
     throw new PdfTooLargeError('The PDF is larger than 32 MB.', { param });
   }
-  const pdf = Buffer.from(base64, 'base64');
-  const header = pdf.indexOf(PDF_HEADER);
-  if (header === -1 || header > 1024) throw new InvalidPdfError('The document is not a PDF.', { param });
-  if (isEncrypted(pdf))
+  const scan = new Scan(budget, param);
+  const pdf = await decodeBase64(base64, scan);
+  scan.inflateLeft = Math.max(pdf.length * MAX_PDF_INFLATE_RATIO, MIN_PDF_INFLATE_ALLOWANCE);
+  // `%PDF-` within its first 1 KiB: no need to search further.
+  const header = pdf.subarray(0, 1024 + PDF_HEADER.length).indexOf(PDF_HEADER);
+  if (header === -1) throw new InvalidPdfError('The document is not a PDF.', { param });
+  if (await isEncrypted(pdf, scan))
     throw new PdfEncryptedError('Encrypted or password-protected PDFs are not supported.', { param });
-  const pages = pageTreeCount(pdf) ?? objectStreamPageCount(pdf);
+  const pages = (await pageTreeCount(pdf, scan)) ?? (await objectStreamPageCount(pdf, scan));
+  scan.charge();
   if (pages !== undefined && pages > MAX_PDF_PAGES) {
     throw new PdfTooManyPagesError(`The PDF has ${pages} pages; at most ${MAX_PDF_PAGES} are accepted.`, { param });
   }

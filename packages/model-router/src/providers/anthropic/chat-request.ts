@@ -2,7 +2,7 @@ import { InvalidRequestError, MaxTokensRequiredError, UnsupportedInputError } fr
 import { parseDataUrl } from '../../core/input-checks/data-url';
 import { toImageBlock } from '../../core/input-checks/image';
 import { acceptsImages, acceptsPdf } from '../../core/input-checks/model-capabilities';
-import { checkPdf } from '../../core/input-checks/pdf';
+import { checkPdf, PdfCheckBudget } from '../../core/input-checks/pdf';
 import { providerUserId } from '../../core/caller';
 
 type Json = Record<string, unknown>;
@@ -39,10 +39,12 @@ function cacheControl(part: Json): Json {
 interface Usage {
   images: boolean;
   pdfs: boolean;
+  /** The PDFs to check, in the order they appear. */
+  pdfChecks: { base64: string; param: string }[];
 }
 
 function documentBlock(base64: string, param: string, extra: Json, usage: Usage): AnthropicBlock {
-  checkPdf(base64, param);
+  usage.pdfChecks.push({ base64, param });
   usage.pdfs = true;
   return { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: base64 }, ...extra };
 }
@@ -197,11 +199,45 @@ function positiveInteger(value: unknown): value is number {
 }
 
 /**
+ * Checks the PDFs in order, within one budget for the request; the first failure is thrown.
+ * These checks yield to the event loop as they go (see `checkPdf`).
+ */
+async function checkPdfs(pdfs: Usage['pdfChecks']): Promise<void> {
+  if (pdfs.length === 0) return;
+  const budget = new PdfCheckBudget();
+  for (const { base64, param } of pdfs) await checkPdf(base64, param, budget);
+}
+
+/**
  * Validates and converts an OpenAI chat completion body into an Anthropic Messages request.
  * Every input check (max_tokens, images, PDFs, thinking budget, model capabilities) runs here,
- * before any upstream call. Throws only ModelRouterError subclasses.
+ * before any upstream call. Rejects only with ModelRouterError subclasses, the same error the
+ * checks in body order would give: PDFs are checked after the rest of the conversion (they
+ * take time and yield to the event loop), and a failure of a PDF that comes before another
+ * failure wins, as if it had been checked where it stands.
  */
-export function toAnthropicRequest(body: unknown, context: ChatRequestContext): AnthropicMessagesRequest {
+export async function toAnthropicRequest(
+  body: unknown,
+  context: ChatRequestContext,
+): Promise<AnthropicMessagesRequest> {
+  const pdfs: Usage['pdfChecks'] = [];
+  let request: AnthropicMessagesRequest;
+  try {
+    request = convertChatRequest(body, context, pdfs);
+  } catch (error) {
+    // The PDFs met before this failure were checked before it in body order.
+    await checkPdfs(pdfs);
+    throw error;
+  }
+  await checkPdfs(pdfs);
+  return request;
+}
+
+function convertChatRequest(
+  body: unknown,
+  context: ChatRequestContext,
+  pdfChecks: Usage['pdfChecks'],
+): AnthropicMessagesRequest {
   if (!isObject(body)) invalid('The request body must be a JSON object.', 'body');
   const maxTokens = body.max_tokens ?? body.max_completion_tokens;
   if (maxTokens === undefined || maxTokens === null) {
@@ -218,7 +254,7 @@ export function toAnthropicRequest(body: unknown, context: ChatRequestContext): 
     );
   }
 
-  const usage: Usage = { images: false, pdfs: false };
+  const usage: Usage = { images: false, pdfs: false, pdfChecks };
   const system: AnthropicBlock[] = [];
   const messages: AnthropicMessagesRequest['messages'] = [];
   for (const [index, message] of body.messages.entries()) {
