@@ -5,6 +5,7 @@ import {
   CustomHostRequiredError,
   InvalidConfigHeaderError,
   RawBodyUnavailableError,
+  Sigv4ProxyError,
 } from './core/errors';
 import { resolveIntegration, type AwsIntegration, type ResolvedIntegration } from './core/integration';
 import { IntegrationSigner } from './core/signer';
@@ -206,7 +207,7 @@ export function sigv4Proxy(options: Sigv4ProxyOptions): RequestHandler {
       upstream.body.pipe(res);
     } catch (error) {
       if (abort.signal.aborted) return;
-      next(mapUpstreamError(error));
+      next(error instanceof Sigv4ProxyError ? error : mapUpstreamError(error));
     }
   }
 }

@@ -32,6 +32,15 @@ export class InvalidConfigHeaderError extends Sigv4ProxyError {
 }
 
 /** The request body is larger than the proxy accepts. */
+/**
+ * A query parameter the signer cannot sign faithfully: `__proto__`, which the SigV4 signing library
+ * leaves out of its canonical query, so AWS would refuse the signature.
+ */
+export class UnsupportedQueryParameterError extends Sigv4ProxyError {
+  readonly code = 'unsupported_query_parameter';
+  readonly status = 400;
+}
+
 export class BodyTooLargeError extends Sigv4ProxyError {
   readonly code = 'body_too_large';
   readonly status = 413;

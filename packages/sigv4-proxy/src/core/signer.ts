@@ -1,5 +1,6 @@
 import { Sha256 } from '@aws-crypto/sha256-js';
 import { SignatureV4 } from '@smithy/signature-v4';
+import { UnsupportedQueryParameterError } from './errors';
 import type { ResolvedIntegration } from './integration';
 
 /** Both the Bedrock agent and agent-runtime APIs sign as `bedrock`. */
@@ -17,8 +18,9 @@ export interface RequestToSign {
 
 /**
  * Decodes a raw query string into the parameters the signer canonicalises (order and encoding are
- * its job). The object has no prototype: a parameter named `__proto__` or `constructor` is a
- * parameter like any other.
+ * its job). The object has no prototype: a parameter named `constructor` or `toString` is a
+ * parameter like any other. A parameter named `__proto__` is refused with
+ * {@link UnsupportedQueryParameterError}: the signing library drops it from the canonical query.
  */
 export function parseQuery(query: string): Record<string, string | string[]> {
   const params = Object.create(null) as Record<string, string | string[]>;
@@ -34,6 +36,9 @@ export function parseQuery(query: string): Record<string, string | string[]> {
       }
     };
     const key = decode(eq === -1 ? pair : pair.slice(0, eq));
+    if (key === '__proto__') {
+      throw new UnsupportedQueryParameterError('A query parameter may not be named "__proto__".');
+    }
     const value = eq === -1 ? '' : decode(pair.slice(eq + 1));
     const existing = Object.hasOwn(params, key) ? params[key] : undefined;
     params[key] = existing === undefined ? value : Array.isArray(existing) ? [...existing, value] : [existing, value];
