@@ -31,4 +31,26 @@ export default tseslint.config(
       'no-console': 'off',
     },
   },
+  {
+    // The request path looks things up by strings clients send (content codings, slugs, config keys,
+    // query parameters): a plain object would answer "constructor" or "__proto__" from
+    // Object.prototype. Lookup tables there are Maps or Sets; membership is Object.hasOwn.
+    files: ['packages/*/src/**/*.ts', 'examples/server/src/**/*.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector:
+            ':matches(Program, ExportNamedDeclaration) > VariableDeclaration > VariableDeclarator[init.type="ObjectExpression"] > Identifier TSTypeReference[typeName.name="Record"]',
+          message:
+            'A lookup table keyed by strings must be a Map (or a Set): a plain object answers names such as "constructor" from Object.prototype.',
+        },
+        {
+          selector: 'BinaryExpression[operator="in"][left.type!="Literal"]',
+          message:
+            'Use Object.hasOwn(object, key) or a Map: `key in object` is true for "constructor" and "__proto__".',
+        },
+      ],
+    },
+  },
 );

@@ -202,9 +202,13 @@ it('answers every prototype property name, in every place that selects something
         const base = via === 'listener' ? listenerBase : appBase;
         const [answer, health] = await Promise.all([send(base, probe(name)), fetch(`${base}/healthz`)]);
         expect({ name, place, via, health: health.status }).toEqual({ name, place, via, health: 200 });
-        expect({ name, place, via, status: answer.status >= 400 && answer.status < 500, code: typeof answer.code }).toEqual(
-          { name, place, via, status: true, code: 'string' },
-        );
+        expect({
+          name,
+          place,
+          via,
+          status: answer.status >= 400 && answer.status < 500,
+          code: typeof answer.code,
+        }).toEqual({ name, place, via, status: true, code: 'string' });
         expect(escaped).toEqual([]);
       },
     ),

@@ -194,7 +194,12 @@ const VIA = () =>
 
 const json = (key = KEY_BOB) => ({ 'x-gateway-api-key': key, 'content-type': 'application/json' });
 const chat = (content: string, extra: Record<string, unknown> = {}) =>
-  JSON.stringify({ model: '@claude/claude-sonnet-4-5', max_tokens: 5, messages: [{ role: 'user', content }], ...extra });
+  JSON.stringify({
+    model: '@claude/claude-sonnet-4-5',
+    max_tokens: 5,
+    messages: [{ role: 'user', content }],
+    ...extra,
+  });
 
 async function post(base: string, path: string, body: string, headers: Record<string, string> = json()) {
   const response = await fetch(`${base}${path}`, { method: 'POST', headers, body });
@@ -335,7 +340,10 @@ describe('7. the RFC 9728 metadata URL in challenges', () => {
   it.each([0, 1])('names only configured slugs, built from configuration (%#)', async (i) => {
     const base = (VIA()[i] as readonly [string, string])[1];
     const challenge = async (path: string, host?: string) => {
-      const answer = await raw(base, `POST ${path} HTTP/1.1\r\nHost: ${host ?? '127.0.0.1'}\r\ncontent-length: 0\r\n\r\n`);
+      const answer = await raw(
+        base,
+        `POST ${path} HTTP/1.1\r\nHost: ${host ?? '127.0.0.1'}\r\ncontent-length: 0\r\n\r\n`,
+      );
       return { status: Number(answer.slice(9, 12)), header: /www-authenticate: (.*)\r\n/i.exec(answer)?.[1] };
     };
     const known = await challenge('/mcp/signed');

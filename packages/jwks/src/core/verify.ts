@@ -15,7 +15,11 @@ import type { KeyResolver } from './key-sets';
 /** Tokens longer than this many characters are refused before they are parsed. */
 export const MAX_TOKEN_BYTES = 16 * 1024;
 
-const HASH_OF: Readonly<Record<string, string>> = { RS256: 'sha256', RS384: 'sha384', RS512: 'sha512' };
+const HASH_OF: ReadonlyMap<string, string> = new Map([
+  ['RS256', 'sha256'],
+  ['RS384', 'sha384'],
+  ['RS512', 'sha512'],
+]);
 const BASE64URL = /^[A-Za-z0-9_-]*$/;
 
 /** Options of {@link verifyToken}. */
@@ -65,7 +69,7 @@ function asList(value: string | readonly string[] | undefined): readonly string[
 
 function checkAlgorithms(algorithms: readonly string[]): void {
   for (const alg of algorithms) {
-    if (!(alg in HASH_OF)) throw new TypeError(`algorithms may only contain RS256, RS384 or RS512, not "${alg}".`);
+    if (!HASH_OF.has(alg)) throw new TypeError(`algorithms may only contain RS256, RS384 or RS512, not "${alg}".`);
   }
 }
 
@@ -104,7 +108,7 @@ export async function verifyToken(token: string, options: VerifyTokenOptions): P
   const key = await options.keys.getKey(header.kid as string | undefined);
   if (key.asymmetricKeyType !== 'rsa') throw new InvalidSignatureError('The key does not fit the token algorithm.');
   const signed = verifySignature(
-    HASH_OF[alg] as string,
+    HASH_OF.get(alg) as string,
     Buffer.from(`${encodedHeader}.${encodedPayload}`),
     key,
     Buffer.from(encodedSignature, 'base64url'),

@@ -35,11 +35,14 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
  */
 export type ErrorShape = 'openai' | 'anthropic' | 'generic';
 
-const BODIES: Record<ErrorShape, (r: RenderableError) => unknown> = {
-  openai: openAiErrorBody,
-  anthropic: anthropicErrorBody,
-  generic: (r) => ({ error: { message: r.message, type: r.type, code: r.code } }),
-};
+const BODIES: ReadonlyMap<ErrorShape, (r: RenderableError) => unknown> = new Map<
+  ErrorShape,
+  (r: RenderableError) => unknown
+>([
+  ['openai', openAiErrorBody],
+  ['anthropic', anthropicErrorBody],
+  ['generic', (r) => ({ error: { message: r.message, type: r.type, code: r.code } })],
+]);
 
 /**
  * Renders an error in the route family's shape with its status and headers (`retry-after`,
@@ -53,6 +56,6 @@ export function sendError(res: ServerResponse, error: unknown, shape: ErrorShape
     return renderable;
   }
   for (const name in renderable.headers) res.setHeader(name, renderable.headers[name] as string);
-  sendJson(res, renderable.status, BODIES[shape](renderable));
+  sendJson(res, renderable.status, (BODIES.get(shape) ?? openAiErrorBody)(renderable));
   return renderable;
 }
