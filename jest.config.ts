@@ -12,7 +12,10 @@ const shared = {
     '^.+\\.[cm]?[tj]s$': ['ts-jest', { tsconfig: '<rootDir>/../../tsconfig.jest.json', diagnostics: false }],
   },
   // pnpm keeps packages under node_modules/.pnpm/<name>@<version>/node_modules/<name>.
-  transformIgnorePatterns: [`/node_modules/(?!(\\.pnpm/)?(${esmOnly.join('|')})[@/])`],
+  // (a scoped package's .pnpm folder is named with "+" for "/").
+  transformIgnorePatterns: [
+    `/node_modules/(?!(\\.pnpm/)?(${esmOnly.flatMap((n) => [n, n.replace('/', '\\+')]).join('|')})[@/])`,
+  ],
   moduleFileExtensions: ['ts', 'js', 'mjs', 'cjs', 'json'],
   testMatch: ['<rootDir>/test/**/*.test.ts'],
 } satisfies Config['projects'] extends (infer P)[] | undefined ? Exclude<P, string> : never;
@@ -22,6 +25,7 @@ const projects = [
   'packages/identity-forwarding',
   'packages/sigv4-proxy',
   'packages/model-router',
+  'packages/catalog',
   'examples/server',
 ].map((dir) => ({ ...shared, displayName: dir.split('/').pop(), rootDir: dir }));
 

@@ -1,0 +1,128 @@
+import { mkdirSync } from 'node:fs';
+import { PGlite } from '@electric-sql/pglite';
+import { Pool, type PoolClient } from 'pg';
+
+/** Runs SQL: the database itself, or one transaction on it. */
+export interface SqlExecutor {
+  query<Row = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<Row[]>;
+  /** Runs a script of several statements without parameters (migrations). */
+  exec(sql: string): Promise<void>;
+}
+
+/**
+ * One SQL dialect (PostgreSQL) on two engines: an embedded PGlite in a data directory (zero set-up,
+ * one instance) or a PostgreSQL server (`DATABASE_URL`, shared by every instance).
+ */
+export interface CatalogDatabase extends SqlExecutor {
+  /** `embedded` (PGlite) or `postgres`. */
+  readonly kind: 'embedded' | 'postgres';
+  /** Runs `work` in one transaction: committed when it resolves, rolled back when it throws. */
+  transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T>;
+  /** Calls `onNotify` on every NOTIFY of `channel`; resolves with a function that stops listening. */
+  listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>;
+  /** Closes every connection. */
+  close(): Promise<void>;
+}
+
+/** Options of {@link openPostgres}. */
+export interface PostgresOptions {
+  /** Most connections in the pool. Default 10. */
+  maxConnections?: number;
+  /** Longest wait for a connection or a query, in ms. Default 5000. */
+  timeoutMs?: number;
+  /** Called when the listening connection breaks (the database went away). Default: none. */
+  onListenError?: (error: Error) => void;
+}
+
+/** The embedded database: PGlite (PostgreSQL compiled to WebAssembly) in `dataDir`, created when missing. */
+export async function openEmbeddedDatabase(dataDir: string): Promise<CatalogDatabase> {
+  mkdirSync(dataDir, { recursive: true });
+  const db = await PGlite.create(dataDir);
+  return {
+    kind: 'embedded',
+    async query<Row>(sql: string, params: readonly unknown[] = []) {
+      return (await db.query<Row>(sql, params as unknown[])).rows;
+    },
+    async exec(sql: string) {
+      await db.exec(sql);
+    },
+    transaction: (work) =>
+      db.transaction((tx) =>
+        work({
+          query: async <Row>(sql: string, params: readonly unknown[] = []) =>
+            (await tx.query<Row>(sql, params as unknown[])).rows,
+          exec: async (sql: string) => {
+            await tx.exec(sql);
+          },
+        }),
+      ),
+    listen: async (channel, onNotify) => {
+      const stop = await db.listen(channel, onNotify);
+      return async () => stop();
+    },
+    close: () => db.close(),
+  };
+}
+
+/** A PostgreSQL server at `url` (`postgres://user:password@host:port/database`). */
+export function openPostgres(url: string, options: PostgresOptions = {}): CatalogDatabase {
+  const timeoutMs = options.timeoutMs ?? 5_000;
+  const pool = new Pool({
+    connectionString: url,
+    max: options.maxConnections ?? 10,
+    connectionTimeoutMillis: timeoutMs,
+    query_timeout: timeoutMs,
+    idleTimeoutMillis: 30_000,
+  });
+  // A connection that breaks while idle must not end the process.
+  pool.on('error', () => undefined);
+  const listeners = new Set<PoolClient>();
+  return {
+    kind: 'postgres',
+    async query<Row>(sql: string, params: readonly unknown[] = []) {
+      return (await pool.query(sql, params as unknown[])).rows as Row[];
+    },
+    async exec(sql: string) {
+      await pool.query(sql);
+    },
+    async transaction(work) {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        const result = await work({
+          query: async <Row>(sql: string, params: readonly unknown[] = []) =>
+            (await client.query(sql, params as unknown[])).rows as Row[],
+          exec: async (sql: string) => {
+            await client.query(sql);
+          },
+        });
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw error;
+      } finally {
+        client.release();
+      }
+    },
+    async listen(channel, onNotify) {
+      const client = await pool.connect();
+      listeners.add(client);
+      client.on('notification', (message) => {
+        if (message.channel === channel) onNotify(message.payload ?? '');
+      });
+      client.on('error', (error) => options.onListenError?.(error));
+      await client.query(`LISTEN "${channel.replace(/"/g, '')}"`);
+      return async () => {
+        listeners.delete(client);
+        await client.query(`UNLISTEN "${channel.replace(/"/g, '')}"`).catch(() => undefined);
+        client.release();
+      };
+    },
+    async close() {
+      for (const client of listeners) client.release(true);
+      listeners.clear();
+      await pool.end();
+    },
+  };
+}

@@ -1,0 +1,59 @@
+/**
+ * Errors of the catalog. One class per failure, each with a stable `code`, the HTTP `status` the
+ * admin API answers with and, for invalid input, the field (`param`) it is about. Messages never
+ * contain a secret.
+ */
+export abstract class CatalogError extends Error {
+  /** Stable, machine-readable code (snake_case). */
+  abstract readonly code: string;
+  /** HTTP status of the admin API's answer. */
+  abstract readonly status: number;
+  /** OpenAI-style error type. */
+  readonly type: string = 'invalid_request_error';
+  /** The field the error is about, when there is one. */
+  readonly param: string | null;
+
+  constructor(message: string, param: string | null = null) {
+    super(message);
+    this.name = new.target.name;
+    this.param = param;
+  }
+}
+
+/** A field of a record is missing, unknown or of the wrong shape. */
+export class InvalidRecordError extends CatalogError {
+  readonly code = 'invalid_request';
+  readonly status = 400;
+}
+
+/** The slug (or prompt id) is already used by another record of the same kind, from either source. */
+export class SlugTakenError extends CatalogError {
+  readonly code = 'slug_taken';
+  readonly status = 409;
+}
+
+/** An update was based on a version that is no longer the record's. */
+export class VersionConflictError extends CatalogError {
+  readonly code = 'version_conflict';
+  readonly status = 409;
+}
+
+/** The record comes from the config file, which the admin API does not change. */
+export class ManagedByConfigFileError extends CatalogError {
+  readonly code = 'managed_by_config_file';
+  readonly status = 409;
+}
+
+/** No record of that kind has that slug or id. */
+export class RecordNotFoundError extends CatalogError {
+  readonly code = 'not_found';
+  readonly status = 404;
+  override readonly type = 'not_found_error';
+}
+
+/** A stored secret cannot be opened with any configured encryption key. */
+export class SecretUnreadableError extends CatalogError {
+  readonly code = 'secret_unreadable';
+  readonly status = 500;
+  override readonly type = 'api_error';
+}

@@ -1,0 +1,150 @@
+import type { CatalogDatabase } from './database';
+import { CATALOG_CHANNEL, type CatalogStore, type OpenedRecord } from './store';
+import type { RecordKind } from './records';
+
+/** The catalog as the request path reads it: plain, immutable maps, replaced whole on every change. */
+export interface CatalogSnapshot {
+  /** Records by slug (or prompt id, or API key id), per kind. */
+  readonly records: ReadonlyMap<RecordKind, ReadonlyMap<string, OpenedRecord>>;
+  /** When this snapshot was read from the database. */
+  readonly loadedAt: Date;
+}
+
+/** Whether the snapshot follows the database. */
+export interface LiveCatalogStatus {
+  /** `ok`, or `degraded` while the database cannot be read (the last snapshot is still served). */
+  state: 'ok' | 'degraded';
+  /** When the current snapshot was read. */
+  loadedAt: Date;
+  /** Why the last reload failed, while degraded (no secret, no connection string). */
+  reason?: string;
+}
+
+/** Options of {@link LiveCatalog}. */
+export interface LiveCatalogOptions {
+  /** A full reload this often, whatever notifications say, in ms (the safety net). Default 30000. */
+  reloadIntervalMs?: number;
+  /** How long a burst of notifications is gathered into one reload, in ms. Default 20. */
+  debounceMs?: number;
+  /** Called after every snapshot swap and every failed reload. Default: none. */
+  onChange?: (status: LiveCatalogStatus) => void;
+}
+
+const EMPTY: CatalogSnapshot = { records: new Map(), loadedAt: new Date(0) };
+
+/**
+ * Keeps an in-memory snapshot of the catalog, swapped atomically when the database changes:
+ * LISTEN for every instance's writes, a periodic full reload as the safety net. The request path
+ * reads {@link LiveCatalog.snapshot} and never waits on the database; when the database goes away
+ * the last snapshot is kept, the status says `degraded`, and the next successful reload catches up.
+ */
+export class LiveCatalog {
+  private current: CatalogSnapshot = EMPTY;
+  private state: LiveCatalogStatus = { state: 'ok', loadedAt: EMPTY.loadedAt };
+  private timer: NodeJS.Timeout | undefined;
+  private debounce: NodeJS.Timeout | undefined;
+  private unlisten: (() => Promise<void>) | undefined;
+  private reloading: Promise<void> | undefined;
+  private again = false;
+  private stopped = false;
+  private readonly reloadIntervalMs: number;
+  private readonly debounceMs: number;
+
+  constructor(
+    private readonly db: CatalogDatabase,
+    private readonly store: CatalogStore,
+    private readonly options: LiveCatalogOptions = {},
+  ) {
+    this.reloadIntervalMs = options.reloadIntervalMs ?? 30_000;
+    this.debounceMs = options.debounceMs ?? 20;
+    if (!(this.reloadIntervalMs > 0))
+      throw new TypeError('reloadIntervalMs must be a positive number of milliseconds.');
+  }
+
+  /** The current snapshot. Never waits. */
+  get snapshot(): CatalogSnapshot {
+    return this.current;
+  }
+
+  /** Whether the snapshot follows the database. */
+  get status(): LiveCatalogStatus {
+    return this.state;
+  }
+
+  /** Reads the first snapshot (throws when the database cannot be read), then follows changes. */
+  async start(): Promise<void> {
+    await this.load();
+    await this.subscribe();
+    this.timer = setInterval(() => void this.reload(), this.reloadIntervalMs);
+    this.timer.unref();
+  }
+
+  /** Reloads now (coalescing concurrent calls); failures are reported in the status, never thrown. */
+  reload(): Promise<void> {
+    if (this.reloading) {
+      this.again = true;
+      return this.reloading;
+    }
+    this.reloading = (async () => {
+      do {
+        this.again = false;
+        try {
+          await this.load();
+          if (!this.unlisten && !this.stopped) await this.subscribe();
+        } catch (error) {
+          this.state = { state: 'degraded', loadedAt: this.current.loadedAt, reason: describe(error) };
+          this.options.onChange?.(this.state);
+        }
+      } while (this.again && !this.stopped);
+    })().finally(() => {
+      this.reloading = undefined;
+    });
+    return this.reloading;
+  }
+
+  /** Stops following the database. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    clearTimeout(this.debounce);
+    await this.reloading;
+    await this.unlisten?.().catch(() => undefined);
+    this.unlisten = undefined;
+  }
+
+  private async load(): Promise<void> {
+    const rows = await this.store.loadAll();
+    const records = new Map<RecordKind, Map<string, OpenedRecord>>();
+    for (const row of rows) {
+      let byKind = records.get(row.kind);
+      if (!byKind) records.set(row.kind, (byKind = new Map()));
+      byKind.set(row.slug, row);
+    }
+    // One assignment: a request sees the old catalog or the new one, never a mixture.
+    this.current = { records, loadedAt: new Date() };
+    this.state = { state: 'ok', loadedAt: this.current.loadedAt };
+    this.options.onChange?.(this.state);
+  }
+
+  private async subscribe(): Promise<void> {
+    try {
+      this.unlisten = await this.db.listen(CATALOG_CHANNEL, () => {
+        clearTimeout(this.debounce);
+        this.debounce = setTimeout(() => void this.reload(), this.debounceMs);
+      });
+    } catch {
+      // Notifications come back with the database; the periodic reload covers the gap.
+      this.unlisten = undefined;
+    }
+  }
+
+  /** Called by the host when the listening connection broke (the database went away). */
+  connectionLost(): void {
+    this.unlisten = undefined;
+  }
+}
+
+function describe(error: unknown): string {
+  const code = (error as { code?: unknown })?.code;
+  return typeof code === 'string' ? `database unavailable (${code})` : 'database unavailable';
+}

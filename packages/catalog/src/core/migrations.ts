@@ -1,0 +1,72 @@
+import type { CatalogDatabase } from './database';
+
+/** One versioned schema change. Versions only ever grow; a released migration never changes. */
+export interface Migration {
+  version: number;
+  description: string;
+  sql: string;
+}
+
+/** The catalog's schema, in order. */
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    description: 'records and audit log',
+    sql: `
+      CREATE TABLE gw_records (
+        kind text NOT NULL,
+        id uuid PRIMARY KEY,
+        slug text NOT NULL,
+        version integer NOT NULL,
+        data jsonb NOT NULL,
+        secrets jsonb NOT NULL DEFAULT '{}'::jsonb,
+        hints jsonb NOT NULL DEFAULT '{}'::jsonb,
+        created_at timestamptz NOT NULL,
+        updated_at timestamptz NOT NULL,
+        UNIQUE (kind, slug)
+      );
+      CREATE TABLE gw_audit (
+        id bigserial PRIMARY KEY,
+        at timestamptz NOT NULL DEFAULT now(),
+        actor text NOT NULL,
+        action text NOT NULL,
+        kind text NOT NULL,
+        record_id uuid,
+        slug text NOT NULL,
+        version integer,
+        fields jsonb NOT NULL DEFAULT '[]'::jsonb
+      );
+      CREATE INDEX gw_audit_record ON gw_audit (kind, slug, id DESC);
+    `,
+  },
+];
+
+/** An arbitrary constant: the advisory lock that lets one instance migrate at a time. */
+const MIGRATION_LOCK = 7_305_011;
+
+/**
+ * Brings the schema up to date at start-up, in one transaction under an advisory lock, so several
+ * instances starting together migrate once. Returns the versions it applied.
+ */
+export async function migrate(db: CatalogDatabase, migrations: readonly Migration[] = MIGRATIONS): Promise<number[]> {
+  return db.transaction(async (tx) => {
+    await tx.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+    await tx.query(
+      'CREATE TABLE IF NOT EXISTS gw_schema_migrations (version integer PRIMARY KEY, description text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())',
+    );
+    const done = new Set(
+      (await tx.query<{ version: number }>('SELECT version FROM gw_schema_migrations')).map((r) => Number(r.version)),
+    );
+    const applied: number[] = [];
+    for (const migration of migrations) {
+      if (done.has(migration.version)) continue;
+      await tx.exec(migration.sql);
+      await tx.query('INSERT INTO gw_schema_migrations (version, description) VALUES ($1, $2)', [
+        migration.version,
+        migration.description,
+      ]);
+      applied.push(migration.version);
+    }
+    return applied;
+  });
+}

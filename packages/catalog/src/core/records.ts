@@ -1,0 +1,132 @@
+import { z } from 'zod';
+import { InvalidRecordError } from './errors';
+
+/** The kinds of record, as named in the admin API's paths. */
+export type RecordKind = 'providers' | 'mcp-servers' | 'prompts' | 'api-keys';
+
+/** Every kind, in the order the admin API lists them. */
+export const RECORD_KINDS: readonly RecordKind[] = ['providers', 'mcp-servers', 'prompts', 'api-keys'];
+
+const slug = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'must be letters, digits, ".", "_" or "-" (at most 64)');
+const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
+const models = z.discriminatedUnion('mode', [
+  z.strictObject({ mode: z.literal('all') }),
+  z.strictObject({
+    mode: z.literal('custom'),
+    models: z.array(z.string().min(1)).max(1000),
+    autoEnableNew: z.boolean().optional(),
+  }),
+]);
+
+const anthropicProvider = z.strictObject({
+  slug,
+  name: z.string().min(1).max(200).optional(),
+  provider: z.literal('anthropic'),
+  apiKey: z.string().min(1, 'must not be empty'),
+  baseUrl: httpUrl.optional(),
+  models: models.optional(),
+  defaultMaxTokens: z.number().int().min(1).max(1_000_000).optional(),
+});
+
+const bedrockProvider = z.strictObject({
+  slug,
+  name: z.string().min(1).max(200).optional(),
+  provider: z.literal('bedrock'),
+  accessKeyId: z.string().min(1, 'must not be empty'),
+  secretAccessKey: z.string().min(1, 'must not be empty'),
+  sessionToken: z.string().min(1).optional(),
+  region: z.string().regex(/^[a-z]{2}(-[a-z]+)+-\d+$/, 'must be an AWS region such as "us-east-1"'),
+  allowedHosts: z.array(z.string().min(1)).max(100).optional(),
+  models: models.optional(),
+});
+
+const mcpServer = z.strictObject({
+  slug,
+  url: httpUrl,
+  user_identity_forwarding: z
+    .strictObject({
+      method: z.enum(['claims_header', 'bearer', 'jwt_header']),
+      include_claims: z.array(z.string().min(1)).max(100).optional(),
+      header_name: z
+        .string()
+        .regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'must be an HTTP header name')
+        .optional(),
+      jwt_expiry_seconds: z.number().int().min(1).max(86_400).optional(),
+    })
+    .optional(),
+  forward_headers: z
+    .strictObject({
+      mode: z.enum(['all-except', 'only']).optional(),
+      headers: z.array(z.string().min(1)).max(100).optional(),
+    })
+    .optional(),
+  jwt_audience: z.string().min(1).optional(),
+  bearer_audience: z.string().min(1).optional(),
+});
+
+const prompt = z.looseObject({
+  id: slug,
+  provider: z.string().min(1),
+  model: z.string().min(1),
+  messages: z.array(z.looseObject({ role: z.string(), content: z.unknown() })).min(1),
+});
+
+const apiKeyUser = z.looseObject({
+  user_id: z.string().optional(),
+  sub: z.string().optional(),
+  email: z.string().optional(),
+  username: z.string().optional(),
+  workspace_id: z.string().optional(),
+  organisation_id: z.string().optional(),
+});
+const apiKey = z.strictObject({ user: apiKeyUser, name: z.string().min(1).max(200).optional() });
+
+/** The fields of each kind that are secrets: stored sealed, answered only as `<field>Hint`. */
+export const SECRET_FIELDS: ReadonlyMap<string, readonly string[]> = new Map([
+  ['anthropic', ['apiKey']],
+  ['bedrock', ['accessKeyId', 'secretAccessKey', 'sessionToken']],
+]);
+
+/** What a new record of `kind` is built from, validated; throws {@link InvalidRecordError} naming the field. */
+export function validateInput(kind: RecordKind, input: unknown): Record<string, unknown> {
+  const schema = schemaOf(kind, input);
+  const result = schema.safeParse(input);
+  if (!result.success) throw invalid(result.error);
+  return result.data as Record<string, unknown>;
+}
+
+function schemaOf(kind: RecordKind, input: unknown): z.ZodType {
+  switch (kind) {
+    case 'providers': {
+      const provider =
+        typeof input === 'object' && input !== null ? (input as { provider?: unknown }).provider : undefined;
+      if (provider === 'bedrock') return bedrockProvider;
+      if (provider === 'anthropic') return anthropicProvider;
+      throw new InvalidRecordError('provider must be "anthropic" or "bedrock".', 'provider');
+    }
+    case 'mcp-servers':
+      return mcpServer;
+    case 'prompts':
+      return prompt;
+    case 'api-keys':
+      return apiKey;
+  }
+}
+
+function invalid(error: z.ZodError): InvalidRecordError {
+  const issue = error.issues[0];
+  const path = (issue?.path ?? []).map(String);
+  if (issue?.code === 'unrecognized_keys') {
+    const key = issue.keys[0] ?? '';
+    return new InvalidRecordError(`Unknown field "${key.slice(0, 64)}".`, [...path, key].join('.'));
+  }
+  const param = path.join('.') || null;
+  return new InvalidRecordError(`${param ?? 'The record'}: ${issue?.message ?? 'is not valid'}.`, param);
+}
+
+/** The slug (or prompt id) that names a record in paths, from its validated input. */
+export function slugOf(kind: RecordKind, data: Record<string, unknown>): string {
+  return String(kind === 'prompts' ? data.id : data.slug);
+}

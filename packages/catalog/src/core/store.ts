@@ -1,0 +1,307 @@
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import type { CatalogDatabase, SqlExecutor } from './database';
+import { InvalidRecordError, RecordNotFoundError, SlugTakenError, VersionConflictError } from './errors';
+import { SECRET_FIELDS, slugOf, validateInput, type RecordKind } from './records';
+import { secretHint, type SecretBox } from './secret-box';
+
+/** The NOTIFY channel every write announces itself on (payload: the kind that changed). */
+export const CATALOG_CHANNEL = 'gw_catalog';
+
+/** A record as the admin API answers it: no secret, only `<field>Hint`. */
+export interface PublicRecord {
+  id: string;
+  version: number;
+  createdAt: string;
+  updatedAt: string;
+  source: 'admin' | 'config';
+  [field: string]: unknown;
+}
+
+/** A record with its secrets opened, for the gateway's in-memory snapshot only. Never answered. */
+export interface OpenedRecord {
+  kind: RecordKind;
+  id: string;
+  slug: string;
+  version: number;
+  data: Record<string, unknown>;
+  secrets: Record<string, string>;
+}
+
+/** One line of the audit log. Never a secret value: only the names of the fields that changed. */
+export interface AuditEntry {
+  id: number;
+  at: string;
+  actor: string;
+  action: 'create' | 'update' | 'delete' | 'revoke';
+  record: string;
+  version: number | null;
+  fields: string[];
+}
+
+interface Row {
+  kind: RecordKind;
+  id: string;
+  slug: string;
+  version: number;
+  data: Record<string, unknown>;
+  secrets: Record<string, string>;
+  hints: Record<string, string>;
+  created_at: Date | string;
+  updated_at: Date | string;
+}
+
+const iso = (value: Date | string) => (value instanceof Date ? value : new Date(value)).toISOString();
+
+function publicRecord(row: Row): PublicRecord {
+  const record: PublicRecord = {
+    id: row.id,
+    version: Number(row.version),
+    createdAt: iso(row.created_at),
+    updatedAt: iso(row.updated_at),
+    source: 'admin',
+    ...row.data,
+  };
+  for (const [field, hint] of Object.entries(row.hints)) record[`${field}Hint`] = hint;
+  return record;
+}
+
+/** Which fields of `data` are secrets. */
+function secretFieldsOf(kind: RecordKind, data: Record<string, unknown>): readonly string[] {
+  return kind === 'providers' ? (SECRET_FIELDS.get(String(data.provider)) ?? []) : [];
+}
+
+/**
+ * The catalog's records in the database: create, read, update (optimistic, on `version`),
+ * delete, each with a line in the audit log in the same transaction and a NOTIFY on commit.
+ * Secrets are sealed with the {@link SecretBox} before they reach the database.
+ */
+export class CatalogStore {
+  constructor(
+    private readonly db: CatalogDatabase,
+    private readonly box: SecretBox,
+  ) {}
+
+  /** Every record of `kind`, by slug. */
+  async list(kind: RecordKind): Promise<PublicRecord[]> {
+    const rows = await this.db.query<Row>('SELECT * FROM gw_records WHERE kind = $1 ORDER BY slug', [kind]);
+    return rows.map(publicRecord);
+  }
+
+  /** One record; {@link RecordNotFoundError} when there is none. */
+  async get(kind: RecordKind, slug: string): Promise<PublicRecord> {
+    return publicRecord(await this.row(this.db, kind, slug));
+  }
+
+  /**
+   * Creates a record from admin input. An API key is generated here: the answer carries it once,
+   * as `key`; the database keeps only its SHA-256.
+   */
+  async create(kind: RecordKind, input: unknown, actor: string): Promise<PublicRecord & { key?: string }> {
+    const data = validateInput(kind, input);
+    let key: string | undefined;
+    let slug: string;
+    if (kind === 'api-keys') {
+      key = `gw-${randomBytes(24).toString('base64url')}`;
+      slug = randomUUID();
+      data.keySha256 = createHash('sha256').update(key).digest('hex');
+    } else {
+      slug = slugOf(kind, data);
+    }
+    const { stored, secrets, hints } = this.seal(kind, slug, data, {});
+    if (key !== undefined) hints.key = secretHint(key);
+    const row = await this.db.transaction(async (tx) => {
+      const taken = await tx.query('SELECT 1 FROM gw_records WHERE kind = $1 AND slug = $2', [kind, slug]);
+      if (taken.length > 0) throw new SlugTakenError(`"${slug}" is already used.`, kind === 'prompts' ? 'id' : 'slug');
+      const now = new Date();
+      const id = kind === 'api-keys' ? slug : randomUUID();
+      const [created] = await tx.query<Row>(
+        `INSERT INTO gw_records (kind, id, slug, version, data, secrets, hints, created_at, updated_at)
+         VALUES ($1, $2, $3, 1, $4, $5, $6, $7, $7) ON CONFLICT (kind, slug) DO NOTHING RETURNING *`,
+        [kind, id, slug, JSON.stringify(stored), JSON.stringify(secrets), JSON.stringify(hints), now],
+      );
+      if (!created) throw new SlugTakenError(`"${slug}" is already used.`, 'slug');
+      await this.audit(tx, actor, 'create', kind, created, Object.keys(data));
+      return created;
+    });
+    return key === undefined ? publicRecord(row) : { ...publicRecord(row), key };
+  }
+
+  /**
+   * Applies a partial update based on `version`: the fields given replace the stored ones; a secret
+   * left out keeps its stored value. {@link VersionConflictError} when the record changed since.
+   */
+  async update(kind: RecordKind, slug: string, patch: unknown, actor: string): Promise<PublicRecord> {
+    if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) {
+      throw new InvalidRecordError('The body must be a JSON object with the fields to change and "version".', null);
+    }
+    const { version, ...changes } = patch as Record<string, unknown>;
+    if (!Number.isInteger(version)) {
+      throw new InvalidRecordError('version must be the version the change is based on.', 'version');
+    }
+    if (kind === 'api-keys')
+      throw new InvalidRecordError('An API key cannot be changed: revoke it and create another.', null);
+    return this.db.transaction(async (tx) => {
+      const row = await this.row(tx, kind, slug);
+      if (Number(row.version) !== version) {
+        throw new VersionConflictError(`The record is at version ${row.version}, not ${String(version)}.`, 'version');
+      }
+      const identity = kind === 'prompts' ? 'id' : 'slug';
+      if (Object.hasOwn(changes, identity) && changes[identity] !== slug) {
+        throw new InvalidRecordError(`${identity} cannot be changed.`, identity);
+      }
+      if (Object.hasOwn(changes, 'provider') && changes.provider !== row.data.provider) {
+        throw new InvalidRecordError('provider cannot be changed.', 'provider');
+      }
+      const opened = this.openSecrets(kind, row);
+      const data = validateInput(kind, { ...row.data, ...opened, ...changes });
+      const { stored, secrets, hints } = this.seal(kind, slug, data, row);
+      const [updated] = await tx.query<Row>(
+        `UPDATE gw_records SET data = $1, secrets = $2, hints = $3, version = version + 1, updated_at = $4
+         WHERE kind = $5 AND slug = $6 AND version = $7 RETURNING *`,
+        [JSON.stringify(stored), JSON.stringify(secrets), JSON.stringify(hints), new Date(), kind, slug, version],
+      );
+      if (!updated) throw new VersionConflictError('The record changed meanwhile.', 'version');
+      await this.audit(tx, actor, 'update', kind, updated, Object.keys(changes));
+      return publicRecord(updated);
+    });
+  }
+
+  /** Deletes a record (an API key: revokes it). */
+  async delete(kind: RecordKind, slug: string, actor: string): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      const [deleted] = await tx.query<Row>('DELETE FROM gw_records WHERE kind = $1 AND slug = $2 RETURNING *', [
+        kind,
+        slug,
+      ]);
+      if (!deleted) throw new RecordNotFoundError(`No ${kind} record "${slug.slice(0, 64)}".`);
+      await this.audit(tx, actor, kind === 'api-keys' ? 'revoke' : 'delete', kind, deleted, []);
+    });
+  }
+
+  /** The audit log, newest first; of one record when `record` is `<kind>/<slug-or-id>`. At most `limit` lines. */
+  async auditLog(record?: string, limit = 100): Promise<AuditEntry[]> {
+    const [kind, slug] =
+      record === undefined ? [] : [record.slice(0, record.indexOf('/')), record.slice(record.indexOf('/') + 1)];
+    const rows = await this.db.query<{
+      id: string;
+      at: Date | string;
+      actor: string;
+      action: AuditEntry['action'];
+      kind: string;
+      slug: string;
+      version: number | null;
+      fields: string[];
+    }>(
+      record === undefined
+        ? 'SELECT * FROM gw_audit ORDER BY id DESC LIMIT $1'
+        : 'SELECT * FROM gw_audit WHERE kind = $2 AND slug = $3 ORDER BY id DESC LIMIT $1',
+      record === undefined ? [limit] : [limit, kind, slug],
+    );
+    return rows.map((r) => ({
+      id: Number(r.id),
+      at: iso(r.at),
+      actor: r.actor,
+      action: r.action,
+      record: `${r.kind}/${r.slug}`,
+      version: r.version === null ? null : Number(r.version),
+      fields: r.fields,
+    }));
+  }
+
+  /** Every record with its secrets opened, for the in-memory snapshot. */
+  async loadAll(): Promise<OpenedRecord[]> {
+    const rows = await this.db.query<Row>('SELECT * FROM gw_records ORDER BY kind, slug');
+    return rows.map((row) => ({
+      kind: row.kind,
+      id: row.id,
+      slug: row.slug,
+      version: Number(row.version),
+      data: row.data,
+      secrets: this.openSecrets(row.kind, row),
+    }));
+  }
+
+  /**
+   * Re-seals every secret that is not under the current key (after `GATEWAY_ENCRYPTION_KEY`
+   * changed, with the old key still given as a previous key). Row by row, each in its own
+   * transaction, so the gateway keeps serving. Returns how many records were re-sealed.
+   */
+  async reseal(): Promise<number> {
+    let count = 0;
+    const rows = await this.db.query<Row>('SELECT * FROM gw_records');
+    for (const row of rows) {
+      if (Object.values(row.secrets).every((sealed) => this.box.isCurrent(sealed))) continue;
+      const opened = this.openSecrets(row.kind, row);
+      const secrets: Record<string, string> = {};
+      for (const [field, value] of Object.entries(opened)) {
+        secrets[field] = this.box.seal(value, `${row.kind}/${row.slug}/${field}`);
+      }
+      await this.db.query('UPDATE gw_records SET secrets = $1 WHERE id = $2 AND version = $3', [
+        JSON.stringify(secrets),
+        row.id,
+        row.version,
+      ]);
+      count++;
+    }
+    return count;
+  }
+
+  private async row(db: SqlExecutor, kind: RecordKind, slug: string): Promise<Row> {
+    const [row] = await db.query<Row>('SELECT * FROM gw_records WHERE kind = $1 AND slug = $2', [kind, slug]);
+    if (!row) throw new RecordNotFoundError(`No ${kind} record "${slug.slice(0, 64)}".`);
+    return row;
+  }
+
+  private openSecrets(kind: RecordKind, row: Pick<Row, 'slug' | 'secrets'>): Record<string, string> {
+    const opened: Record<string, string> = {};
+    for (const [field, sealed] of Object.entries(row.secrets)) {
+      opened[field] = this.box.open(sealed, `${kind}/${row.slug}/${field}`);
+    }
+    return opened;
+  }
+
+  private seal(
+    kind: RecordKind,
+    slug: string,
+    data: Record<string, unknown>,
+    previous: Partial<Pick<Row, 'hints'>>,
+  ): { stored: Record<string, unknown>; secrets: Record<string, string>; hints: Record<string, string> } {
+    const stored = { ...data };
+    const secrets: Record<string, string> = {};
+    const hints: Record<string, string> = { ...(previous.hints ?? {}) };
+    for (const field of secretFieldsOf(kind, data)) {
+      const value = stored[field];
+      delete stored[field];
+      if (typeof value !== 'string') {
+        delete hints[field];
+        continue;
+      }
+      secrets[field] = this.box.seal(value, `${kind}/${slug}/${field}`);
+      hints[field] = secretHint(value);
+    }
+    return { stored, secrets, hints };
+  }
+
+  private async audit(
+    tx: SqlExecutor,
+    actor: string,
+    action: AuditEntry['action'],
+    kind: RecordKind,
+    row: Row,
+    fields: string[],
+  ): Promise<void> {
+    await tx.query(
+      'INSERT INTO gw_audit (actor, action, kind, record_id, slug, version, fields) VALUES ($1, $2, $3, $4, $5, $6, $7)',
+      [
+        actor,
+        action,
+        kind,
+        row.id,
+        row.slug,
+        action === 'delete' || action === 'revoke' ? null : row.version,
+        JSON.stringify(fields.sort()),
+      ],
+    );
+    await tx.query('SELECT pg_notify($1, $2)', [CATALOG_CHANNEL, kind]);
+  }
+}
