@@ -31,8 +31,9 @@ export interface ModelRouterOptions {
    * Longest silence between two chunks of a provider's response body, in ms (the stream of a
    * streamed answer, or the body of any other). When it passes, a chat completion stream ends
    * with an OpenAI-shaped error frame, a native `/v1/messages` event stream with an Anthropic
-   * `event: error` frame, and any other answer is cut off (`504 upstream_timeout` when nothing
-   * was written yet). A client that reads slowly does not count. Default 60000.
+   * `event: error` frame, a non-streamed chat completion with `504 upstream_timeout`, and any
+   * other answer is cut off (its connection closed). A client that reads slowly does not count.
+   * Default 60000.
    */
   streamIdleTimeoutMs?: number;
   /**
