@@ -15,6 +15,9 @@ export {
   identityForwarding,
   mapUpstreamError,
   forwardedFor,
+  hasDotSegment,
+  upstreamQuery,
+  endToEndResponseHeaders,
   type IdentityForwardingOptions,
   type IdentityForwardingMiddleware,
 } from './express/mcp-proxy';

@@ -61,7 +61,8 @@ describe('jwt_header tokens', () => {
   it('honour jwt_audience, include_claims (other claim names too), header_name and jwt_expiry_seconds', async () => {
     await call('custom', '/extra?x=1');
     const request = upstream.requests.at(-1)!;
-    expect(request.url).toBe('/tools/mcp/extra?x=1');
+    // The configured query stays; the client's parameters follow it.
+    expect(request.url).toBe('/tools/mcp/extra?tenant=a&x=1');
     expect(request.headers['x-user-jwt']).toBeUndefined();
     const { payload } = await jose.jwtVerify(
       request.headers['x-identity'] as string,

@@ -21,12 +21,19 @@ export interface Sigv4ProxyOptions {
   maxBodyBytes?: number;
   /** Time to wait for the AWS response headers, in ms. Default 30000. */
   timeoutMs?: number;
+  /**
+   * Longest silence between two chunks of an AWS response body once its headers arrived, in ms
+   * (a stream included); after it the gateway closes the client connection and the upstream one.
+   * A client that reads slowly does not count. Default 60000.
+   */
+  idleTimeoutMs?: number;
 }
 
 interface GatewayLocals {
   target?: string;
   upstreamStatus?: number;
   upstreamMs?: number;
+  streamIdleTimeout?: boolean;
 }
 
 function header(req: Request, name: string): string | undefined {
@@ -93,6 +100,11 @@ export function sigv4Proxy(options: Sigv4ProxyOptions): RequestHandler {
   }
   const maxBodyBytes = options.maxBodyBytes ?? 10 * 1024 * 1024;
   const timeoutMs = options.timeoutMs ?? 30_000;
+  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0)
+    throw new TypeError('timeoutMs must be a positive number of milliseconds, for example 30000.');
+  const idleTimeoutMs = options.idleTimeoutMs ?? 60_000;
+  if (!Number.isFinite(idleTimeoutMs) || idleTimeoutMs <= 0)
+    throw new TypeError('idleTimeoutMs must be a positive number of milliseconds, for example 60000.');
   const known = new Map<string, { integration: ResolvedIntegration; signer: IntegrationSigner }>();
   const add = (integration: AwsIntegration) => {
     const resolved = resolveIntegration(integration);
@@ -192,7 +204,8 @@ export function sigv4Proxy(options: Sigv4ProxyOptions): RequestHandler {
         headers: signed,
         body: body.length > 0 ? body : undefined,
         headersTimeout: timeoutMs,
-        bodyTimeout: 0,
+        // undici refreshes this timer with every chunk and stops it while the client holds the body back.
+        bodyTimeout: idleTimeoutMs,
         signal: abort.signal,
       });
       locals.upstreamStatus = upstream.statusCode;
@@ -203,7 +216,10 @@ export function sigv4Proxy(options: Sigv4ProxyOptions): RequestHandler {
       }
       // A stream may stay quiet for long: its headers leave now, not with its first event.
       if (isEventStream(upstream.headers['content-type'])) res.flushHeaders();
-      upstream.body.on('error', () => res.destroy());
+      upstream.body.on('error', (error: { code?: string }) => {
+        if (error.code === 'UND_ERR_BODY_TIMEOUT') locals.streamIdleTimeout = true;
+        res.destroy();
+      });
       upstream.body.pipe(res);
     } catch (error) {
       if (abort.signal.aborted) return;

@@ -32,6 +32,10 @@ export function trackRequest(
     const gateway: GatewayLocals = (res as { locals?: { gateway?: GatewayLocals } }).locals?.gateway ?? {};
     const status = res.headersSent ? res.statusCode : 499;
     metrics.recordRequest(family, status, gateway.target, gateway.upstreamMs);
+    if (gateway.streamIdleTimeout) metrics.recordStreamIdleTimeout(family, gateway.target);
+    if (gateway.upstreamAttempts !== undefined && gateway.upstreamAttempts > 1) {
+      metrics.recordRetries(family, gateway.target, gateway.upstreamAttempts - 1);
+    }
     logger.info(
       {
         requestId,
@@ -43,6 +47,8 @@ export function trackRequest(
         target: gateway.target,
         upstreamStatus: gateway.upstreamStatus,
         upstreamMs: gateway.upstreamMs === undefined ? undefined : Math.round(gateway.upstreamMs * 100) / 100,
+        upstreamAttempts: gateway.upstreamAttempts,
+        streamIdleTimeout: gateway.streamIdleTimeout,
         durationMs: Math.round((performance.now() - started) * 100) / 100,
         completed: res.writableFinished,
       },

@@ -9,6 +9,8 @@ export class GatewayMetrics {
   private readonly requests: Counter<'route' | 'status'>;
   private readonly upstream: Histogram<'route' | 'target'>;
   private readonly keySetFetches: Counter<'outcome'>;
+  private readonly idleTimeouts: Counter<'route' | 'target'>;
+  private readonly retries: Counter<'route' | 'target'>;
 
   constructor(tokenCache?: TokenCacheStatsSource) {
     const registers = [this.registry];
@@ -29,6 +31,18 @@ export class GatewayMetrics {
       name: 'gateway_idp_jwks_fetches_total',
       help: "Fetches of the identity provider's key set, by outcome.",
       labelNames: ['outcome'],
+      registers,
+    });
+    this.idleTimeouts = new Counter({
+      name: 'gateway_stream_idle_timeouts_total',
+      help: 'Responses cut off because the upstream sent nothing for its idle timeout.',
+      labelNames: ['route', 'target'],
+      registers,
+    });
+    this.retries = new Counter({
+      name: 'gateway_upstream_retries_total',
+      help: 'Upstream calls repeated by retries (x-gateway-config retry, within the gateway limits).',
+      labelNames: ['route', 'target'],
       registers,
     });
     let hits = 0;
@@ -67,6 +81,16 @@ export class GatewayMetrics {
   recordRequest(route: string, status: number, target: string | undefined, upstreamMs: number | undefined): void {
     this.requests.inc({ route, status: String(status) });
     if (upstreamMs !== undefined) this.upstream.observe({ route, target: target ?? 'none' }, upstreamMs / 1000);
+  }
+
+  /** Records one response cut off by an upstream idle timeout. */
+  recordStreamIdleTimeout(route: string, target: string | undefined): void {
+    this.idleTimeouts.inc({ route, target: target ?? 'none' });
+  }
+
+  /** Records the retries of one request. */
+  recordRetries(route: string, target: string | undefined, retries: number): void {
+    this.retries.inc({ route, target: target ?? 'none' }, retries);
   }
 
   /** Records one fetch of an identity provider's key set. */

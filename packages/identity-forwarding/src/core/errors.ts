@@ -100,3 +100,24 @@ export class UpstreamTimeoutError extends IdentityForwardingError {
   readonly status = 504;
   readonly type = 'timeout_error';
 }
+
+/**
+ * An MCP path with a dot segment (`.` or `..`, plain or percent-encoded, or next to an encoded
+ * slash): refused before anything is sent, so no path leaves the server's configured URL.
+ */
+export class InvalidMcpPathError extends IdentityForwardingError {
+  readonly code = 'invalid_mcp_path';
+  readonly status = 400;
+  readonly type = 'invalid_request_error';
+}
+
+/** A method other than GET, POST and DELETE on an MCP route (Streamable HTTP uses only those). */
+export class MethodNotAllowedError extends IdentityForwardingError {
+  readonly code = 'method_not_allowed';
+  readonly status = 405;
+  readonly type = 'invalid_request_error';
+
+  constructor(message: string) {
+    super(message, { allow: 'GET, POST, DELETE' });
+  }
+}

@@ -1,11 +1,20 @@
-import { Agent as HttpAgent, type ClientRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import {
+  Agent as HttpAgent,
+  type ClientRequest,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type OutgoingHttpHeaders,
+  type ServerResponse,
+} from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import { isIP } from 'node:net';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { createProxyMiddleware } from 'http-proxy-middleware';
 import type { IdentityTokenSigner } from '@gw/jwks';
 import {
+  InvalidMcpPathError,
   McpServerNotFoundError,
+  MethodNotAllowedError,
   MissingCredentialsError,
   UpstreamTimeoutError,
   UpstreamUnreachableError,
@@ -27,6 +36,13 @@ export interface IdentityForwardingOptions {
   tokenCacheSize?: number;
   /** How long to wait for an MCP server's response headers, in ms. Default 30000. Streams may then last. */
   timeoutMs?: number;
+  /**
+   * Longest silence between two chunks of an MCP server's response body once its headers arrived,
+   * in ms; after it the gateway closes the client connection and the upstream request. Default
+   * 300000 (5 minutes): a GET event stream may carry nothing for long, so keep it above the
+   * servers' own keep-alive interval.
+   */
+  streamIdleTimeoutMs?: number;
   /** Start-up warnings (one per `bearer` server) go here. Default: none. */
   logger?: Logger;
   /** Millisecond clock of the token cache, for tests. Default `Date.now`. */
@@ -77,10 +93,14 @@ export function identityForwarding(options: IdentityForwardingOptions): Identity
   const timeoutMs = options.timeoutMs ?? 30_000;
   if (!Number.isFinite(timeoutMs) || timeoutMs <= 0)
     throw new TypeError('timeoutMs must be a positive number of milliseconds.');
+  const streamIdleTimeoutMs = options.streamIdleTimeoutMs ?? 300_000;
+  if (!Number.isFinite(streamIdleTimeoutMs) || streamIdleTimeoutMs <= 0)
+    throw new TypeError('streamIdleTimeoutMs must be a positive number of milliseconds, for example 300000.');
   const trustedProxies = new Set(trustedProxyList(options.trustedProxies));
   const tokenCache = new IdentityTokenCache({ maxSize: options.tokenCacheSize, now: options.now });
   const forwarders = new Map<string, IdentityForwarder>();
   const proxies = new Map<string, RequestHandler>();
+  const configuredQueryNames = new Map<string, ReadonlySet<string>>();
   // One backend may sit behind several slugs: a header that carries identity to any server, and
   // every method's default, is removed from client requests on every server's routes.
   const identityHeaderNames = [
@@ -104,7 +124,8 @@ export function identityForwarding(options: IdentityForwardingOptions): Identity
       );
     }
     forwarders.set(slug, forwarder);
-    proxies.set(slug, createUpstreamProxy(url, timeoutMs));
+    proxies.set(slug, createUpstreamProxy(url, timeoutMs, streamIdleTimeoutMs));
+    configuredQueryNames.set(slug, new Set([...url.searchParams.keys()].map((n) => n.toLowerCase())));
   }
 
   const middleware = function identityForwardingMiddleware(req: Request, res: Response, next: NextFunction): void {
@@ -116,6 +137,16 @@ export function identityForwarding(options: IdentityForwardingOptions): Identity
     const forwarder = forwarders.get(slug);
     if (forwarder === undefined) {
       next(new McpServerNotFoundError(`No MCP server is configured as "${slug.slice(0, 64)}".`));
+      return;
+    }
+    const method = req.method;
+    if (method !== 'POST' && method !== 'GET' && method !== 'DELETE') {
+      next(new MethodNotAllowedError('MCP servers take GET, POST and DELETE only.'));
+      return;
+    }
+    const rest = slash === -1 ? '' : path.slice(slash);
+    if (hasDotSegment(rest)) {
+      next(new InvalidMcpPathError('The path below the MCP server may not contain "." or ".." segments.'));
       return;
     }
     const identity = req.callerIdentity;
@@ -131,15 +162,55 @@ export function identityForwarding(options: IdentityForwardingOptions): Identity
       next(error);
       return;
     }
-    const rest = slash === -1 ? '' : path.slice(slash);
     const upstream = forwarder.server.url;
     (req as ProxiedRequest)[UPSTREAM_PATH] =
-      `${upstream.pathname}${rest}${query === -1 ? upstream.search : url.slice(query)}`;
+      `${upstream.pathname}${rest}${upstreamQuery(upstream.search, configuredQueryNames.get(slug) as ReadonlySet<string>, query === -1 ? '' : url.slice(query + 1))}`;
     (req as ProxiedRequest)[PROXY_STATE] = { next, started: performance.now(), timedOut: false };
     locals(res).target = slug;
     (proxies.get(slug) as RequestHandler)(req, res, next);
   };
   return Object.assign(middleware, { tokenCache, forwarders });
+}
+
+/**
+ * Whether a path has a dot segment (`.` or `..`) as any server might read it: plain or
+ * percent-encoded (`%2e`, any case, also double-encoded `%252e`), between `/`, `\` or their
+ * encodings (`%2f`, `%5c`), and with `;parameters` removed (`..;x`).
+ */
+export function hasDotSegment(path: string): boolean {
+  let decoded = path;
+  for (let i = 0; i < 3 && /%25/i.test(decoded); i++) decoded = decoded.replace(/%25/gi, '%');
+  decoded = decoded.replace(/%2e/gi, '.').replace(/%2f|%5c|\\/gi, '/');
+  return decoded.split('/').some((segment) => {
+    const name = segment.split(';', 1)[0];
+    return name === '.' || name === '..';
+  });
+}
+
+/**
+ * The upstream query: the server's configured query (`search` of its `url`, kept as written),
+ * then the client's parameters (as the client wrote them) except those whose name, decoded and
+ * compared without case, is one of the configured ones; `;` also counts as a separator there.
+ */
+export function upstreamQuery(configured: string, configuredNames: ReadonlySet<string>, client: string): string {
+  let kept = client;
+  if (client !== '' && configuredNames.size > 0) {
+    kept = client
+      .split('&')
+      .filter(
+        (part) =>
+          part !== '' &&
+          !part.split(';').some((piece) => {
+            for (const name of new URLSearchParams(piece).keys())
+              if (configuredNames.has(name.toLowerCase())) return true;
+            return false;
+          }),
+      )
+      .join('&');
+  }
+  const base = configured.startsWith('?') ? configured.slice(1) : configured;
+  if (base === '') return kept === '' ? '' : `?${kept}`;
+  return kept === '' ? `?${base}` : `?${base}&${kept}`;
 }
 
 const IPV4_MAPPED = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i;
@@ -168,8 +239,42 @@ export function forwardedFor(req: IncomingMessage, trustedProxies: ReadonlySet<s
   return `${Array.isArray(claimed) ? claimed.join(', ') : claimed}, ${peer}`;
 }
 
+/**
+ * Hop-by-hop headers (RFC 9110 section 7.6.1): they describe one connection, so the upstream's
+ * never reach the client (the client's never reach the upstream: see `createHeaderPolicy`).
+ */
+const HOP_BY_HOP_RESPONSE_HEADERS: ReadonlySet<string> = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+]);
+
+/**
+ * The upstream's response headers without hop-by-hop headers and without the headers its
+ * `Connection` names; node:http then writes the client connection's own `Connection` and framing.
+ */
+export function endToEndResponseHeaders(headers: IncomingHttpHeaders): OutgoingHttpHeaders {
+  const named = new Set(
+    String(headers.connection ?? '')
+      .split(',')
+      .map((n) => n.trim().toLowerCase())
+      .filter((n) => n !== ''),
+  );
+  const out: OutgoingHttpHeaders = {};
+  for (const name in headers) {
+    if (HOP_BY_HOP_RESPONSE_HEADERS.has(name) || named.has(name)) continue;
+    const value = headers[name];
+    if (value !== undefined) out[name] = value;
+  }
+  return out;
+}
+
 /** One http-proxy-middleware instance per server, with keep-alive connections. */
-function createUpstreamProxy(url: URL, timeoutMs: number): RequestHandler {
+function createUpstreamProxy(url: URL, timeoutMs: number, idleTimeoutMs: number): RequestHandler {
   const agent =
     url.protocol === 'https:'
       ? new HttpsAgent({ keepAlive: true, maxSockets: 256 })
@@ -178,6 +283,9 @@ function createUpstreamProxy(url: URL, timeoutMs: number): RequestHandler {
     target: url.origin,
     changeOrigin: true,
     agent,
+    // The response is written here (proxyRes below): the proxy's own copy would pass hop-by-hop
+    // headers on and add a `Connection` of its own.
+    selfHandleResponse: true,
     pathRewrite: (_path, req) => (req as ProxiedRequest)[UPSTREAM_PATH] as string,
     on: {
       proxyReq: (proxyReq: ClientRequest, req, res) => {
@@ -195,17 +303,28 @@ function createUpstreamProxy(url: URL, timeoutMs: number): RequestHandler {
       },
       proxyRes: (proxyRes, req, res) => {
         const state = (req as ProxiedRequest)[PROXY_STATE] as ProxyState;
+        const response = res as ServerResponse;
         const record = locals(res);
         record.upstreamStatus = proxyRes.statusCode;
         record.upstreamMs = performance.now() - state.started;
-        // An event stream may stay quiet for long: its headers leave now, not with its first event.
-        // The proxy copies the headers right after this event, in the same tick.
-        if (String(proxyRes.headers['content-type'] ?? '').startsWith('text/event-stream')) {
-          process.nextTick(() => {
-            const response = res as ServerResponse;
-            if (!response.headersSent && !response.destroyed) response.flushHeaders();
-          });
+        if (response.headersSent || response.destroyed) {
+          proxyRes.destroy();
+          return;
         }
+        response.writeHead(proxyRes.statusCode ?? 502, endToEndResponseHeaders(proxyRes.headers));
+        // An event stream may stay quiet for long: its headers leave now, not with its first event.
+        if (String(proxyRes.headers['content-type'] ?? '').startsWith('text/event-stream')) response.flushHeaders();
+        // Silence between two body chunks longer than the idle timeout ends both connections.
+        const idle = setTimeout(function mcpStreamIdle() {
+          record.streamIdleTimeout = true;
+          proxyRes.destroy();
+          response.destroy();
+        }, idleTimeoutMs);
+        proxyRes.on('data', () => idle.refresh());
+        proxyRes.once('close', () => clearTimeout(idle));
+        response.once('close', () => clearTimeout(idle));
+        proxyRes.once('error', () => response.destroy());
+        proxyRes.pipe(response);
       },
       error: (error, req, res) => {
         const state = (req as ProxiedRequest)[PROXY_STATE];

@@ -21,6 +21,8 @@ export interface GatewayLocals {
   target?: string;
   upstreamStatus?: number;
   upstreamMs?: number;
+  /** True when the response was cut off because the upstream sent nothing for `streamIdleTimeoutMs`. */
+  streamIdleTimeout?: boolean;
 }
 
 /** Throws when a factory is mounted without being called (`app.use(authenticate)`). */

@@ -181,3 +181,17 @@ export class UpstreamInvalidResponseError extends ModelRouterError {
   readonly status = 502;
   override readonly type = 'api_error';
 }
+
+/**
+ * The client disconnected before the answer was written (status 499, as nginx logs it). Nothing
+ * is sent to it; hosts log it as a client abort, not as a failure of the gateway.
+ */
+export class ClientAbortError extends ModelRouterError {
+  readonly code = 'client_closed_request';
+  readonly status = 499;
+  override readonly type = 'api_error';
+
+  constructor(message = 'The client closed the connection before the answer was written.') {
+    super(message);
+  }
+}

@@ -19,16 +19,20 @@ import {
   MAX_UPSTREAM_ERROR_BYTES,
   MAX_UPSTREAM_EVENT_BYTES,
   callProvider,
+  isBodyTimeout,
   providerBase,
   readUpstreamJson,
   readUpstreamText,
+  type UpstreamLimits,
 } from './upstream-call';
+import { gatewayLocals } from './respond';
 
 /** What the chat completion handler needs. */
 export interface ChatContext {
   catalog: Catalog;
   dispatcher: Dispatcher;
   timeoutMs: number;
+  limits: UpstreamLimits;
   callerId: CallerIdResolver;
 }
 
@@ -59,6 +63,7 @@ export async function runChatCompletion(
     headers: anthropicApi.headers(provider, req.headers, stream ? 'text/event-stream' : 'application/json'),
     body: upstreamJson(request, req.headers),
     timeoutMs: config.request_timeout ?? context.timeoutMs,
+    limits: context.limits,
     config,
     target: provider.slug,
     res,
@@ -107,6 +112,7 @@ export async function runChatCompletion(
   const decoder = new TextDecoder();
   const upstream = response.body;
   let oversized = false;
+  let idle = false;
   const resume = () => upstream.resume();
   // Each upstream chunk is converted and its frames written as undici delivers it ('data' events,
   // not an async iterator, which would join chunks that arrived while one was being converted).
@@ -136,15 +142,22 @@ export async function runChatCompletion(
     upstream.on('data', onData);
     // An upstream stream that breaks ends here too; the client gets an error frame below.
     upstream.once('end', finish);
-    upstream.once('error', finish);
+    upstream.once('error', (error) => {
+      // undici's body timeout: the provider sent nothing for streamIdleTimeoutMs.
+      idle = isBodyTimeout(error);
+      finish();
+    });
     upstream.once('close', finish);
   });
   if (!translator.done) {
+    if (idle) gatewayLocals(res).streamIdleTimeout = true;
     res.write(
       translator.abortFrame(
         oversized
           ? 'The provider sent a stream event larger than the gateway reads.'
-          : 'The provider ended the stream early.',
+          : idle
+            ? `The provider sent nothing for ${context.limits.streamIdleTimeoutMs} ms; the stream was ended.`
+            : 'The provider ended the stream early.',
       ),
     );
   }

@@ -5,7 +5,8 @@ import { InvalidRequestError, MaxTokensRequiredError, UnknownProviderError } fro
 import { gatewayHeader, readGatewayConfig } from '../core/gateway-headers';
 import { anthropicApi } from '../providers/anthropic';
 import { upstreamJson } from '../core/streaming-json';
-import { callProvider, providerBase } from './upstream-call';
+import { callProvider, isBodyTimeout, providerBase, type UpstreamLimits } from './upstream-call';
+import { gatewayLocals } from './respond';
 import { providerUserId, type CallerIdResolver } from '../core/caller';
 
 /** `metadata` with its `user_id` scoped to the caller (see `providerUserId`); nothing when there is none. */
@@ -44,7 +45,13 @@ export function isForwardedResponseHeader(name: string): boolean {
  * upstream bytes streamed back unchanged. Throws the router's errors before anything is written.
  */
 export async function runNativeMessages(
-  context: { catalog: Catalog; dispatcher: Dispatcher; timeoutMs: number; callerId: CallerIdResolver },
+  context: {
+    catalog: Catalog;
+    dispatcher: Dispatcher;
+    timeoutMs: number;
+    limits: UpstreamLimits;
+    callerId: CallerIdResolver;
+  },
   endpoint: 'messages' | 'countTokens',
   req: IncomingMessage,
   res: ServerResponse,
@@ -75,6 +82,7 @@ export async function runNativeMessages(
     headers: anthropicApi.headers(provider, req.headers, accept),
     body: upstreamJson({ ...body, model, ...scopedMetadata(body.metadata, context.callerId(req)) }, req.headers),
     timeoutMs: config.request_timeout ?? context.timeoutMs,
+    limits: context.limits,
     config,
     target: provider.slug,
     res,
@@ -85,7 +93,27 @@ export async function runNativeMessages(
     if (value !== undefined && isForwardedResponseHeader(name)) res.setHeader(name, value);
   }
   // Event streams start now; other answers leave with their first bytes (one write fewer).
-  if (String(response.headers['content-type'] ?? '').startsWith('text/event-stream')) res.flushHeaders();
-  response.body.on('error', () => res.destroy());
+  const eventStream = String(response.headers['content-type'] ?? '').startsWith('text/event-stream');
+  if (eventStream) res.flushHeaders();
+  // Whether the bytes passed on so far end with a whole event, after which an error event may follow.
+  let tail = '\n\n';
+  if (eventStream) {
+    response.body.on('data', (chunk: Buffer) => {
+      tail = (tail + chunk.subarray(-4).toString('latin1')).slice(-4);
+    });
+  }
+  response.body.on('error', (error) => {
+    if (!isBodyTimeout(error)) return res.destroy();
+    gatewayLocals(res).streamIdleTimeout = true;
+    if (!eventStream || !endsWithBlankLine(tail) || res.destroyed) return res.destroy();
+    response.body.unpipe(res);
+    const message = `The provider sent nothing for ${context.limits.streamIdleTimeoutMs} ms; the stream was ended.`;
+    res.end(`event: error\ndata: ${JSON.stringify({ type: 'error', error: { type: 'timeout_error', message } })}\n\n`);
+  });
   response.body.pipe(res);
+}
+
+/** Whether the last bytes of an event stream are the blank line that closes an event. */
+function endsWithBlankLine(text: string): boolean {
+  return text.endsWith('\n\n') || text.endsWith('\r\n\r\n') || text.endsWith('\r\r');
 }

@@ -21,8 +21,31 @@ export interface ModelRouterOptions {
   prompts?: readonly PromptTemplate[];
   /** Largest JSON body: bytes, or a size such as `"50mb"`. Default `"50mb"`, which fits a 32 MB PDF in base64. */
   bodyLimit?: string | number;
-  /** Time to wait for a provider's response headers, in ms (`request_timeout` overrides it). Default 600000. */
+  /**
+   * Time to wait for a provider's response headers, in ms (`request_timeout` overrides it).
+   * Default 600000 (10 minutes, the default request timeout of the Anthropic and OpenAI SDKs: a
+   * long non-streamed completion sends its headers only when it is done).
+   */
   timeoutMs?: number;
+  /**
+   * Longest silence between two chunks of a provider's response body, in ms (the stream of a
+   * streamed answer, or the body of any other). When it passes, a chat completion stream ends
+   * with an OpenAI-shaped error frame, a native `/v1/messages` event stream with an Anthropic
+   * `event: error` frame, a non-streamed chat completion with `504 upstream_timeout`, and any
+   * other answer is cut off (its connection closed). A client that reads slowly does not count.
+   * Default 60000.
+   */
+  streamIdleTimeoutMs?: number;
+  /**
+   * Most retries a request may ask for in `x-gateway-config` (`retry.attempts`): a request asking
+   * for more gets this many. `0` turns retries off. Default 3.
+   */
+  maxRetryAttempts?: number;
+  /**
+   * Longest time a request may spend retrying, in ms, from its first upstream call: no retry
+   * starts after it, and no wait between attempts reaches past it. Default 30000.
+   */
+  maxRetryTimeMs?: number;
   /**
    * Who is calling, for the provider's `metadata.user_id` (a digest of the caller and the request's
    * `user`, so no caller can report itself as another's user). Default: `req.callerIdentity.subject`,
@@ -67,6 +90,23 @@ export function createModelRoutes(options: ModelRouterOptions = {}): ModelRoutes
   if (options.timeoutMs !== undefined && !(Number.isFinite(options.timeoutMs) && options.timeoutMs > 0)) {
     throw new TypeError(`timeoutMs must be a positive number of milliseconds (got ${String(options.timeoutMs)}).`);
   }
+  const positive = (name: string, value: number | undefined, example: number) => {
+    if (value !== undefined && !(Number.isFinite(value) && value > 0)) {
+      throw new TypeError(
+        `${name} must be a positive number of milliseconds, for example ${example} (got ${String(value)}).`,
+      );
+    }
+  };
+  positive('streamIdleTimeoutMs', options.streamIdleTimeoutMs, 60_000);
+  positive('maxRetryTimeMs', options.maxRetryTimeMs, 30_000);
+  if (
+    options.maxRetryAttempts !== undefined &&
+    !(Number.isInteger(options.maxRetryAttempts) && options.maxRetryAttempts >= 0 && options.maxRetryAttempts <= 10)
+  ) {
+    throw new TypeError(
+      `maxRetryAttempts must be a whole number from 0 to 10, for example 3 (got ${String(options.maxRetryAttempts)}).`,
+    );
+  }
   if (options.callerId !== undefined && typeof options.callerId !== 'function') {
     throw new TypeError('callerId must be a function (req) => string | undefined.');
   }
@@ -74,6 +114,11 @@ export function createModelRoutes(options: ModelRouterOptions = {}): ModelRoutes
     catalog,
     dispatcher: createDispatcher(),
     timeoutMs: options.timeoutMs ?? 600_000,
+    limits: {
+      streamIdleTimeoutMs: options.streamIdleTimeoutMs ?? 60_000,
+      maxRetryAttempts: options.maxRetryAttempts ?? 3,
+      maxRetryTimeMs: options.maxRetryTimeMs ?? 30_000,
+    },
     callerId: options.callerId ?? defaultCallerId,
   };
   const onInternalError = options.onInternalError;

@@ -7,8 +7,12 @@ export interface GatewayLocals {
   target?: string;
   /** The provider's HTTP status. */
   upstreamStatus?: number;
-  /** Time from sending the request upstream to its response headers, in ms. */
+  /** Time from sending the request upstream to its response headers, in ms (of the last attempt). */
   upstreamMs?: number;
+  /** Upstream calls made for the request: 1, or more when it was retried. */
+  upstreamAttempts?: number;
+  /** True when the answer was ended because the upstream sent nothing for the idle timeout. */
+  streamIdleTimeout?: boolean;
 }
 
 type WithLocals = ServerResponse & { locals?: { gateway?: GatewayLocals } };

@@ -6,8 +6,18 @@ import { DEFAULT_RETRY_STATUSES, type GatewayRequestConfig } from '../core/gatew
 import { retryDelay } from '../core/retry';
 import type { ChunkedJson } from '../core/streaming-json';
 import { mapUpstreamError } from '../core/upstream';
-import { UpstreamInvalidResponseError } from '../core/errors';
+import { ClientAbortError, UpstreamInvalidResponseError, UpstreamTimeoutError } from '../core/errors';
 import { gatewayLocals } from './respond';
+
+/** The operator's limits of every provider call (options of `createModelRoutes`). */
+export interface UpstreamLimits {
+  /** Longest silence between two chunks of a response body, in ms. */
+  streamIdleTimeoutMs: number;
+  /** Most retries, whatever the request asks for. */
+  maxRetryAttempts: number;
+  /** Longest time spent retrying, in ms from the first call. */
+  maxRetryTimeMs: number;
+}
 
 /** One provider call, with the request's timeout and retry policy. */
 export interface ProviderCall {
@@ -18,6 +28,7 @@ export interface ProviderCall {
   /** The request body: text, or chunks produced afresh for every attempt. */
   body: string | ChunkedJson;
   timeoutMs: number;
+  limits: UpstreamLimits;
   config: GatewayRequestConfig;
   target: string;
   res: ServerResponse;
@@ -37,7 +48,18 @@ class UpstreamAbort extends EventEmitter {
   }
 }
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+/** Waits `ms`, or less when the client disconnects meanwhile. */
+function sleep(ms: number, abort: UpstreamAbort): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      abort.off('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    abort.once('abort', done);
+  });
+}
 
 /** A provider base URL split into the origin undici connects to and the path prefix of its endpoints. */
 export interface ProviderBase {
@@ -62,9 +84,11 @@ export function providerBase(baseUrl: string): ProviderBase {
 }
 
 /**
- * Calls the provider, retrying listed statuses with backoff (honouring `retry-after`). Nothing
- * has been written to the client while it retries, so a stream is never retried once started.
- * A client that disconnects aborts the upstream request.
+ * Calls the provider, retrying listed statuses with backoff (honouring `retry-after`), at most
+ * `limits.maxRetryAttempts` times and within `limits.maxRetryTimeMs` of the first call: a retry
+ * whose wait would end after that is not made, and the last answer (or failure) is returned.
+ * Nothing has been written to the client while it retries, so a stream is never retried once
+ * started. A client that disconnects aborts the upstream request (and any wait).
  */
 export async function callProvider(call: ProviderCall): Promise<Dispatcher.ResponseData> {
   const abort = new UpstreamAbort();
@@ -73,9 +97,19 @@ export async function callProvider(call: ProviderCall): Promise<Dispatcher.Respo
   });
   const locals = gatewayLocals(call.res);
   locals.target = call.target;
-  const attempts = call.config.retry?.attempts ?? 0;
+  const attempts = Math.min(call.config.retry?.attempts ?? 0, call.limits.maxRetryAttempts);
   const statuses = call.config.retry?.on_status_codes ?? DEFAULT_RETRY_STATUSES;
+  const deadline = performance.now() + call.limits.maxRetryTimeMs;
+  /** Waits before the next attempt; false when there is none to make (time is up, or the client left). */
+  const wait = async (attempt: number, retryAfter: string | undefined): Promise<boolean> => {
+    if (attempt >= attempts || abort.aborted) return false;
+    const delay = retryDelay(attempt + 1, retryAfter);
+    if (performance.now() + delay >= deadline) return false;
+    await sleep(delay, abort);
+    return !abort.aborted;
+  };
   for (let attempt = 0; ; attempt++) {
+    locals.upstreamAttempts = attempt + 1;
     const started = performance.now();
     let response: Dispatcher.ResponseData;
     try {
@@ -89,28 +123,38 @@ export async function callProvider(call: ProviderCall): Promise<Dispatcher.Respo
             : { ...call.headers, 'content-length': String(call.body.byteLength) },
         body: typeof call.body === 'string' ? call.body : Readable.from(call.body.chunks(), { objectMode: false }),
         headersTimeout: call.timeoutMs,
-        bodyTimeout: 0,
+        // undici refreshes this timer with every chunk and stops it while the client holds the body back.
+        bodyTimeout: call.limits.streamIdleTimeoutMs,
         signal: abort,
       });
     } catch (error) {
-      if (abort.aborted) throw error;
+      if (abort.aborted) throw new ClientAbortError();
       const mapped = mapUpstreamError(error);
-      if (attempt < attempts && statuses.includes((mapped as unknown as { status: number }).status)) {
-        await sleep(retryDelay(attempt + 1, undefined));
+      if (statuses.includes((mapped as unknown as { status: number }).status) && (await wait(attempt, undefined))) {
         continue;
       }
+      if (abort.aborted) throw new ClientAbortError();
       throw mapped;
     }
     locals.upstreamStatus = response.statusCode;
     locals.upstreamMs = performance.now() - started;
     if (attempt < attempts && statuses.includes(response.statusCode)) {
       const retryAfter = response.headers['retry-after'];
-      await response.body.dump();
-      await sleep(retryDelay(attempt + 1, typeof retryAfter === 'string' ? retryAfter : undefined));
-      continue;
+      const delay = retryDelay(attempt + 1, typeof retryAfter === 'string' ? retryAfter : undefined);
+      if (performance.now() + delay < deadline) {
+        await response.body.dump();
+        await sleep(delay, abort);
+        if (abort.aborted) throw new ClientAbortError();
+        continue;
+      }
     }
     return response;
   }
+}
+
+/** Whether an upstream body failed because the provider sent nothing for the idle timeout. */
+export function isBodyTimeout(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === 'UND_ERR_BODY_TIMEOUT';
 }
 
 /** Most bytes of a provider's error body the gateway reads: 1 MiB. */
@@ -138,8 +182,12 @@ export function readUpstreamText(body: Dispatcher.ResponseData['body'], limitByt
       chunks.push(chunk);
     });
     body.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    body.once('error', () =>
-      reject(new UpstreamInvalidResponseError('The provider closed the connection before its answer was complete.')),
+    body.once('error', (error: { code?: string }) =>
+      reject(
+        isBodyTimeout(error)
+          ? new UpstreamTimeoutError('The provider stopped sending its answer for longer than the idle timeout.')
+          : new UpstreamInvalidResponseError('The provider closed the connection before its answer was complete.'),
+      ),
     );
   });
 }
