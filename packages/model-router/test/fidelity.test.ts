@@ -343,7 +343,11 @@ describe('sampling and fields without an Anthropic meaning', () => {
         store: true,
         metadata: { app: 'test' },
         n: 1,
-        messages: [{ role: 'user', content: 'Hi' }],
+        messages: [
+          { role: 'user', content: 'Hi', name: 'ann' },
+          { role: 'assistant', content: 'Hello' },
+          { role: 'user', content: 'Hi', name: 'bob' },
+        ],
       })
       .withResponse();
     expect(data.choices[0]?.message.content).toBe('ok');
@@ -352,6 +356,7 @@ describe('sampling and fields without an Anthropic meaning', () => {
         'frequency_penalty',
         'logit_bias',
         'logprobs',
+        'messages[].name',
         'metadata',
         'presence_penalty',
         'seed',
@@ -365,7 +370,11 @@ describe('sampling and fields without an Anthropic meaning', () => {
       model: 'claude-sonnet-4-5',
       max_tokens: 100,
       temperature: 0.7,
-      messages: [{ role: 'user', content: 'Hi' }],
+      messages: [
+        { role: 'user', content: 'Hi' },
+        { role: 'assistant', content: [{ type: 'text', text: 'Hello' }] },
+        { role: 'user', content: 'Hi' },
+      ],
     });
   });
 

@@ -291,6 +291,8 @@ function convertChatRequest(body: unknown, context: ChatRequestContext, pdfCheck
   for (const [index, message] of body.messages.entries()) {
     const param = `messages[${index}]`;
     if (!isObject(message)) invalid('Each message must be an object.', param);
+    // Anthropic messages carry no speaker name.
+    if (present(message.name) && !ignored.includes('messages[].name')) ignored.push('messages[].name');
     switch (message.role) {
       case 'system':
       case 'developer':
