@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import { zodResponseFormat } from 'openai/helpers/zod';
 import { z } from 'zod';
+import { ChatStreamTranslator, toChatCompletion } from '../src';
 import { GATEWAY_KEY, gatewayFor, message, mockAnthropic } from './support';
 
 let mock: Awaited<ReturnType<typeof mockAnthropic>>;
@@ -502,5 +503,40 @@ describe('history the provider would refuse', () => {
       images.closeAllConnections();
       await new Promise<void>((resolve) => images.close(() => resolve()));
     }
+  });
+});
+
+describe('the response_format tool with strict compliance off', () => {
+  it('shows its JSON as a text content block, streaming and not, and never as a tool call', () => {
+    const answer = toChatCompletion(
+      message([{ type: 'tool_use', id: 't', name: 'weather', input: PARIS }], { stop_reason: 'tool_use' }),
+      { strict: false, model: 'claude-sonnet-4-5', jsonTool: 'weather' },
+    ) as { choices: { message: Record<string, unknown>; finish_reason: string }[] };
+    expect(answer.choices[0]?.message).toEqual({
+      role: 'assistant',
+      content: JSON.stringify(PARIS),
+      refusal: null,
+      content_blocks: [{ type: 'text', text: JSON.stringify(PARIS) }],
+    });
+    expect(answer.choices[0]?.finish_reason).toBe('stop');
+    const translator = new ChatStreamTranslator({
+      strict: false,
+      includeUsage: false,
+      model: 'm',
+      jsonTool: 'weather',
+    });
+    const frames = toolStream('weather', ['{"a":', '1}'])
+      .map(([event, data]) => translator.push(event, JSON.stringify(data)))
+      .join('')
+      .split('\n\n')
+      .filter((frame) => frame !== '' && frame !== 'data: [DONE]')
+      .map((frame) => JSON.parse(frame.slice('data: '.length)) as { model: string; choices: { delta: unknown }[] });
+    expect(frames.map((frame) => frame.choices[0]?.delta)).toEqual([
+      { role: 'assistant', content: '' },
+      { content: '{"a":', content_blocks: [{ index: 0, delta: { type: 'text', text: '{"a":' } }] },
+      { content: '1}', content_blocks: [{ index: 0, delta: { type: 'text', text: '1}' } }] },
+      {},
+    ]);
+    expect(new Set(frames.map((frame) => frame.model))).toEqual(new Set([RELEASE]));
   });
 });

@@ -1,6 +1,6 @@
 import { createOpenAI } from '@ai-sdk/openai';
 import { ChatOpenAI } from '@langchain/openai';
-import { generateObject, generateText, streamText } from 'ai';
+import { generateObject, generateText, streamObject, streamText } from 'ai';
 import { z } from 'zod';
 import { GATEWAY_KEY, gatewayFor, message, mockAnthropic } from './support';
 
@@ -74,6 +74,49 @@ describe('Vercel AI SDK (createOpenAI().chat)', () => {
       input_schema: { type: 'object' },
     });
     expect(sent.max_tokens).toBe(500);
+  });
+
+  it('streamObject builds the object from the streamed tool input', async () => {
+    const pieces = ['{"city":"Par', 'is","temperature_c":21.5,', '"conditions":["sunny","dry"]}'];
+    mock.reply({
+      sse: [
+        [
+          'message_start',
+          {
+            type: 'message_start',
+            message: { id: 'msg_O', model: RELEASE, content: [], usage: { input_tokens: 3, output_tokens: 1 } },
+          },
+        ],
+        [
+          'content_block_start',
+          {
+            type: 'content_block_start',
+            index: 0,
+            content_block: { type: 'tool_use', id: 'toolu_S', name: 'response', input: {} },
+          },
+        ],
+        ...pieces.map((partial_json): [string, unknown] => [
+          'content_block_delta',
+          { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json } },
+        ]),
+        ['content_block_stop', { type: 'content_block_stop', index: 0 }],
+        ['message_delta', { type: 'message_delta', delta: { stop_reason: 'tool_use' }, usage: { output_tokens: 9 } }],
+        ['message_stop', { type: 'message_stop' }],
+      ],
+    });
+    const result = streamObject({
+      model: model(),
+      schema: Weather,
+      prompt: 'Weather in Paris?',
+      maxOutputTokens: 500,
+      maxRetries: 0,
+    });
+    const partials: unknown[] = [];
+    for await (const partial of result.partialObjectStream) partials.push(partial);
+    expect(partials.length).toBeGreaterThan(1);
+    expect(await result.object).toEqual(PARIS);
+    expect((await result.response).modelId).toBe(RELEASE);
+    expect(mock.last().json).toMatchObject({ stream: true, tool_choice: { type: 'tool', name: 'response' } });
   });
 
   it('generateText with reasoningEffort sends extended thinking and returns the text', async () => {

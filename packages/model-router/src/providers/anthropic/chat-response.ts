@@ -78,7 +78,10 @@ export function toChatCompletion(message: Json, context: ChatResponseContext): J
   for (const block of blocks) {
     if (block.type === 'text') text.push(String(block.text ?? ''));
     if (block.type === 'tool_use' && context.jsonTool !== undefined && block.name === context.jsonTool) {
-      text.push(JSON.stringify(block.input ?? {}));
+      const json = JSON.stringify(block.input ?? {});
+      text.push(json);
+      // As text, like the streamed pieces (strict compliance off).
+      if (!context.strict) contentBlocks.push({ type: 'text', text: json });
     } else if (block.type === 'tool_use') {
       toolCalls.push({
         id: block.id,
