@@ -101,6 +101,10 @@ describe('response_format, reasoning_effort and sampling in any combination', ()
               stream: false,
             } as never);
             expect((completion as { object: string }).object).toBe('chat.completion');
+            // What went upstream is a request the real API takes.
+            expect(mock.requests.length).toBe(before + 1);
+            const sent = anthropicRequest.safeParse(mock.last().json);
+            if (!sent.success) throw new Error(JSON.stringify(sent.error.issues[0]));
           } catch (error) {
             if (!(error instanceof OpenAI.APIError)) throw error;
             expect(error.status).toBe(400);
@@ -109,7 +113,7 @@ describe('response_format, reasoning_effort and sampling in any combination', ()
             expect(mock.requests.length).toBe(before);
           }
         }),
-        { numRuns: 150 },
+        { numRuns: 400 },
       );
     } finally {
       await gateway.close();
