@@ -195,3 +195,32 @@ export class ClientAbortError extends ModelRouterError {
     super(message);
   }
 }
+
+/**
+ * `response_format` asks for something Anthropic models cannot give through the gateway: a
+ * schema whose root is not an object, JSON together with tools the model may call, or JSON
+ * together with extended thinking.
+ */
+export class UnsupportedResponseFormatError extends ModelRouterError {
+  readonly code = 'unsupported_response_format';
+  readonly status = 400;
+}
+
+/**
+ * A valid OpenAI value that Anthropic models do not take, such as `temperature` above 1, a stop
+ * sequence of only whitespace or a `reasoning_effort` whose thinking budget does not fit under
+ * `max_tokens`. `param` names the field.
+ */
+export class UnsupportedValueError extends ModelRouterError {
+  readonly code = 'unsupported_value';
+  readonly status = 400;
+}
+
+/**
+ * An OpenAI request field the gateway cannot honour for Anthropic models and will not drop,
+ * because dropping it would change the answer (audio output, legacy `functions`, web search).
+ */
+export class UnsupportedParameterError extends ModelRouterError {
+  readonly code = 'unsupported_parameter';
+  readonly status = 400;
+}

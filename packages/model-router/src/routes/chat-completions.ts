@@ -10,7 +10,8 @@ import { gatewayHeader, isStrict, readGatewayConfig } from '../core/gateway-head
 import {
   anthropicApi,
   ChatStreamTranslator,
-  toAnthropicRequest,
+  IGNORED_PARAMS_HEADER,
+  toAnthropicConversion,
   toChatCompletion,
   toOpenAiError,
 } from '../providers/anthropic';
@@ -52,7 +53,11 @@ export async function runChatCompletion(
   );
   if (provider.provider !== 'anthropic')
     throw new UnknownProviderError(`@${provider.slug} does not serve chat completions.`, { param: 'model' });
-  const request = await toAnthropicRequest(body, { model, callerId: context.callerId(req) });
+  const { request, ignoredParams, jsonTool } = await toAnthropicConversion(body, {
+    model,
+    callerId: context.callerId(req),
+  });
+  if (ignoredParams.length > 0) res.setHeader(IGNORED_PARAMS_HEADER, ignoredParams.join(', '));
   const strict = isStrict(req.headers, config);
   const stream = request.stream === true;
   const base = providerBase(provider.baseUrl ?? anthropicApi.defaultBaseUrl);
@@ -68,7 +73,6 @@ export async function runChatCompletion(
     target: provider.slug,
     res,
   });
-  const clientModel = typeof bodyModel === 'string' ? bodyModel : model;
   if (response.statusCode >= 400) {
     const text = await readUpstreamText(response.body, MAX_UPSTREAM_ERROR_BYTES);
     let parsed: unknown;
@@ -85,14 +89,15 @@ export async function runChatCompletion(
   if (!stream) {
     const completion = toChatCompletion(await readUpstreamJson(response.body), {
       strict,
-      model: clientModel,
+      model,
+      jsonTool,
     });
     sendJson(res, 200, completion);
     return;
   }
   const includeUsage =
     (body as { stream_options?: { include_usage?: unknown } }).stream_options?.include_usage === true;
-  const translator = new ChatStreamTranslator({ strict, includeUsage, model: clientModel });
+  const translator = new ChatStreamTranslator({ strict, includeUsage, model, jsonTool });
   res.writeHead(200, {
     'content-type': 'text/event-stream; charset=utf-8',
     'cache-control': 'no-cache',

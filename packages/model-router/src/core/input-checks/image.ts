@@ -19,7 +19,8 @@ export interface ImageBlock {
 export function toImageBlock(url: string, param: string): ImageBlock {
   if (/^https?:\/\//i.test(url)) {
     throw new ImageUrlNotSupportedError(
-      'Images must be sent as base64 data URLs (data:image/png;base64,...); image URLs are not accepted.',
+      'Image URLs are not accepted and the gateway never fetches them: download the image and send it as a ' +
+        'base64 data URL (data:image/png;base64,... with image/jpeg, image/png, image/gif or image/webp).',
       { param },
     );
   }

@@ -1,9 +1,23 @@
-import { InvalidRequestError, MaxTokensRequiredError, UnsupportedInputError } from '../../core/errors';
+import {
+  InvalidRequestError,
+  UnsupportedInputError,
+  UnsupportedResponseFormatError,
+  UnsupportedValueError,
+} from '../../core/errors';
 import { parseDataUrl } from '../../core/input-checks/data-url';
 import { toImageBlock } from '../../core/input-checks/image';
 import { acceptsImages, acceptsPdf } from '../../core/input-checks/model-capabilities';
 import { checkPdf, PdfCheckBudget } from '../../core/input-checks/pdf';
 import { providerUserId } from '../../core/caller';
+import {
+  jsonToolOf,
+  maxTokensOf,
+  refuseUnsupportedFields,
+  samplingOf,
+  stopSequencesOf,
+  thinkingOf,
+  unusedFields,
+} from './chat-options';
 
 type Json = Record<string, unknown>;
 /** An Anthropic content block (loosely typed: the transforms build only valid shapes). */
@@ -26,6 +40,7 @@ export interface ChatRequestContext {
   callerId?: string;
 }
 
+const present = (v: unknown): boolean => v !== undefined && v !== null;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function invalid(message: string, param: string): never {
@@ -141,22 +156,35 @@ function assistantContent(message: Json, param: string): AnthropicBlock[] {
       ) {
         invalid('A tool call needs id and function.name.', at);
       }
-      const args = call.function.arguments;
-      let input: unknown = {};
-      if (typeof args === 'string' && args.trim() !== '') {
-        try {
-          input = JSON.parse(args);
-        } catch {
-          invalid('Tool call arguments must be a JSON object string.', `${at}.function.arguments`);
-        }
-      } else if (isObject(args)) {
-        input = args;
-      }
-      if (!isObject(input)) invalid('Tool call arguments must be a JSON object.', `${at}.function.arguments`);
-      blocks.push({ type: 'tool_use', id: call.id, name: call.function.name, input });
+      blocks.push({
+        type: 'tool_use',
+        id: call.id,
+        name: call.function.name,
+        input: toolInput(call.function.arguments),
+      });
     }
   }
   return blocks;
+}
+
+/** Key of the object that carries tool call arguments that are not a JSON object (see MAPPING.md). */
+export const RAW_ARGUMENTS_KEY = '_raw_arguments';
+
+/**
+ * The `tool_use` input for a past tool call's `arguments`. A JSON object string is parsed; an
+ * empty string is `{}`; anything else OpenAI accepted (text that is not JSON, or JSON that is not
+ * an object) is forwarded as it is, as `{"_raw_arguments": "<the string>"}`.
+ */
+function toolInput(args: unknown): Json {
+  if (isObject(args)) return args;
+  if (typeof args !== 'string' || args.trim() === '') return {};
+  try {
+    const parsed: unknown = JSON.parse(args);
+    if (isObject(parsed)) return parsed;
+  } catch {
+    // forwarded as raw text below
+  }
+  return { [RAW_ARGUMENTS_KEY]: args };
 }
 
 function toolResult(message: Json, param: string): AnthropicBlock {
@@ -194,10 +222,6 @@ function convertToolChoice(choice: unknown, parallel: unknown): Json | undefined
   return converted;
 }
 
-function positiveInteger(value: unknown): value is number {
-  return typeof value === 'number' && Number.isInteger(value) && value > 0;
-}
-
 /**
  * Checks the PDFs in order, within one budget for the request; the first failure is thrown.
  * These checks yield to the event loop as they go (see `checkPdf`).
@@ -208,51 +232,58 @@ async function checkPdfs(pdfs: Usage['pdfChecks']): Promise<void> {
   for (const { base64, param } of pdfs) await checkPdf(base64, param, budget);
 }
 
+/** An OpenAI chat completion body converted for Anthropic, with what the response needs. */
+export interface ChatConversion {
+  request: AnthropicMessagesRequest;
+  /**
+   * Request fields received but not used, in the order met (for `x-gateway-ignored-params`):
+   * fields without an Anthropic meaning, `top_p` next to `temperature`, `max_tokens` next to
+   * `max_completion_tokens`, `reasoning_effort` next to `thinking`, `response_format`'s `strict`.
+   */
+  ignoredParams: string[];
+  /** The forced tool whose input is the JSON `response_format` asked for, when it asked for JSON. */
+  jsonTool?: string;
+}
+
 /**
  * Validates and converts an OpenAI chat completion body into an Anthropic Messages request.
- * Every input check (max_tokens, images, PDFs, thinking budget, model capabilities) runs here,
- * before any upstream call. Rejects only with ModelRouterError subclasses, the same error the
- * checks in body order would give: PDFs are checked after the rest of the conversion (they
- * take time and yield to the event loop), and a failure of a PDF that comes before another
- * failure wins, as if it had been checked where it stands.
+ * Every input check (max_tokens, images, PDFs, thinking budget, model capabilities, sampling,
+ * response format) runs here, before any upstream call. Rejects only with ModelRouterError
+ * subclasses, the same error the checks in body order would give: PDFs are checked after the
+ * rest of the conversion (they take time and yield to the event loop), and a failure of a PDF
+ * that comes before another failure wins, as if it had been checked where it stands.
  */
-export async function toAnthropicRequest(
-  body: unknown,
-  context: ChatRequestContext,
-): Promise<AnthropicMessagesRequest> {
+export async function toAnthropicConversion(body: unknown, context: ChatRequestContext): Promise<ChatConversion> {
   const pdfs: Usage['pdfChecks'] = [];
-  let request: AnthropicMessagesRequest;
+  let conversion: ChatConversion;
   try {
-    request = convertChatRequest(body, context, pdfs);
+    conversion = convertChatRequest(body, context, pdfs);
   } catch (error) {
     // The PDFs met before this failure were checked before it in body order.
     await checkPdfs(pdfs);
     throw error;
   }
   await checkPdfs(pdfs);
-  return request;
+  return conversion;
 }
 
-function convertChatRequest(
+/** {@link toAnthropicConversion}'s request alone. */
+export async function toAnthropicRequest(
   body: unknown,
   context: ChatRequestContext,
-  pdfChecks: Usage['pdfChecks'],
-): AnthropicMessagesRequest {
+): Promise<AnthropicMessagesRequest> {
+  return (await toAnthropicConversion(body, context)).request;
+}
+
+function convertChatRequest(body: unknown, context: ChatRequestContext, pdfChecks: Usage['pdfChecks']): ChatConversion {
   if (!isObject(body)) invalid('The request body must be a JSON object.', 'body');
-  const maxTokens = body.max_tokens ?? body.max_completion_tokens;
-  if (maxTokens === undefined || maxTokens === null) {
-    throw new MaxTokensRequiredError('max_tokens is required for Anthropic models.', { param: 'max_tokens' });
-  }
-  if (!positiveInteger(maxTokens)) invalid('max_tokens must be a positive whole number.', 'max_tokens');
+  const ignored: string[] = unusedFields(body);
+  const maxTokens = maxTokensOf(body, ignored);
   if (!Array.isArray(body.messages) || body.messages.length === 0)
     invalid('messages must be a non-empty array.', 'messages');
   if (body.n !== undefined && body.n !== null && body.n !== 1) invalid('Only n = 1 is supported.', 'n');
-  if (isObject(body.response_format) && body.response_format.type !== 'text') {
-    invalid(
-      'response_format is not supported for Anthropic models; describe the format in the prompt or use a tool.',
-      'response_format',
-    );
-  }
+  refuseUnsupportedFields(body);
+  const jsonTool = jsonToolOf(body, ignored);
 
   const usage: Usage = { images: false, pdfs: false, pdfChecks };
   const system: AnthropicBlock[] = [];
@@ -260,6 +291,8 @@ function convertChatRequest(
   for (const [index, message] of body.messages.entries()) {
     const param = `messages[${index}]`;
     if (!isObject(message)) invalid('Each message must be an object.', param);
+    // Anthropic messages carry no speaker name.
+    if (present(message.name) && !ignored.includes('messages[].name')) ignored.push('messages[].name');
     switch (message.role) {
       case 'system':
       case 'developer':
@@ -300,46 +333,63 @@ function convertChatRequest(
 
   const request: AnthropicMessagesRequest = { model: context.model, max_tokens: maxTokens, messages };
   if (system.length > 0) request.system = system;
-  for (const field of ['temperature', 'top_p', 'top_k'] as const) {
-    const value = body[field];
-    if (value === undefined || value === null) continue;
-    if (typeof value !== 'number' || !Number.isFinite(value)) invalid(`${field} must be a number.`, field);
-    request[field] = value;
-  }
-  if (body.stop !== undefined && body.stop !== null) {
-    const stops = typeof body.stop === 'string' ? [body.stop] : body.stop;
-    if (!Array.isArray(stops) || stops.some((s) => typeof s !== 'string'))
-      invalid('stop must be a string or an array of strings.', 'stop');
-    request.stop_sequences = stops;
-  }
+  const thinking = thinkingOf(body, maxTokens, ignored);
+  const thinkingOn = thinking?.type === 'enabled';
+  Object.assign(request, samplingOf(body, thinkingOn, ignored));
+  const stops = stopSequencesOf(body);
+  if (stops) request.stop_sequences = stops;
   if (body.stream !== undefined && body.stream !== null) {
     if (typeof body.stream !== 'boolean') invalid('stream must be a boolean.', 'stream');
     if (body.stream) request.stream = true;
   }
-  if (body.thinking !== undefined && body.thinking !== null) {
-    const thinking = body.thinking;
-    if (!isObject(thinking) || (thinking.type !== 'enabled' && thinking.type !== 'disabled')) {
-      invalid('thinking must be {"type":"enabled","budget_tokens":n} or {"type":"disabled"}.', 'thinking');
+  if (thinking) request.thinking = thinking;
+  const tools = body.tools !== undefined && body.tools !== null ? convertTools(body.tools) : undefined;
+  const toolChoice = convertToolChoice(body.tool_choice ?? undefined, body.parallel_tool_calls);
+  if (jsonTool) {
+    // The JSON comes back as the input of one forced tool (see docs/decisions.md).
+    if (thinkingOn) {
+      throw new UnsupportedResponseFormatError(
+        'response_format cannot be combined with extended thinking (thinking or reasoning_effort) for Anthropic ' +
+          'models: Anthropic does not force a tool while thinking.',
+        { param: 'response_format' },
+      );
     }
-    if (thinking.type === 'enabled') {
-      const budget = thinking.budget_tokens;
-      if (!positiveInteger(budget) || budget < 1024 || budget >= maxTokens) {
-        invalid(
-          'thinking.budget_tokens must be a whole number of at least 1024 and less than max_tokens.',
-          'thinking.budget_tokens',
+    if (tools && tools.length > 0 && toolChoice?.type !== 'none') {
+      throw new UnsupportedResponseFormatError(
+        'response_format together with tools the model may call is not supported for Anthropic models; ' +
+          'send tool_choice "none", or describe the answer as a tool.',
+        { param: 'response_format' },
+      );
+    }
+    if (tools?.some((tool) => tool.name === jsonTool.name)) {
+      throw new UnsupportedResponseFormatError(
+        `response_format's name "${jsonTool.name}" is also the name of a tool; rename one of them.`,
+        { param: 'response_format.json_schema.name' },
+      );
+    }
+    request.tools = [...(tools ?? []), { ...jsonTool }];
+    request.tool_choice = { type: 'tool', name: jsonTool.name };
+  } else {
+    if (tools) request.tools = tools;
+    if (toolChoice) {
+      if (toolChoice.type === 'tool' && !tools?.some((tool) => tool.name === toolChoice.name)) {
+        invalid('tool_choice names a function that is not in tools.', 'tool_choice');
+      }
+      if (thinkingOn && (toolChoice.type === 'any' || toolChoice.type === 'tool')) {
+        throw new UnsupportedValueError(
+          'With extended thinking Anthropic models cannot be forced to call a tool; send tool_choice "auto" or "none".',
+          { param: 'tool_choice' },
         );
       }
-      request.thinking = { type: 'enabled', budget_tokens: budget };
-    } else {
-      request.thinking = { type: 'disabled' };
+      request.tool_choice = toolChoice;
     }
   }
-  if (body.tools !== undefined && body.tools !== null) request.tools = convertTools(body.tools);
-  const toolChoice = convertToolChoice(body.tool_choice ?? undefined, body.parallel_tool_calls);
-  if (toolChoice) request.tool_choice = toolChoice;
-  if (body.user !== undefined && body.user !== null) {
-    if (typeof body.user !== 'string') invalid('user must be a string.', 'user');
-    request.metadata = { user_id: providerUserId(context.callerId, body.user) };
+  const userLabel = present(body.safety_identifier) ? 'safety_identifier' : 'user';
+  const label = body[userLabel];
+  if (label !== undefined && label !== null) {
+    if (typeof label !== 'string') invalid(`${userLabel} must be a string.`, userLabel);
+    if (userLabel === 'safety_identifier' && present(body.user)) ignored.push('user');
+    request.metadata = { user_id: providerUserId(context.callerId, label) };
   }
-  return request;
+  return { request, ignoredParams: ignored, ...(jsonTool ? { jsonTool: jsonTool.name } : {}) };
 }

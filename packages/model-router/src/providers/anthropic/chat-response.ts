@@ -37,12 +37,34 @@ export function completionId(messageId: unknown): string {
   return `chatcmpl-${typeof messageId === 'string' ? messageId.replace(/^msg_/, '') : Date.now().toString(36)}`;
 }
 
+/**
+ * `finish_reason` for a response that may carry `response_format`'s JSON in a forced tool: the
+ * tool call that carries it ends the answer normally (`stop`).
+ */
+export function jsonFinishReason(stopReason: unknown, jsonTool: string | undefined): ReturnType<typeof finishReason> {
+  const reason = finishReason(stopReason);
+  return jsonTool !== undefined && reason === 'tool_calls' ? 'stop' : reason;
+}
+
+/** The model the provider reports (the dated release), else `fallback`. */
+export function reportedModel(model: unknown, fallback: string): string {
+  return typeof model === 'string' && model !== '' ? model : fallback;
+}
+
 /** How the response is shaped. */
 export interface ChatResponseContext {
   /** With strict compliance off, `message.content_blocks` carries every non-tool block. */
   strict: boolean;
-  /** The model as the client named it. */
+  /**
+   * The model id sent upstream (without the `@slug/` prefix), used when the provider's message
+   * names no model; otherwise the response names the model the provider reports.
+   */
   model: string;
+  /**
+   * The forced tool that carries `response_format`'s JSON: its input becomes `message.content`
+   * (never a tool call) and its `tool_use` stop reason `finish_reason: "stop"`.
+   */
+  jsonTool?: string;
   /** Seconds since the epoch. Default: now. */
   created?: number;
 }
@@ -55,7 +77,12 @@ export function toChatCompletion(message: Json, context: ChatResponseContext): J
   const contentBlocks: Json[] = [];
   for (const block of blocks) {
     if (block.type === 'text') text.push(String(block.text ?? ''));
-    if (block.type === 'tool_use') {
+    if (block.type === 'tool_use' && context.jsonTool !== undefined && block.name === context.jsonTool) {
+      const json = JSON.stringify(block.input ?? {});
+      text.push(json);
+      // As text, like the streamed pieces (strict compliance off).
+      if (!context.strict) contentBlocks.push({ type: 'text', text: json });
+    } else if (block.type === 'tool_use') {
       toolCalls.push({
         id: block.id,
         type: 'function',
@@ -78,8 +105,15 @@ export function toChatCompletion(message: Json, context: ChatResponseContext): J
     id: completionId(message.id),
     object: 'chat.completion',
     created: context.created ?? Math.floor(Date.now() / 1000),
-    model: context.model,
-    choices: [{ index: 0, message: chatMessage, logprobs: null, finish_reason: finishReason(message.stop_reason) }],
+    model: reportedModel(message.model, context.model),
+    choices: [
+      {
+        index: 0,
+        message: chatMessage,
+        logprobs: null,
+        finish_reason: jsonFinishReason(message.stop_reason, context.jsonTool),
+      },
+    ],
     usage: toOpenAiUsage(message.usage as Json | undefined),
   };
 }

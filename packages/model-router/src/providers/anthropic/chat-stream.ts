@@ -1,4 +1,4 @@
-import { completionId, finishReason, toOpenAiError, toOpenAiUsage } from './chat-response';
+import { completionId, jsonFinishReason, reportedModel, toOpenAiError, toOpenAiUsage } from './chat-response';
 
 type Json = Record<string, unknown>;
 
@@ -6,12 +6,15 @@ type Json = Record<string, unknown>;
 export interface ChatStreamContext {
   strict: boolean;
   includeUsage: boolean;
+  /** The model id sent upstream, until `message_start` names the model the provider reports. */
   model: string;
+  /** The forced tool that carries `response_format`'s JSON: its input deltas become `delta.content`. */
+  jsonTool?: string;
   created?: number;
 }
 
 interface BlockState {
-  kind: 'text' | 'thinking' | 'redacted_thinking' | 'tool_use' | 'other';
+  kind: 'text' | 'thinking' | 'redacted_thinking' | 'tool_use' | 'json' | 'other';
   toolIndex?: number;
 }
 
@@ -22,6 +25,7 @@ interface BlockState {
 export class ChatStreamTranslator {
   private readonly context: ChatStreamContext;
   private prefix: string;
+  private model: string;
   private readonly blocks = new Map<number, BlockState>();
   private toolCalls = 0;
   private usage: Json = {};
@@ -30,12 +34,13 @@ export class ChatStreamTranslator {
 
   constructor(context: ChatStreamContext) {
     this.context = context;
+    this.model = context.model;
     this.prefix = this.chunkPrefix(completionId(undefined), context.created ?? Math.floor(Date.now() / 1000));
   }
 
   /** The fixed part of every chunk, serialised once. */
   private chunkPrefix(id: string, created: number): string {
-    return `{"id":${JSON.stringify(id)},"object":"chat.completion.chunk","created":${created},"model":${JSON.stringify(this.context.model)},"choices":`;
+    return `{"id":${JSON.stringify(id)},"object":"chat.completion.chunk","created":${created},"model":${JSON.stringify(this.model)},"choices":`;
   }
 
   /** True once the stream has ended (message_stop or an error). */
@@ -69,6 +74,7 @@ export class ChatStreamTranslator {
       case 'message_start': {
         const message = (payload.message ?? {}) as Json;
         this.usage = { ...((message.usage as Json) ?? {}) };
+        this.model = reportedModel(message.model, this.context.model);
         this.prefix = this.chunkPrefix(completionId(message.id), this.context.created ?? Math.floor(Date.now() / 1000));
         return this.frame({ role: 'assistant', content: '' });
       }
@@ -105,6 +111,10 @@ export class ChatStreamTranslator {
           ? ''
           : this.frame({ content_blocks: [{ index, delta: { type: 'redacted_thinking', data: block.data } }] });
       case 'tool_use': {
+        if (this.context.jsonTool !== undefined && block.name === this.context.jsonTool) {
+          this.blocks.set(index, { kind: 'json' });
+          return '';
+        }
         const toolIndex = this.toolCalls++;
         this.blocks.set(index, { kind: 'tool_use', toolIndex });
         return this.frame({
@@ -131,6 +141,10 @@ export class ChatStreamTranslator {
       case 'text_delta':
         return this.text(index, String(delta.text ?? ''));
       case 'input_json_delta':
+        if (block?.kind === 'json') {
+          const json = String(delta.partial_json ?? '');
+          return json === '' ? '' : this.text(index, json);
+        }
         if (block?.kind !== 'tool_use') return '';
         return this.frame({
           tool_calls: [{ index: block.toolIndex, function: { arguments: String(delta.partial_json ?? '') } }],
@@ -150,7 +164,7 @@ export class ChatStreamTranslator {
 
   private finish(): string {
     this.ended = true;
-    let out = this.frame({}, finishReason(this.stopReason));
+    let out = this.frame({}, jsonFinishReason(this.stopReason, this.context.jsonTool));
     if (this.context.includeUsage)
       out += `data: ${this.prefix}[],"usage":${JSON.stringify(toOpenAiUsage(this.usage))}}\n\n`;
     return `${out}data: [DONE]\n\n`;
