@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The machine packages the tests start for real: a PostgreSQL server (Debian's postgresql) for the
+# catalog. Installed with apt-get when missing (as root); otherwise a clear failure. Never a download
+# from anywhere but the machine's package sources.
+set -euo pipefail
+
+have_postgres() { compgen -G '/usr/lib/postgresql/*/bin/postgres' > /dev/null; }
+
+missing=()
+have_postgres || missing+=(postgresql)
+
+if [ ${#missing[@]} -eq 0 ]; then exit 0; fi
+if [ "$(id -u)" -ne 0 ]; then
+  echo "system-deps: missing ${missing[*]}; install it with: sudo apt-get install -y ${missing[*]}" >&2
+  exit 1
+fi
+echo "system-deps: installing ${missing[*]} with apt-get" >&2
+export DEBIAN_FRONTEND=noninteractive
+if ! { apt-get update -qq && apt-get install -y -qq --no-install-recommends "${missing[@]}" > /dev/null; }; then
+  echo "system-deps: apt-get could not install ${missing[*]}; the catalog tests need a PostgreSQL server" >&2
+  exit 1
+fi
+have_postgres || { echo "system-deps: ${missing[*]} installed but no server binary found" >&2; exit 1; }
