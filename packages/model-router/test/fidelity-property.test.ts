@@ -4,6 +4,9 @@ import { ModelRouterError, toAnthropicConversion } from '../src';
 import { anthropicRequest } from './anthropic-schema';
 import { GATEWAY_KEY, gatewayFor, mockAnthropic } from './support';
 
+// Hundreds of requests through a real server: minutes, not seconds, on a busy machine.
+jest.setTimeout(120_000);
+
 const objectSchema = { type: 'object', properties: { a: { type: 'string' } }, required: ['a'] };
 const responseFormat = fc.oneof(
   fc.constant({ type: 'text' }),
