@@ -30,6 +30,21 @@ function parsePublicBaseUrl(value: string): string {
   return url.origin;
 }
 
+/**
+ * A whole-number environment variable, or `fallback` when it is unset or empty. Anything else
+ * stops start-up with a message that says what to write.
+ */
+function wholeNumberEnv(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): number {
+  const value = env[name]?.trim();
+  if (value === undefined || value === '') return fallback;
+  if (!/^\d+$/.test(value) || Number(value) < min || !Number.isSafeInteger(Number(value))) {
+    throw new Error(
+      `${name} must be a whole number of at least ${min}, such as ${fallback} (got "${value.slice(0, 40)}").`,
+    );
+  }
+  return Number(value);
+}
+
 /** How long in-flight requests (streams included) may run after SIGTERM/SIGINT. */
 const SHUTDOWN_GRACE_MS = 10_000;
 
@@ -77,6 +92,10 @@ export async function startFromEnvironment(
   if (trustedProxies.some((a) => isIP(a) === 0)) {
     throw new Error('TRUSTED_PROXIES must be a comma-separated list of IP addresses, such as "10.0.0.5,10.0.0.6".');
   }
+  // Node drops the headers past maxHeadersCount; the gateway reads the server's value and refuses
+  // a request that reached it (431 too_many_headers) rather than authenticate a truncated list.
+  // Set explicitly: left unset, Node keeps only 1,000 headers, not the 2,000 it documents.
+  const maxHeadersCount = wholeNumberEnv(env, 'MAX_HEADERS_COUNT', 2000, 1);
   const { listener } = createGateway({
     config,
     signingKey: keys.key,
@@ -88,7 +107,9 @@ export async function startFromEnvironment(
   });
   const port = Number(env.PORT ?? 8787);
   const host = env.HOST ?? '127.0.0.1';
-  const server = createServer(listener).listen(port, host);
+  const server = createServer(listener);
+  server.maxHeadersCount = maxHeadersCount;
+  server.listen(port, host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);
