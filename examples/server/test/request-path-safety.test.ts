@@ -539,3 +539,31 @@ describe('14. credentials past the header-count limit', () => {
     expect(answer).toContain('"too_many_headers"');
   });
 });
+
+describe('15. JSON nested thousands deep', () => {
+  const deep = `${'{"a":'.repeat(10_000)}{}${'}'.repeat(10_000)}`;
+  it.each([0, 1])(
+    'is 400 json_too_deep on both JSON route families, and /healthz answers meanwhile (%#)',
+    async (i) => {
+      const base = (VIA()[i] as readonly [string, string])[1];
+      const before = provider.bodies.length;
+      const tools = [{ type: 'function', function: { name: 't', parameters: {} } }];
+      const chatBody = chat('deep', { tools }).replace('"parameters":{}', `"parameters":${deep}`);
+      const messagesBody = `{"model":"claude-sonnet-4-5","max_tokens":5,"messages":[{"role":"user","content":"hi"}],"metadata":${deep}}`;
+      const [completion, native, health] = await Promise.all([
+        post(base, '/v1/chat/completions', chatBody),
+        post(base, '/v1/messages', messagesBody, { ...json(), 'x-gateway-provider': '@claude' }),
+        fetch(`${base}/healthz`),
+      ]);
+      expect([completion.status, completion.code, native.status, native.code]).toEqual([
+        400,
+        'json_too_deep',
+        400,
+        'json_too_deep',
+      ]);
+      expect(completion.text).toContain('128');
+      expect(health.status).toBe(200);
+      expect(provider.bodies.length).toBe(before);
+    },
+  );
+});
