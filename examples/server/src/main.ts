@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:http';
+import type { Socket } from 'node:net';
 import { isIP } from 'node:net';
 import { loadSigningKey } from '@gw/jwks';
 import { createGateway } from './app';
@@ -28,6 +29,86 @@ function parsePublicBaseUrl(value: string): string {
     throw new Error('PUBLIC_BASE_URL must be an origin only, such as "https://gateway.example.com".');
   }
   return url.origin;
+}
+
+/**
+ * A whole-number environment variable, or `fallback` when it is unset or empty. Anything else
+ * stops start-up with a message that says what to write.
+ */
+function wholeNumberEnv(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): number {
+  const value = env[name]?.trim();
+  if (value === undefined || value === '') return fallback;
+  if (!/^\d+$/.test(value) || Number(value) < min || !Number.isSafeInteger(Number(value))) {
+    throw new Error(
+      `${name} must be a whole number of at least ${min}, such as ${fallback} (got "${value.slice(0, 40)}").`,
+    );
+  }
+  return Number(value);
+}
+
+/**
+ * What slow or many clients may hold, from the environment (docs/configuration.md). The defaults
+ * keep a 2-core gateway serving others while a few hundred sockets trickle bytes.
+ */
+export interface ConnectionLimits {
+  /** `HEADERS_TIMEOUT_MS`: time to receive a request's headers (server.headersTimeout). Default 10000. */
+  headersTimeoutMs: number;
+  /**
+   * `REQUEST_TIMEOUT_MS`: time to receive a whole request, body included (server.requestTimeout).
+   * The response is not covered: streams run as long as they last. Default 60000.
+   */
+  requestTimeoutMs: number;
+  /** `KEEP_ALIVE_TIMEOUT_MS`: how long an idle keep-alive connection stays open. Default 5000. */
+  keepAliveTimeoutMs: number;
+  /** `MAX_CONNECTIONS`: open connections in all (server.maxConnections); more are closed at once. Default 1024. */
+  maxConnections: number;
+  /** `MAX_CONNECTIONS_PER_IP`: open connections from one peer address; more are closed at once. Default 256. */
+  maxConnectionsPerIp: number;
+  /** `MAX_HEADERS_COUNT`: headers read per request (server.maxHeadersCount). Default 2000. */
+  maxHeadersCount: number;
+}
+
+/** Reads {@link ConnectionLimits} from the environment; a bad value stops start-up with what to write. */
+export function connectionLimits(env: NodeJS.ProcessEnv): ConnectionLimits {
+  const limits: ConnectionLimits = {
+    headersTimeoutMs: wholeNumberEnv(env, 'HEADERS_TIMEOUT_MS', 10_000, 1),
+    requestTimeoutMs: wholeNumberEnv(env, 'REQUEST_TIMEOUT_MS', 60_000, 1),
+    keepAliveTimeoutMs: wholeNumberEnv(env, 'KEEP_ALIVE_TIMEOUT_MS', 5_000, 1),
+    maxConnections: wholeNumberEnv(env, 'MAX_CONNECTIONS', 1024, 1),
+    maxConnectionsPerIp: wholeNumberEnv(env, 'MAX_CONNECTIONS_PER_IP', 256, 1),
+    // Node drops the headers past maxHeadersCount; the gateway reads the server's value and
+    // refuses a request that reached it (431 too_many_headers) rather than authenticate a
+    // truncated list. Set explicitly: left unset, Node keeps 1,000 headers, not the 2,000 it documents.
+    maxHeadersCount: wholeNumberEnv(env, 'MAX_HEADERS_COUNT', 2000, 1),
+  };
+  if (limits.headersTimeoutMs > limits.requestTimeoutMs) {
+    throw new Error(
+      `HEADERS_TIMEOUT_MS (${limits.headersTimeoutMs}) must not be more than REQUEST_TIMEOUT_MS (${limits.requestTimeoutMs}).`,
+    );
+  }
+  return limits;
+}
+
+/**
+ * Closes every connection past `max` open ones from the same peer address, as soon as it is
+ * accepted (before any byte is read), so one client cannot take every connection.
+ */
+function capConnectionsPerIp(server: Server, max: number): void {
+  const open = new Map<string, number>();
+  server.on('connection', (socket: Socket) => {
+    const address = socket.remoteAddress ?? '';
+    const count = open.get(address) ?? 0;
+    if (count >= max) {
+      socket.destroy();
+      return;
+    }
+    open.set(address, count + 1);
+    socket.once('close', () => {
+      const left = (open.get(address) ?? 1) - 1;
+      if (left === 0) open.delete(address);
+      else open.set(address, left);
+    });
+  });
 }
 
 /** How long in-flight requests (streams included) may run after SIGTERM/SIGINT. */
@@ -77,6 +158,7 @@ export async function startFromEnvironment(
   if (trustedProxies.some((a) => isIP(a) === 0)) {
     throw new Error('TRUSTED_PROXIES must be a comma-separated list of IP addresses, such as "10.0.0.5,10.0.0.6".');
   }
+  const limits = connectionLimits(env);
   const { listener } = createGateway({
     config,
     signingKey: keys.key,
@@ -88,7 +170,21 @@ export async function startFromEnvironment(
   });
   const port = Number(env.PORT ?? 8787);
   const host = env.HOST ?? '127.0.0.1';
-  const server = createServer(listener).listen(port, host);
+  const server = createServer(
+    {
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      // How often Node looks for connections past those timeouts (its default, 30 s, would let a
+      // slow client overstay a 10 s limit threefold).
+      connectionsCheckingInterval: Math.min(1_000, Math.max(50, Math.floor(limits.headersTimeoutMs / 4))),
+    },
+    listener,
+  );
+  server.keepAliveTimeout = limits.keepAliveTimeoutMs;
+  server.maxConnections = limits.maxConnections;
+  server.maxHeadersCount = limits.maxHeadersCount;
+  capConnectionsPerIp(server, limits.maxConnectionsPerIp);
+  server.listen(port, host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);

@@ -47,6 +47,7 @@ const bedrockSeen: string[] = [];
 let releaseQuietStream: () => void = () => undefined;
 
 let listenerBase: string;
+let gatewayListener: (req: IncomingMessage, res: ServerResponse) => void;
 let appBase: string;
 let trustingBase: string;
 let bedrockUrl: string;
@@ -174,7 +175,8 @@ beforeAll(async () => {
       identityProviderKeys: demo.demoIdentityProviderKeys,
       trustedProxies,
     });
-  listenerBase = await serve(build().listener);
+  gatewayListener = build().listener;
+  listenerBase = await serve(gatewayListener);
   appBase = await serve(build().app);
   trustingBase = await serve(build(['127.0.0.1']).listener);
 });
@@ -487,4 +489,81 @@ describe('13. a quiet MCP event stream', () => {
     response.resume();
     await once(response, 'end');
   });
+});
+
+/** Sends a raw request with `connection: close` and resolves with everything the gateway answered. */
+function rawExchange(base: string, text: string): Promise<string> {
+  const { port } = new URL(base);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), '127.0.0.1', () => socket.write(text));
+    let answer = '';
+    socket.on('data', (c: Buffer) => (answer += c));
+    socket.on('end', () => resolve(answer));
+    socket.on('error', reject);
+  });
+}
+
+describe('14. credentials past the header-count limit', () => {
+  // Node's parser keeps only so many headers (1,000 while server.maxHeadersCount is unset, else
+  // that many): a second Authorization behind enough short fillers would be dropped, and the first
+  // would win without the ambiguity check seeing it.
+  const smuggled = (path: string, fillers: number) =>
+    `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nAuthorization: Bearer ${KEY_BOB}\r\n` +
+    'a:1\r\n'.repeat(fillers) +
+    `Authorization: Bearer ${KEY_ALICE}\r\n\r\n`;
+  const plenty = (fillers: number) =>
+    `GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nAuthorization: Bearer ${KEY_BOB}\r\n` +
+    'a:1\r\n'.repeat(fillers) +
+    '\r\n';
+
+  it.each([0, 1])('a request whose header count reached the limit is 431 too_many_headers (%#)', async (i) => {
+    const base = (VIA()[i] as readonly [string, string])[1];
+    for (const path of ['/v1/models', '/mcp/plain', '/healthz']) {
+      const answer = await rawExchange(base, smuggled(path, 2000));
+      expect([path, answer.split('\r\n')[0]]).toEqual([path, 'HTTP/1.1 431 Request Header Fields Too Large']);
+      expect(answer).toContain('"too_many_headers"');
+    }
+    // Below the limit nothing changes.
+    expect((await rawExchange(base, plenty(900))).split('\r\n')[0]).toBe('HTTP/1.1 200 OK');
+  });
+
+  it("follows the server's own maxHeadersCount (2000, as the gateway sets it)", async () => {
+    const server = createServer(gatewayListener);
+    server.maxHeadersCount = 2000;
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    servers.push(server);
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    expect((await rawExchange(base, plenty(1900))).split('\r\n')[0]).toBe('HTTP/1.1 200 OK');
+    const answer = await rawExchange(base, smuggled('/v1/models', 2100));
+    expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 431 Request Header Fields Too Large');
+    expect(answer).toContain('"too_many_headers"');
+  });
+});
+
+describe('15. JSON nested thousands deep', () => {
+  const deep = `${'{"a":'.repeat(10_000)}{}${'}'.repeat(10_000)}`;
+  it.each([0, 1])(
+    'is 400 json_too_deep on both JSON route families, and /healthz answers meanwhile (%#)',
+    async (i) => {
+      const base = (VIA()[i] as readonly [string, string])[1];
+      const before = provider.bodies.length;
+      const tools = [{ type: 'function', function: { name: 't', parameters: {} } }];
+      const chatBody = chat('deep', { tools }).replace('"parameters":{}', `"parameters":${deep}`);
+      const messagesBody = `{"model":"claude-sonnet-4-5","max_tokens":5,"messages":[{"role":"user","content":"hi"}],"metadata":${deep}}`;
+      const [completion, native, health] = await Promise.all([
+        post(base, '/v1/chat/completions', chatBody),
+        post(base, '/v1/messages', messagesBody, { ...json(), 'x-gateway-provider': '@claude' }),
+        fetch(`${base}/healthz`),
+      ]);
+      expect([completion.status, completion.code, native.status, native.code]).toEqual([
+        400,
+        'json_too_deep',
+        400,
+        'json_too_deep',
+      ]);
+      expect(completion.text).toContain('128');
+      expect(health.status).toBe(200);
+      expect(provider.bodies.length).toBe(before);
+    },
+  );
 });

@@ -128,8 +128,11 @@ export async function identityProvider() {
   };
   addKey();
   let fetches = 0;
-  const server = await listen((_req: IncomingMessage, res: ServerResponse) => {
+  /** While true the provider is down: every connection is reset. */
+  const outage = { down: false };
+  const server = await listen((req: IncomingMessage, res: ServerResponse) => {
     fetches++;
+    if (outage.down) return void req.socket.destroy();
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: keys.map((k) => k.jwk) }));
   });
   const issuer = 'https://idp.test/';
@@ -145,7 +148,7 @@ export async function identityProvider() {
       .setProtectedHeader({ alg: options.alg ?? 'RS256', kid: options.kid ?? key.kid })
       .sign(options.key ?? key.privateKey);
   };
-  return { ...server, issuer, jwksUri: `${server.url}/jwks`, keys, addKey, mint, fetches: () => fetches };
+  return { ...server, issuer, jwksUri: `${server.url}/jwks`, keys, addKey, mint, outage, fetches: () => fetches };
 }
 
 /** The gateway under test: `authenticate` + `identityForwarding` at /mcp, JWKS at /jwks, a JSON error handler. */

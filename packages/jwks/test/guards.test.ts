@@ -4,7 +4,7 @@ import type { Server } from 'node:http';
 import express from 'express';
 import * as jose from 'jose';
 import {
-  KeySetUnavailableError,
+  IdentityProviderUnavailableError,
   LocalKeySet,
   RemoteKeySet,
   SigningKey,
@@ -122,14 +122,14 @@ describe('RemoteKeySet: answers that must not provide keys', () => {
         try {
           const outcomes: string[] = [];
           const keys = new RemoteKeySet({ jwksUri: `${redirecting.url}/jwks`, onFetch: (o) => outcomes.push(o) });
-          await expect(keys.getKey(goodJwk.kid)).rejects.toBeInstanceOf(KeySetUnavailableError);
+          await expect(keys.getKey(goodJwk.kid)).rejects.toBeInstanceOf(IdentityProviderUnavailableError);
           expect(outcomes).toEqual(['error']);
         } finally {
           await redirecting.close();
         }
       }
       const sameOrigin = new RemoteKeySet({ jwksUri: `${idp.url}/jwks` });
-      await expect(sameOrigin.getKey(goodJwk.kid)).rejects.toBeInstanceOf(KeySetUnavailableError);
+      await expect(sameOrigin.getKey(goodJwk.kid)).rejects.toBeInstanceOf(IdentityProviderUnavailableError);
       expect(redirectTargetHits).toBe(0);
     } finally {
       await idp.close();
@@ -173,7 +173,7 @@ describe('RemoteKeySet: answers that must not provide keys', () => {
     );
     try {
       const keys = new RemoteKeySet({ jwksUri: `${idp.url}/jwks` });
-      await expect(keys.getKey('weak')).rejects.toBeInstanceOf(KeySetUnavailableError);
+      await expect(keys.getKey('weak')).rejects.toBeInstanceOf(IdentityProviderUnavailableError);
     } finally {
       await idp.close();
     }

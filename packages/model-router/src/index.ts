@@ -16,7 +16,14 @@ export { ProviderKey } from './core/secret';
 export { defaultCallerId, providerUserId, type CallerIdResolver } from './core/caller';
 export { isForwardedResponseHeader } from './routes/messages';
 export { MAX_UPSTREAM_BODY_BYTES, MAX_UPSTREAM_ERROR_BYTES, MAX_UPSTREAM_EVENT_BYTES } from './routes/upstream-call';
-export { readJsonBody, parseBodyLimit, DEFAULT_BODY_LIMIT_BYTES } from './core/json-body';
+export {
+  readJsonBody,
+  parseBodyLimit,
+  parseMaxJsonDepth,
+  exceedsJsonDepth,
+  DEFAULT_BODY_LIMIT_BYTES,
+  DEFAULT_MAX_JSON_DEPTH,
+} from './core/json-body';
 export {
   checkPdf,
   PdfCheckBudget,

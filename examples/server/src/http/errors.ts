@@ -47,12 +47,35 @@ export function routeNotFoundError(method: string | undefined, path: string) {
 }
 
 /**
- * Why a request is refused before routing, or undefined: a request target that is not origin-form
+ * How many entries of `req.rawHeaders` (two per header) the server's parser keeps at most: twice
+ * the server's `maxHeadersCount`, or 2000 (1,000 headers) while it is unset (`null`, Node's
+ * default), whatever Node's documentation says. `0` is no limit.
+ */
+function rawHeaderEntriesLimit(req: IncomingMessage): number {
+  const server = (req.socket as { server?: { maxHeadersCount?: unknown } } | null)?.server;
+  const count = server?.maxHeadersCount;
+  return typeof count === 'number' ? count * 2 : 2000;
+}
+
+/**
+ * Why a request is refused before routing, or undefined: a request whose header count reached the
+ * limit of the server's parser (its `maxHeadersCount`, past which Node drops headers unseen) is
+ * `431 too_many_headers`, so no credential check is made on a truncated list (a second
+ * `Authorization` dropped behind 2,000 fillers); a request target that is not origin-form
  * (`GET http://other.host/… HTTP/1.1`, `OPTIONS *`) is `400 invalid_request_target`, so no client
  * can choose the host a proxied request line names; a `Host` that is not a plain `host[:port]` is
  * `400 invalid_host`, so nothing (challenges, metadata) is built from it.
  */
 export function requestTargetRefusal(req: IncomingMessage) {
+  const rawLimit = rawHeaderEntriesLimit(req);
+  if (rawLimit > 0 && req.rawHeaders.length >= rawLimit) {
+    return {
+      status: 431,
+      code: 'too_many_headers',
+      type: 'invalid_request_error',
+      message: `The request has ${rawLimit / 2} or more headers, the most the gateway reads; send fewer.`,
+    };
+  }
   if (!req.url?.startsWith('/') || req.url.startsWith('//')) {
     return {
       status: 400,

@@ -1,5 +1,6 @@
 import { createHash, hash, timingSafeEqual } from 'node:crypto';
 import {
+  IdentityProviderUnavailableError as KeySetFetchFailedError,
   MissingRequiredClaimError,
   RemoteKeySet,
   TokenVerificationError,
@@ -9,7 +10,12 @@ import {
   type VerifyTokenOptions,
 } from '@gw/jwks';
 import { readCredential } from './credentials';
-import { InvalidCredentialsError, MissingCredentialsError, RequiredClaimMissingError } from './errors';
+import {
+  IdentityProviderUnavailableError,
+  InvalidCredentialsError,
+  MissingCredentialsError,
+  RequiredClaimMissingError,
+} from './errors';
 import {
   claimsFromApiKeyUser,
   claimsFromToken,
@@ -46,8 +52,11 @@ export interface JwtValidationOptions {
   keys?: KeyResolver;
   /** Called after every fetch of the identity provider's key set, for metrics. Default: none. */
   onKeySetFetch?: (outcome: 'ok' | 'error') => void;
-  /** Timing of the key set's cache (see @gw/jwks `RemoteKeySet`): defaults 10 min cache, 30 s cooldown, 5 s timeout. */
-  keySet?: Pick<RemoteKeySetOptions, 'cacheMaxAgeMs' | 'cooldownMs' | 'timeoutMs' | 'now'>;
+  /**
+   * Timing of the key set's cache (see @gw/jwks `RemoteKeySet`): defaults 10 min cache, 30 s
+   * cooldown, 1 s first retry after a failed fetch (doubling up to the cooldown), 5 s timeout.
+   */
+  keySet?: Pick<RemoteKeySetOptions, 'cacheMaxAgeMs' | 'cooldownMs' | 'firstRetryMs' | 'timeoutMs' | 'now'>;
 }
 
 /** Options of {@link Authenticator} and `authenticate`. */
@@ -185,6 +194,13 @@ export class Authenticator {
     try {
       ({ payload } = await verifyToken(token, this.verifyOptions));
     } catch (error) {
+      if (error instanceof KeySetFetchFailedError) {
+        // The provider is down and the token names a key the gateway lacks: not the caller's fault.
+        throw new IdentityProviderUnavailableError(
+          "The identity provider's keys cannot be fetched just now; retry shortly.",
+          { 'retry-after': String(error.retryAfterSeconds) },
+        );
+      }
       if (error instanceof MissingRequiredClaimError) {
         throw new RequiredClaimMissingError(error.message, this.challenge(challenge, true));
       }

@@ -52,6 +52,16 @@ export class InvalidCredentialsError extends IdentityForwardingError {
   }
 }
 
+/**
+ * The identity provider's key set cannot be fetched and the token names a key the gateway does
+ * not have: 503 with `retry-after`, since the token may well be good.
+ */
+export class IdentityProviderUnavailableError extends IdentityForwardingError {
+  readonly code = 'identity_provider_unavailable';
+  readonly status = 503;
+  readonly type = 'api_error';
+}
+
 /** A verified identity-provider token lacks a claim listed in `requiredClaims`. */
 export class RequiredClaimMissingError extends IdentityForwardingError {
   readonly code = 'missing_required_claim';

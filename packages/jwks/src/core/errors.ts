@@ -75,9 +75,33 @@ export class MissingRequiredClaimError extends TokenVerificationError {
   }
 }
 
-/** The remote key set could not be fetched and no earlier good copy exists. */
+/**
+ * A key set is unavailable and no earlier good copy exists (for a {@link KeyResolver} of your own;
+ * `RemoteKeySet` throws {@link IdentityProviderUnavailableError} instead).
+ */
 export class KeySetUnavailableError extends TokenVerificationError {
   readonly code = 'key_set_unavailable';
+}
+
+/**
+ * The identity provider's key set cannot be fetched just now, and the token names a key the
+ * gateway does not have: not the caller's fault, so HTTP 503 with `retry-after`, not a 401.
+ */
+export class IdentityProviderUnavailableError extends Error {
+  /** Stable, machine-readable code. */
+  readonly code = 'identity_provider_unavailable' as const;
+  /** HTTP status. */
+  readonly status = 503 as const;
+  /** OpenAI-style error type. */
+  readonly type = 'api_error' as const;
+  /** Seconds until the key set is fetched again (at least 1), for `retry-after`. */
+  readonly retryAfterSeconds: number;
+
+  constructor(message: string, retryAfterSeconds: number) {
+    super(message);
+    this.name = 'IdentityProviderUnavailableError';
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
 }
 
 /** A signing or public key given to the gateway is unusable (wrong type, too small, not PEM). */

@@ -1,10 +1,13 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
-import { KeySetUnavailableError, UnknownKeyError } from './errors';
+import { IdentityProviderUnavailableError, UnknownKeyError } from './errors';
 import { MIN_RSA_BITS, type JsonWebKeySet, type PublicJwk } from './signing-key';
 
 /** Anything that resolves a verification key by `kid`. */
 export interface KeyResolver {
-  /** Resolves the key for `kid`; throws {@link UnknownKeyError} or {@link KeySetUnavailableError}. */
+  /**
+   * Resolves the key for `kid`; throws {@link UnknownKeyError}, `KeySetUnavailableError` or
+   * {@link IdentityProviderUnavailableError}.
+   */
   getKey(kid: string | undefined): Promise<KeyObject>;
 }
 
@@ -67,8 +70,17 @@ export interface RemoteKeySetOptions {
   jwksUri: string;
   /** How long a fetched key set is used before it is fetched again. Default 600000 (10 min). */
   cacheMaxAgeMs?: number;
-  /** At most one fetch per this many milliseconds, whatever triggers it. Default 30000. */
+  /**
+   * After a successful fetch, at most one fetch per this many milliseconds, whatever triggers it
+   * (tokens naming unknown `kid`s included); also the longest wait between tries while the
+   * provider is down. Default 30000.
+   */
   cooldownMs?: number;
+  /**
+   * The wait before the first try after a failed fetch; it doubles with each failure in a row, up
+   * to `cooldownMs`, and a successful fetch resets it. Default 1000.
+   */
+  firstRetryMs?: number;
   /** Time limit of one fetch. Default 5000. */
   timeoutMs?: number;
   /** Largest JWKS response accepted, in bytes. Default 1048576 (1 MiB). */
@@ -82,7 +94,11 @@ export interface RemoteKeySetOptions {
 /**
  * The key set of an external identity provider: fetched on first use, cached, fetched again
  * when stale or when a token names an unknown `kid` (at most once per cooldown, concurrent
- * callers sharing one fetch). A broken answer never replaces the last good keys. Only RSA
+ * callers sharing one fetch). A broken answer never replaces the last good keys. While fetches
+ * fail, known keys keep verifying, a `kid` the set lacks is
+ * {@link IdentityProviderUnavailableError} (503, with the seconds until the next try), and tries
+ * back off from `firstRetryMs` (1 s), doubling up to `cooldownMs`, so the provider's return is
+ * noticed within seconds. Only RSA
  * signing keys of at least 2048 bits are used. `jku`, `x5u` and the like are never followed:
  * keys come from `jwksUri` only.
  */
@@ -90,13 +106,17 @@ export class RemoteKeySet implements KeyResolver {
   private readonly url: URL;
   private readonly cacheMaxAgeMs: number;
   private readonly cooldownMs: number;
+  private readonly firstRetryMs: number;
   private readonly timeoutMs: number;
   private readonly maxResponseBytes: number;
   private readonly now: () => number;
   private readonly onFetch: ((outcome: 'ok' | 'error') => void) | undefined;
   private keys: ImportedKey[] | undefined;
   private fetchedAt = 0;
-  private lastAttemptAt: number | undefined;
+  /** No fetch starts before this time (cooldown after success, back-off after failures). */
+  private nextAttemptAt: number | undefined;
+  /** Failed fetches in a row since the last success. */
+  private failures = 0;
   private inFlight: Promise<void> | undefined;
   private fetches = 0;
 
@@ -115,6 +135,7 @@ export class RemoteKeySet implements KeyResolver {
     this.url = url;
     this.cacheMaxAgeMs = positive(options.cacheMaxAgeMs, 600_000, 'cacheMaxAgeMs');
     this.cooldownMs = positive(options.cooldownMs, 30_000, 'cooldownMs');
+    this.firstRetryMs = positive(options.firstRetryMs, 1_000, 'firstRetryMs');
     this.timeoutMs = positive(options.timeoutMs, 5_000, 'timeoutMs');
     this.maxResponseBytes = positive(options.maxResponseBytes, 1_048_576, 'maxResponseBytes');
     this.now = options.now ?? Date.now;
@@ -131,18 +152,22 @@ export class RemoteKeySet implements KeyResolver {
     const known = this.keys ? findKey(this.keys, kid) : undefined;
     if (fresh && known) return known;
     await this.refresh();
-    if (!this.keys) throw new KeySetUnavailableError("The identity provider's key set is unavailable.");
-    const key = findKey(this.keys, kid);
-    if (!key) throw new UnknownKeyError("No key of the identity provider matches the token's kid.");
-    return key;
+    const key = this.keys ? findKey(this.keys, kid) : undefined;
+    if (key) return key;
+    if (this.failures > 0) {
+      const wait = Math.max(0, (this.nextAttemptAt ?? 0) - this.now());
+      throw new IdentityProviderUnavailableError(
+        "The identity provider's key set cannot be fetched just now; try again shortly.",
+        Math.max(1, Math.ceil(wait / 1000)),
+      );
+    }
+    throw new UnknownKeyError("No key of the identity provider matches the token's kid.");
   }
 
   /** Fetches again unless a fetch is under way (then it is shared) or the cooldown forbids it. */
   private refresh(): Promise<void> {
     if (this.inFlight) return this.inFlight;
-    const now = this.now();
-    if (this.lastAttemptAt !== undefined && now - this.lastAttemptAt < this.cooldownMs) return Promise.resolve();
-    this.lastAttemptAt = now;
+    if (this.nextAttemptAt !== undefined && this.now() < this.nextAttemptAt) return Promise.resolve();
     this.fetches++;
     this.inFlight = this.fetchKeys().finally(() => {
       this.inFlight = undefined;
@@ -156,8 +181,15 @@ export class RemoteKeySet implements KeyResolver {
       if (keys.length === 0) throw new Error('no usable RSA signing key');
       this.keys = keys;
       this.fetchedAt = this.now();
+      this.failures = 0;
+      this.nextAttemptAt = this.fetchedAt + this.cooldownMs;
       this.onFetch?.('ok');
     } catch {
+      this.failures++;
+      // 1 s, 2 s, 4 s, … up to the cooldown; counted from the failure, so a provider that
+      // hangs until the timeout is not tried again at once.
+      const backOff = Math.min(this.firstRetryMs * 2 ** Math.min(this.failures - 1, 30), this.cooldownMs);
+      this.nextAttemptAt = this.now() + backOff;
       this.onFetch?.('error');
     }
   }

@@ -39,6 +39,12 @@ export class InvalidJsonError extends ModelRouterError {
   readonly status = 400;
 }
 
+/** The request body is JSON nested deeper than the route accepts (`maxJsonDepth`). */
+export class JsonTooDeepError extends ModelRouterError {
+  readonly code = 'json_too_deep';
+  readonly status = 400;
+}
+
 /** The request body is larger than the route accepts. */
 export class BodyTooLargeError extends ModelRouterError {
   readonly code = 'body_too_large';

@@ -4,12 +4,62 @@ import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import {
   BodyTooLargeError,
   InvalidJsonError,
+  JsonTooDeepError,
   UnsupportedContentEncodingError,
   UnsupportedMediaTypeError,
 } from './errors';
 
 /** Default largest JSON body: 50 MiB, which fits a 32 MiB PDF in base64 with room to spare. */
 export const DEFAULT_BODY_LIMIT_BYTES = 50 * 1024 * 1024;
+
+/**
+ * Default deepest nesting of a JSON body: 128 levels of objects and arrays (the body itself is
+ * level 1). Real requests (tool schemas included) stay far below; thousands of levels would
+ * overflow the stack of the conversions and serialisations that follow.
+ */
+export const DEFAULT_MAX_JSON_DEPTH = 128;
+
+/**
+ * Validates a `maxJsonDepth` option: a whole number of levels, at least 1. Throws a `TypeError`
+ * that says what to write.
+ */
+export function parseMaxJsonDepth(depth: number | undefined, option = 'maxJsonDepth'): number {
+  if (depth === undefined) return DEFAULT_MAX_JSON_DEPTH;
+  if (!Number.isInteger(depth) || depth < 1) {
+    throw new TypeError(
+      `${option} must be a whole number of nesting levels, at least 1, such as ${DEFAULT_MAX_JSON_DEPTH} (got ${String(depth)}).`,
+    );
+  }
+  return depth;
+}
+
+/**
+ * Whether `value` nests objects and arrays deeper than `maxDepth` levels (a top-level object or
+ * array is level 1). Iterative, with its own stack: any depth is measured without recursion.
+ */
+export function exceedsJsonDepth(value: unknown, maxDepth: number): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  const pending: object[] = [value];
+  const depths: number[] = [1];
+  while (pending.length > 0) {
+    const container = pending.pop() as object;
+    const depth = depths.pop() as number;
+    if (depth > maxDepth) return true;
+    const children: unknown[] = Array.isArray(container) ? container : Object.values(container);
+    for (const child of children) {
+      if (typeof child === 'object' && child !== null) {
+        pending.push(child);
+        depths.push(depth + 1);
+      }
+    }
+  }
+  return false;
+}
+
+const tooDeep = (maxDepth: number) =>
+  new JsonTooDeepError(
+    `The request body is JSON nested more than ${maxDepth} levels deep, the most the gateway accepts.`,
+  );
 
 const UNITS: ReadonlyMap<string, number> = new Map([
   ['b', 1],
@@ -57,11 +107,18 @@ type MaybeParsed = IncomingMessage & { body?: unknown; _body?: boolean };
  * to the inflated bytes); any other encoding is `415 unsupported_content_encoding`. A body sent
  * with a `content-type` that is not JSON (`application/json` or `+json`), or with none, is
  * `415 unsupported_media_type`. An empty body reads as `{}`. A body the host already parsed is used
- * as it is.
+ * as it is. Either way, JSON nested more than `maxDepth` levels is `400 json_too_deep` (checked
+ * without recursion), before anything converts or serialises it.
  */
-export function readJsonBody(req: IncomingMessage, limitBytes: number): Promise<unknown> {
+export function readJsonBody(
+  req: IncomingMessage,
+  limitBytes: number,
+  maxDepth: number = DEFAULT_MAX_JSON_DEPTH,
+): Promise<unknown> {
   const host = req as MaybeParsed;
-  if (host._body === true || host.body !== undefined) return Promise.resolve(host.body);
+  if (host._body === true || host.body !== undefined) {
+    return exceedsJsonDepth(host.body, maxDepth) ? Promise.reject(tooDeep(maxDepth)) : Promise.resolve(host.body);
+  }
   const contentType = req.headers['content-type'];
   const hasBody = req.headers['content-length'] !== '0' && req.headers['content-length'] !== undefined;
   if (
@@ -111,12 +168,15 @@ export function readJsonBody(req: IncomingMessage, limitBytes: number): Promise<
         chunks.length === 1 ? (chunks[0] as Buffer).toString('utf8') : Buffer.concat(chunks).toString('utf8');
       chunks.length = 0;
       if (text.length === 0) return resolve({});
+      let parsed: unknown;
       try {
         // A leading byte order mark is not JSON; some clients send one.
-        resolve(JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text));
+        parsed = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
       } catch {
-        reject(new InvalidJsonError('The request body is not valid JSON.'));
+        return reject(new InvalidJsonError('The request body is not valid JSON.'));
       }
+      if (exceedsJsonDepth(parsed, maxDepth)) reject(tooDeep(maxDepth));
+      else resolve(parsed);
     };
     const onError = () => {
       if (source !== req) {

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createInMemoryCatalog, enabledModels, type Catalog, type ModelProviderConfig } from '../core/catalog';
 import { UnknownProviderError } from '../core/errors';
 import { gatewayHeader } from '../core/gateway-headers';
-import { parseBodyLimit, readJsonBody } from '../core/json-body';
+import { parseBodyLimit, parseMaxJsonDepth, readJsonBody } from '../core/json-body';
 import { PromptStore, type PromptTemplate } from '../core/prompts';
 import { createDispatcher } from '../core/upstream';
 import { defaultCallerId, type CallerIdResolver } from '../core/caller';
@@ -21,6 +21,11 @@ export interface ModelRouterOptions {
   prompts?: readonly PromptTemplate[];
   /** Largest JSON body: bytes, or a size such as `"50mb"`. Default `"50mb"`, which fits a 32 MB PDF in base64. */
   bodyLimit?: string | number;
+  /**
+   * Deepest nesting of a JSON body, in levels of objects and arrays (the body is level 1): deeper
+   * is `400 json_too_deep`, checked right after parsing. Default 128.
+   */
+  maxJsonDepth?: number;
   /**
    * Time to wait for a provider's response headers, in ms (`request_timeout` overrides it).
    * Default 600000 (10 minutes, the default request timeout of the Anthropic and OpenAI SDKs: a
@@ -87,6 +92,7 @@ export function createModelRoutes(options: ModelRouterOptions = {}): ModelRoutes
   const catalog = options.catalog ?? createInMemoryCatalog(options.providers ?? [], MODEL_PROVIDERS);
   const prompts = new PromptStore(options.prompts ?? []);
   const limit = parseBodyLimit(options.bodyLimit);
+  const maxJsonDepth = parseMaxJsonDepth(options.maxJsonDepth);
   if (options.timeoutMs !== undefined && !(Number.isFinite(options.timeoutMs) && options.timeoutMs > 0)) {
     throw new TypeError(`timeoutMs must be a positive number of milliseconds (got ${String(options.timeoutMs)}).`);
   }
@@ -133,7 +139,7 @@ export function createModelRoutes(options: ModelRouterOptions = {}): ModelRoutes
     (shape: ErrorShape, run: (req: IncomingMessage, res: ServerResponse, body: unknown) => Promise<void>) =>
     async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
       try {
-        await run(req, res, await readJsonBody(req, limit));
+        await run(req, res, await readJsonBody(req, limit, maxJsonDepth));
       } catch (error) {
         fail(res, error, shape);
       }
