@@ -55,6 +55,7 @@ const anthropicProvider = z.strictObject({
   apiKey: z.string().min(1, 'must not be empty'),
   baseUrl: httpUrl.optional(),
   models: models.optional(),
+  defaultMaxTokens: z.number().int().min(1).optional(),
 });
 
 const bedrockProvider = z.strictObject({

@@ -13,6 +13,8 @@ export interface ModelProviderConfig {
   apiKey?: string;
   baseUrl?: string;
   models?: ModelSelection;
+  /** `max_tokens` for requests that send none. Default: none (such requests get `400 max_tokens_required`). */
+  defaultMaxTokens?: number;
 }
 
 /** A provider as the router uses it. */
@@ -25,6 +27,8 @@ export interface ProviderEntry {
   /** Base URL of the provider's API. Default per provider. */
   baseUrl: string | undefined;
   models: ModelSelection;
+  /** `max_tokens` for requests that send none; undefined when they are refused. */
+  defaultMaxTokens?: number;
 }
 
 /** Where providers come from: the config, or a host's own store. */
@@ -46,6 +50,10 @@ export function createInMemoryCatalog(
     if (typeof config.apiKey !== 'string' || config.apiKey === '')
       throw new TypeError(`providers[${config.slug}].apiKey must be a non-empty string.`);
     if (entries.has(config.slug)) throw new TypeError(`providers has two entries with the slug "${config.slug}".`);
+    const defaultMaxTokens = config.defaultMaxTokens;
+    if (defaultMaxTokens !== undefined && !(Number.isInteger(defaultMaxTokens) && defaultMaxTokens > 0)) {
+      throw new TypeError(`providers[${config.slug}].defaultMaxTokens must be a positive whole number of tokens.`);
+    }
     entries.set(config.slug, {
       slug: config.slug,
       name: config.name ?? config.slug,
@@ -53,6 +61,7 @@ export function createInMemoryCatalog(
       apiKey: new ProviderKey(config.apiKey),
       baseUrl: config.baseUrl,
       models: config.models ?? { mode: 'all' },
+      defaultMaxTokens,
     });
   }
   const list = [...entries.values()];

@@ -56,6 +56,7 @@ export async function runChatCompletion(
   const { request, ignoredParams, jsonTool } = await toAnthropicConversion(body, {
     model,
     callerId: context.callerId(req),
+    defaultMaxTokens: provider.defaultMaxTokens,
   });
   if (ignoredParams.length > 0) res.setHeader(IGNORED_PARAMS_HEADER, ignoredParams.join(', '));
   const strict = isStrict(req.headers, config);

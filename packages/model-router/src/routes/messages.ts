@@ -69,7 +69,9 @@ export async function runNativeMessages(
   if (provider.provider !== 'anthropic')
     throw new UnknownProviderError(`@${provider.slug} does not serve messages.`, { param: 'model' });
   if (endpoint === 'messages' && (body.max_tokens === undefined || body.max_tokens === null)) {
-    throw new MaxTokensRequiredError('max_tokens is required.', { param: 'max_tokens' });
+    if (provider.defaultMaxTokens === undefined)
+      throw new MaxTokensRequiredError('max_tokens is required.', { param: 'max_tokens' });
+    body.max_tokens = provider.defaultMaxTokens;
   }
   const url = req.url ?? '';
   const query = url.indexOf('?');

@@ -101,10 +101,12 @@ function positiveInteger(value: unknown): value is number {
  * `max_completion_tokens`, else the deprecated `max_tokens` (as OpenAI reads them). When both
  * are sent, `max_tokens` is named in `ignored`.
  */
-export function maxTokensOf(body: Json, ignored: string[]): number {
+export function maxTokensOf(body: Json, ignored: string[], defaultMaxTokens?: number): number {
   const completion = body.max_completion_tokens;
   const legacy = body.max_tokens;
   if (!present(completion) && !present(legacy)) {
+    // The provider's default, when its operator set one; else the field is required.
+    if (defaultMaxTokens !== undefined) return defaultMaxTokens;
     throw new MaxTokensRequiredError('max_tokens (or max_completion_tokens) is required for Anthropic models.', {
       param: 'max_tokens',
     });

@@ -38,6 +38,8 @@ export interface ChatRequestContext {
   model: string;
   /** The authenticated caller, which scopes `user` (see `providerUserId`). Default: none. */
   callerId?: string;
+  /** `max_tokens` for requests that send neither it nor `max_completion_tokens`. Default: none (they are refused). */
+  defaultMaxTokens?: number;
 }
 
 const present = (v: unknown): boolean => v !== undefined && v !== null;
@@ -278,7 +280,7 @@ export async function toAnthropicRequest(
 function convertChatRequest(body: unknown, context: ChatRequestContext, pdfChecks: Usage['pdfChecks']): ChatConversion {
   if (!isObject(body)) invalid('The request body must be a JSON object.', 'body');
   const ignored: string[] = unusedFields(body);
-  const maxTokens = maxTokensOf(body, ignored);
+  const maxTokens = maxTokensOf(body, ignored, context.defaultMaxTokens);
   if (!Array.isArray(body.messages) || body.messages.length === 0)
     invalid('messages must be a non-empty array.', 'messages');
   if (body.n !== undefined && body.n !== null && body.n !== 1) invalid('Only n = 1 is supported.', 'n');
