@@ -130,8 +130,10 @@ export async function runChatCompletion(
     };
     const onData = (chunk: Buffer) => {
       pending += chunk.length;
+      // The frames of this chunk leave together, in one write. Cork and uncork stay paired: on
+      // Node 22 an uncork without a cork writes the chunked body's terminator mid-stream.
+      res.cork();
       parser.feed(decoder.decode(chunk, { stream: true }));
-      // node:http holds writes until the next tick; the frames of this chunk leave now, together.
       res.uncork();
       if (translator.done) return finish();
       if (pending > MAX_UPSTREAM_EVENT_BYTES) {
