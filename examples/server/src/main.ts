@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { isIP } from 'node:net';
 import { loadSigningKey } from '@gw/jwks';
@@ -111,8 +111,55 @@ function capConnectionsPerIp(server: Server, max: number): void {
   });
 }
 
-/** How long in-flight requests (streams included) may run after SIGTERM/SIGINT. */
+/** How long in-flight requests (streams included) may run after SIGTERM/SIGINT, by default. */
 const SHUTDOWN_GRACE_MS = 10_000;
+
+/**
+ * The frame that ends an event stream still open when the shutdown grace is over, in the shape of
+ * its route family, so SDKs raise instead of returning a truncated answer; undefined for streams
+ * that have no error frame (MCP), which are closed.
+ */
+export function shutdownFrame(path: string): string | undefined {
+  const message = 'The gateway is shutting down; retry the request.';
+  if (path.startsWith('/v1/chat/completions') || path.startsWith('/v1/prompts/')) {
+    return `data: ${JSON.stringify({ error: { message, type: 'api_error', param: null, code: 'gateway_shutting_down' } })}\n\n`;
+  }
+  if (path.startsWith('/v1/messages')) {
+    return `event: error\ndata: ${JSON.stringify({ type: 'error', error: { type: 'api_error', message } })}\n\n`;
+  }
+  return undefined;
+}
+
+/** Keeps the responses in flight, so the shutdown can end the streams that outlast its grace. */
+function trackOpenResponses(server: Server): Set<{ path: string; res: ServerResponse }> {
+  const open = new Set<{ path: string; res: ServerResponse }>();
+  // Before the gateway's listener, which rewrites `req.url` below its mount point.
+  server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
+    const entry = { path: req.url ?? '/', res };
+    open.add(entry);
+    res.once('close', () => open.delete(entry));
+  });
+  return open;
+}
+
+/** Whether a response under way is an event stream (headers given to `writeHead` are only in its header block). */
+function isEventStream(res: ServerResponse): boolean {
+  if (String(res.getHeader('content-type') ?? '').startsWith('text/event-stream')) return true;
+  const block = (res as ServerResponse & { _header?: unknown })._header;
+  return typeof block === 'string' && /\r\ncontent-type: *text\/event-stream/i.test(block);
+}
+
+/** Ends every event stream still open with its family's error frame; the rest are cut off. */
+function endOpenStreams(open: Set<{ path: string; res: ServerResponse }>): void {
+  for (const { path, res } of open) {
+    if (res.writableEnded || !res.headersSent || !isEventStream(res)) continue;
+    const frame = shutdownFrame(path);
+    if (frame === undefined) continue;
+    // The route may still try to write before it sees the close: nothing of that may throw.
+    res.on('error', () => undefined);
+    res.end(frame);
+  }
+}
 
 /** Starts the gateway from the environment; resolves once it listens. */
 export async function startFromEnvironment(
@@ -184,6 +231,11 @@ export async function startFromEnvironment(
   server.maxConnections = limits.maxConnections;
   server.maxHeadersCount = limits.maxHeadersCount;
   capConnectionsPerIp(server, limits.maxConnectionsPerIp);
+  const openResponses = trackOpenResponses(server);
+  const graceMs = env.SHUTDOWN_GRACE_MS === undefined ? SHUTDOWN_GRACE_MS : Number(env.SHUTDOWN_GRACE_MS);
+  if (!(Number.isInteger(graceMs) && graceMs >= 0)) {
+    throw new Error('SHUTDOWN_GRACE_MS must be a whole number of milliseconds, such as 10000.');
+  }
   server.listen(port, host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
@@ -214,7 +266,12 @@ export async function startFromEnvironment(
     (stopping ??= new Promise<void>((resolve) => {
       logger.info({}, 'shutting down: no new connections, finishing in-flight requests');
       flushLogger(logger);
-      const force = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+      // Streams shorter than the grace finish; longer ones end with an error frame, then every
+      // connection still open is closed.
+      const force = setTimeout(() => {
+        endOpenStreams(openResponses);
+        setTimeout(() => server.closeAllConnections(), 100).unref();
+      }, graceMs);
       force.unref();
       server.close(() => {
         clearTimeout(force);
