@@ -1,6 +1,9 @@
 import { alice, recordingUpstream, setup } from './support';
 import type { ApiKeyEntry } from '../src';
 
+// 200 concurrent calls through real servers: seconds on a busy machine.
+jest.setTimeout(30_000);
+
 // 50 users; users 0-9 and 10-19 have identical claim values but are different users.
 const users: ApiKeyEntry[] = Array.from({ length: 50 }, (_, i) => ({
   key: `gw-user-key-${String(i).padStart(4, '0')}`,

@@ -18,8 +18,8 @@ export const MAX_PDF_PAGES = 100;
 export const MAX_PDF_INFLATED_BYTES = 64 * 1024 * 1024;
 /** Most bytes one PDF's object streams inflate to, as a multiple of the PDF's own size (at least 1 MiB). */
 export const MAX_PDF_INFLATE_RATIO = 4;
-/** Most CPU time the PDF checks of one request take on the event loop, all PDFs together: 2 s. */
-export const MAX_PDF_CHECK_MS = 2_000;
+/** Most CPU time the PDF checks of one request take on the event loop, all PDFs together: 5 s. */
+export const MAX_PDF_CHECK_MS = 5_000;
 
 /** What a small PDF may inflate whatever its size: its object streams can be most of it. */
 const MIN_PDF_INFLATE_ALLOWANCE = 1024 * 1024;
