@@ -2,7 +2,7 @@ import { createServer, request, type IncomingMessage, type Server } from 'node:h
 import type { AddressInfo } from 'node:net';
 import { deflateSync, inflateSync } from 'node:zlib';
 import fc from 'fast-check';
-import { checkPdf, createModelRoutes, MAX_PDF_PAGES, PdfCheckBudget } from '../src';
+import { checkPdf, createModelRoutes, MAX_PDF_CHECK_MS, MAX_PDF_PAGES, PdfCheckBudget } from '../src';
 import { decodeBase64 } from '../src/core/input-checks/pdf';
 import { makePdf, message } from './support';
 
@@ -102,7 +102,7 @@ describe('PDF check budget', () => {
     expect(await failure(checkPdf(pdf, 'p', new PdfCheckBudget({ milliseconds: 20 })))).toEqual({
       code: 'pdf_too_complex',
       status: 400,
-      message: 'The PDF is too complex to check: reading its structure takes more than 2 s.',
+      message: `The PDF is too complex to check: reading its structure takes more than ${MAX_PDF_CHECK_MS / 1000} s.`,
     });
   });
 
