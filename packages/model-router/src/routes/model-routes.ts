@@ -93,9 +93,6 @@ export function createModelRoutes(options: ModelRouterOptions = {}): ModelRoutes
   const prompts = new PromptStore(options.prompts ?? []);
   const limit = parseBodyLimit(options.bodyLimit);
   const maxJsonDepth = parseMaxJsonDepth(options.maxJsonDepth);
-  if (options.timeoutMs !== undefined && !(Number.isFinite(options.timeoutMs) && options.timeoutMs > 0)) {
-    throw new TypeError(`timeoutMs must be a positive number of milliseconds (got ${String(options.timeoutMs)}).`);
-  }
   const positive = (name: string, value: number | undefined, example: number) => {
     if (value !== undefined && !(Number.isFinite(value) && value > 0)) {
       throw new TypeError(
@@ -103,6 +100,7 @@ export function createModelRoutes(options: ModelRouterOptions = {}): ModelRoutes
       );
     }
   };
+  positive('timeoutMs', options.timeoutMs, 600_000);
   positive('streamIdleTimeoutMs', options.streamIdleTimeoutMs, 60_000);
   positive('maxRetryTimeMs', options.maxRetryTimeMs, 30_000);
   if (

@@ -100,11 +100,15 @@ export async function callProvider(call: ProviderCall): Promise<Dispatcher.Respo
   const attempts = Math.min(call.config.retry?.attempts ?? 0, call.limits.maxRetryAttempts);
   const statuses = call.config.retry?.on_status_codes ?? DEFAULT_RETRY_STATUSES;
   const deadline = performance.now() + call.limits.maxRetryTimeMs;
-  /** Waits before the next attempt; false when there is none to make (time is up, or the client left). */
-  const wait = async (attempt: number, retryAfter: string | undefined): Promise<boolean> => {
+  /**
+   * Waits before the next attempt, first discarding the answer that is retried; false when there
+   * is none to make (attempts or time are used up, or the client left).
+   */
+  const wait = async (attempt: number, retryAfter: string | undefined, discard?: () => Promise<void>) => {
     if (attempt >= attempts || abort.aborted) return false;
     const delay = retryDelay(attempt + 1, retryAfter);
     if (performance.now() + delay >= deadline) return false;
+    await discard?.();
     await sleep(delay, abort);
     return !abort.aborted;
   };
@@ -138,16 +142,14 @@ export async function callProvider(call: ProviderCall): Promise<Dispatcher.Respo
     }
     locals.upstreamStatus = response.statusCode;
     locals.upstreamMs = performance.now() - started;
-    if (attempt < attempts && statuses.includes(response.statusCode)) {
-      const retryAfter = response.headers['retry-after'];
-      const delay = retryDelay(attempt + 1, typeof retryAfter === 'string' ? retryAfter : undefined);
-      if (performance.now() + delay < deadline) {
-        await response.body.dump();
-        await sleep(delay, abort);
-        if (abort.aborted) throw new ClientAbortError();
-        continue;
-      }
+    const retryAfter = response.headers['retry-after'];
+    if (
+      statuses.includes(response.statusCode) &&
+      (await wait(attempt, typeof retryAfter === 'string' ? retryAfter : undefined, () => response.body.dump()))
+    ) {
+      continue;
     }
+    if (abort.aborted) throw new ClientAbortError();
     return response;
   }
 }
