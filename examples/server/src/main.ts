@@ -142,17 +142,11 @@ function trackOpenResponses(server: Server): Set<{ path: string; res: ServerResp
   return open;
 }
 
-/** Whether a response under way is an event stream (headers given to `writeHead` are only in its header block). */
-function isEventStream(res: ServerResponse): boolean {
-  if (String(res.getHeader('content-type') ?? '').startsWith('text/event-stream')) return true;
-  const block = (res as ServerResponse & { _header?: unknown })._header;
-  return typeof block === 'string' && /\r\ncontent-type: *text\/event-stream/i.test(block);
-}
-
 /** Ends every event stream still open with its family's error frame; the rest are cut off. */
 function endOpenStreams(open: Set<{ path: string; res: ServerResponse }>): void {
   for (const { path, res } of open) {
-    if (res.writableEnded || !res.headersSent || !isEventStream(res)) continue;
+    if (res.writableEnded || !res.headersSent) continue;
+    if (!String(res.getHeader('content-type') ?? '').startsWith('text/event-stream')) continue;
     const frame = shutdownFrame(path);
     if (frame === undefined) continue;
     // The route may still try to write before it sees the close: nothing of that may throw.
@@ -232,10 +226,7 @@ export async function startFromEnvironment(
   server.maxHeadersCount = limits.maxHeadersCount;
   capConnectionsPerIp(server, limits.maxConnectionsPerIp);
   const openResponses = trackOpenResponses(server);
-  const graceMs = env.SHUTDOWN_GRACE_MS === undefined ? SHUTDOWN_GRACE_MS : Number(env.SHUTDOWN_GRACE_MS);
-  if (!(Number.isInteger(graceMs) && graceMs >= 0)) {
-    throw new Error('SHUTDOWN_GRACE_MS must be a whole number of milliseconds, such as 10000.');
-  }
+  const graceMs = wholeNumberEnv(env, 'SHUTDOWN_GRACE_MS', SHUTDOWN_GRACE_MS);
   server.listen(port, host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);

@@ -99,11 +99,11 @@ export async function runChatCompletion(
   const includeUsage =
     (body as { stream_options?: { include_usage?: unknown } }).stream_options?.include_usage === true;
   const translator = new ChatStreamTranslator({ strict, includeUsage, model, jsonTool });
-  res.writeHead(200, {
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache',
-    'x-accel-buffering': 'no',
-  });
+  // Set one by one (not through writeHead) so the host can read them back, as it does at shutdown.
+  res.statusCode = 200;
+  res.setHeader('content-type', 'text/event-stream; charset=utf-8');
+  res.setHeader('cache-control', 'no-cache');
+  res.setHeader('x-accel-buffering', 'no');
   res.flushHeaders();
   // Bytes received since the last complete event: a provider that never ends an event (or a line)
   // cannot make the gateway buffer without bound.
