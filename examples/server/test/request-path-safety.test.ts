@@ -115,7 +115,15 @@ beforeAll(async () => {
       return;
     }
     req.resume();
-    req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{"jsonrpc":"2.0","id":1}'));
+    req.on('end', () =>
+      res
+        .writeHead(200, {
+          'content-type': 'application/json',
+          'x-gateway-request-id': 'mcp-chosen-id',
+          'x-gateway-trace-id': 'mcp-chosen-trace',
+        })
+        .end('{"jsonrpc":"2.0","id":1}'),
+    );
   });
   bedrockUrl = await serve((req, res) => {
     bedrockSeen.push(`${req.method} ${req.url}`);
@@ -309,6 +317,17 @@ describe('4. upstream response headers', () => {
     expect(answer.headers.get('x-gateway-trace-id')).not.toBe('provider-chosen-trace');
   });
 
+  it.each([0, 1])('MCP answers keep the gateway’s ids (%#)', async (i) => {
+    const base = (VIA()[i] as readonly [string, string])[1];
+    const answer = await post(base, '/mcp/plain', '{"jsonrpc":"2.0","id":1,"method":"ping"}', {
+      ...json(),
+      accept: 'application/json, text/event-stream',
+    });
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('x-gateway-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    expect(answer.headers.get('x-gateway-trace-id')).not.toBe('mcp-chosen-trace');
+  });
+
   it.each([0, 1])('SigV4 answers pass an allow-list; the ids are the gateway’s (%#)', async (i) => {
     const base = (VIA()[i] as readonly [string, string])[1];
     const answer = await post(base, '/v1/knowledgebases/KB1/retrieve', '{}', {
@@ -334,6 +353,11 @@ describe('5. request targets that are not origin-form', () => {
     expect(absolute).toMatch(/^HTTP\/1\.1 400 /);
     const asterisk = await raw(base, 'OPTIONS * HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
     expect(asterisk).toMatch(/^HTTP\/1\.1 400 /);
+    const schemeRelative = await raw(
+      base,
+      `GET //other.host/v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\nx-gateway-api-key: ${KEY_BOB}\r\n\r\n`,
+    );
+    expect(schemeRelative).toMatch(/^HTTP\/1\.1 400 /);
     expect(bedrockSeen.length).toBe(before);
   });
 });
@@ -366,7 +390,8 @@ describe('7. the RFC 9728 metadata URL in challenges', () => {
 describe('9. retry statuses', () => {
   it.each([0, 1])('only 408, 409, 429 and 5xx may be retried (%#)', async (i) => {
     const base = (VIA()[i] as readonly [string, string])[1];
-    for (const statuses of [[200], [404], [429, 201], [600]]) {
+    const tooMany = Array.from({ length: 33 }, () => 503);
+    for (const statuses of [[200], [404], [429, 201], [600], tooMany]) {
       const config = JSON.stringify({ retry: { attempts: 2, on_status_codes: statuses } });
       const answer = await post(base, '/v1/chat/completions', chat('hello'), {
         ...json(),

@@ -254,8 +254,9 @@ const HOP_BY_HOP_RESPONSE_HEADERS: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * The upstream's response headers without hop-by-hop headers and without the headers its
- * `Connection` names; node:http then writes the client connection's own `Connection` and framing.
+ * The upstream's response headers without hop-by-hop headers, without the headers its
+ * `Connection` names, and without `x-gateway-*`/`x-portkey-*` (the gateway's own request and trace
+ * ids stay its own); node:http then writes the client connection's own `Connection` and framing.
  */
 export function endToEndResponseHeaders(headers: IncomingHttpHeaders): OutgoingHttpHeaders {
   const named = new Set(
@@ -267,6 +268,7 @@ export function endToEndResponseHeaders(headers: IncomingHttpHeaders): OutgoingH
   const out: OutgoingHttpHeaders = {};
   for (const name in headers) {
     if (HOP_BY_HOP_RESPONSE_HEADERS.has(name) || named.has(name)) continue;
+    if (name.startsWith('x-gateway-') || name.startsWith('x-portkey-')) continue;
     const value = headers[name];
     if (value !== undefined) out[name] = value;
   }
