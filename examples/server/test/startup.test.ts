@@ -33,6 +33,29 @@ describe('start-up', () => {
     await gateway.stop();
   });
 
+  it('warns in production when PUBLIC_BASE_URL is unset, and not when it is set', async () => {
+    const config = writeConfig({ auth: { apiKeys: [{ key: 'gw-startup-key-0001', user: { user_id: 'u' } }] } });
+    const unset = await startGateway({ GATEWAY_CONFIG: config, NODE_ENV: 'production' });
+    await unset.stop();
+    expect(unset.logs.join('\n')).toContain('PUBLIC_BASE_URL is not set');
+    const set = await startGateway({
+      GATEWAY_CONFIG: config,
+      NODE_ENV: 'production',
+      PUBLIC_BASE_URL: 'https://gateway.example.com',
+    });
+    await set.stop();
+    expect(set.logs.join('\n')).not.toContain('PUBLIC_BASE_URL is not set');
+  });
+
+  it.each([
+    ['TRUSTED_PROXIES', '10.0.0.0/8', /^gateway: TRUSTED_PROXIES must be a comma-separated list of IP addresses/],
+    ['SHUTDOWN_GRACE_MS', '10s', /^gateway: SHUTDOWN_GRACE_MS must be a whole number/],
+  ])('stops with one line and exit 1 for a bad %s', async (name, value, message) => {
+    const { code, stderr } = await failedStart({ [name]: value });
+    expect(code).toBe(1);
+    expect(stderr.trim()).toMatch(message);
+  });
+
   it.each([
     ['a 1024-bit key', () => rsaPem(1024).privateKey, 'The signing key has 1024 bits; at least 2048 are required.'],
     [
