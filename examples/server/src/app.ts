@@ -15,9 +15,13 @@ import {
   protectedResourceMetadata,
   type IdentityForwardingMiddleware,
 } from '@gw/identity-forwarding';
-import { modelRouter, type PromptTemplate } from '@gw/model-router';
+import { AdminAccess, adminApi, type AdminClaim } from '@gw/catalog';
+import { modelRouter } from '@gw/model-router';
 import { sigv4Proxy } from '@gw/sigv4-proxy';
-import type { BedrockProviderConfig, GatewayConfig } from './config/schema';
+import { buildCatalogView, type CatalogView } from './catalog/catalog-view';
+import type { GatewayCatalog } from './catalog/open-catalog';
+import { providerModelList } from './catalog/record-checks';
+import type { GatewayConfig } from './config/schema';
 import { createDirectListener, type NodeMiddleware } from './http/direct-listener';
 import { errorHandler, logUnhandled, refuseBadRequestTarget, routeNotFound } from './http/errors';
 import { requestContext } from './http/request-context';
@@ -37,6 +41,14 @@ export interface GatewayOptions {
   publicBaseUrl?: string;
   /** Proxies in front of the gateway whose `x-forwarded-for` MCP servers may see. Default `[]`. */
   trustedProxies?: readonly string[];
+  /**
+   * The catalog in the database (CONTRACT section 8): its records join the config file's, changes
+   * apply without a restart, and the admin API is mounted at `/admin/v1`. Default: none (the
+   * config file only, no admin API).
+   */
+  catalog?: GatewayCatalog;
+  /** The claim that makes an identity-provider token an admin credential (`GATEWAY_ADMIN_CLAIM`). Default: none. */
+  adminClaim?: AdminClaim;
 }
 
 /** The assembled gateway: the Express app and what operators observe. */
@@ -52,6 +64,10 @@ export interface Gateway {
   app: Express;
   metrics: GatewayMetrics;
   mcp: IdentityForwardingMiddleware;
+  /** The catalog as requests read it now. */
+  readonly view: CatalogView;
+  /** Stops following the catalog's changes. */
+  close(): void;
 }
 
 /**
@@ -60,22 +76,29 @@ export interface Gateway {
  * validate their own options here and throw on a bad one.
  */
 export function createGateway(options: GatewayOptions): Gateway {
-  const { config, logger } = options;
+  const { config, logger, catalog } = options;
   const validation = config.auth?.jwt_validation;
+  // What every request reads: replaced whole when the catalog changes (one assignment).
+  let view = buildCatalogView(config, catalog?.live.snapshot, logger);
   // Metrics read the token cache of the MCP gateway built below, when scraped.
-  const metrics = new GatewayMetrics(() => mcp.tokenCache.stats);
+  const metrics = new GatewayMetrics(() => mcp.tokenCache.stats, {
+    catalogStatus: catalog ? () => catalog.live.status : undefined,
+    catalogCounts: () => view.counts,
+  });
   const jwtValidation = validation && {
     ...validation,
     keys: options.identityProviderKeys,
     onKeySetFetch: (outcome: 'ok' | 'error') => metrics.recordKeySetFetch(outcome),
   };
+  const signer = options.signingKey ? createIdentityTokenSigner(options.signingKey) : undefined;
   const mcp = identityForwarding({
-    mcpServers: config.mcpServers ?? [],
-    signer: options.signingKey ? createIdentityTokenSigner(options.signingKey) : undefined,
+    mcpServers: view.mcpServers,
+    signer,
     acceptsIdentityTokens: validation !== undefined,
     logger,
     trustedProxies: options.trustedProxies,
   });
+  const liveMcpSlugs = { has: (slug: string) => view.mcpSlugs.has(slug) };
 
   const app = express();
   app.disable('x-powered-by');
@@ -83,6 +106,14 @@ export function createGateway(options: GatewayOptions): Gateway {
   app.use(requestContext(logger, metrics));
   app.use(refuseBadRequestTarget);
   app.get('/healthz', (_req, res) => {
+    const status = catalog?.live.status;
+    if (status?.state === 'degraded') {
+      res.json({
+        status: 'degraded',
+        catalog: { state: 'degraded', reason: status.reason, loadedAt: status.loadedAt.toISOString() },
+      });
+      return;
+    }
     res.json({ status: 'ok' });
   });
   app.get('/metrics', async (_req, res, next) => {
@@ -100,7 +131,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     app.use(
       protectedResourceMetadata({
         issuer: validation.issuer,
-        mcpServerSlugs: (config.mcpServers ?? []).map((s) => s.slug),
+        mcpServerSlugs: liveMcpSlugs,
         publicBaseUrl: options.publicBaseUrl,
       }),
     );
@@ -109,25 +140,72 @@ export function createGateway(options: GatewayOptions): Gateway {
   // The server listens with the direct listener (http/direct-listener.ts), which serves `/v1/…`
   // and `/mcp/<slug>…` itself: a route added below those prefixes here must be added there too
   // (direct-routes.test.ts compares the two).
-  const apiKeys = config.auth?.apiKeys ?? [];
-  const mcpMetadataUrl = mcpResourceMetadataUrl(
-    options.publicBaseUrl,
-    (config.mcpServers ?? []).map((s) => s.slug),
-  );
-  const mcpAuthentication = authenticate({ apiKeys, jwtValidation, resourceMetadataUrl: mcpMetadataUrl });
+  const mcpMetadataUrl = mcpResourceMetadataUrl(options.publicBaseUrl, liveMcpSlugs);
+  const mcpAuthentication = authenticate({
+    apiKeys: view.apiKeys,
+    jwtValidation,
+    resourceMetadataUrl: mcpMetadataUrl,
+  });
   app.use('/mcp', mcpAuthentication, mcp);
-  const awsIntegrations = (config.providers ?? []).filter((p): p is BedrockProviderConfig => p.provider === 'bedrock');
-  const v1Authentication = authenticate({ apiKeys, jwtValidation });
+  const v1Authentication = authenticate({ apiKeys: view.apiKeys, jwtValidation });
   app.use('/v1', v1Authentication);
   // Model routes come before the SigV4 proxy; the proxy reads raw bodies, so no JSON parser runs before it.
   const models = modelRouter({
-    providers: config.providers ?? [],
-    prompts: (config.prompts ?? []) as PromptTemplate[],
+    catalog: {
+      resolveProvider: (slug) => view.modelProviders.get(slug),
+      listProviders: () => view.modelProviderList,
+    },
+    resolvePrompt: (id) => view.prompts.get(id),
     onInternalError: (error) => logUnhandled(logger, error),
   });
   app.use('/v1', models);
-  const bedrock = sigv4Proxy({ integrations: awsIntegrations });
+  const bedrock = sigv4Proxy({ resolveIntegration: (slug) => view.awsIntegrations.get(slug) });
   app.use('/v1', bedrock);
+
+  /** Swaps in the catalog's new snapshot: every package reads it from the next request on. */
+  const apply = () => {
+    if (!catalog) return;
+    const next = buildCatalogView(config, catalog.live.snapshot, logger);
+    try {
+      mcp.update(next.mcpServers);
+    } catch (error) {
+      logger.error({ err: { message: (error as Error).message } }, 'catalog change not applied to MCP servers');
+      return;
+    }
+    try {
+      v1Authentication.authenticator.setApiKeys(next.apiKeys);
+      mcpAuthentication.authenticator.setApiKeys(next.apiKeys);
+    } catch (error) {
+      logger.error({ err: { message: (error as Error).message } }, 'catalog change not applied to API keys');
+      return;
+    }
+    view = next;
+  };
+  const unsubscribe = catalog?.live.onSnapshot(apply);
+
+  if (catalog) {
+    const access = new AdminAccess({
+      adminKey: catalog.adminKey,
+      adminClaim: options.adminClaim,
+      verifyToken: options.adminClaim
+        ? async (token) =>
+            (await v1Authentication.authenticator.authenticate(['authorization', `Bearer ${token}`])).claims
+        : undefined,
+      isApiKey: (credential) => v1Authentication.authenticator.isApiKey(credential),
+    });
+    app.use(
+      '/admin/v1',
+      adminApi({
+        store: catalog.store,
+        access,
+        configRecords: catalog.configRecords,
+        // The next request on this instance sees the change: the snapshot is reloaded before the answer.
+        afterWrite: () => catalog.live.reload(),
+        providerModels: (slug) => providerModelList(view, slug),
+        onInternalError: (error) => logUnhandled(logger, error),
+      }),
+    );
+  }
   app.use(routeNotFound);
   app.use(errorHandler(logger));
 
@@ -142,5 +220,14 @@ export function createGateway(options: GatewayOptions): Gateway {
     mcpMetadataUrl,
     mcp: mcp as unknown as NodeMiddleware,
   });
-  return { listener, app, metrics, mcp };
+  return {
+    listener,
+    app,
+    metrics,
+    mcp,
+    get view() {
+      return view;
+    },
+    close: () => unsubscribe?.(),
+  };
 }

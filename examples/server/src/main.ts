@@ -1,8 +1,11 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { isIP } from 'node:net';
-import { loadSigningKey } from '@gw/jwks';
+import type { AdminClaim } from '@gw/catalog';
+import { createIdentityTokenSigner, loadSigningKey, type IdentityTokenSigner } from '@gw/jwks';
 import { createGateway } from './app';
+import { dataDirectory, openGatewayCatalog } from './catalog/open-catalog';
+import { catalogRecordChecks } from './catalog/record-checks';
 import { loadConfigFile } from './config/load';
 import type { GatewayConfig } from './config/schema';
 import { startDemoMcpServer } from './demo/demo-mcp-server';
@@ -155,6 +158,17 @@ function endOpenStreams(open: Set<{ path: string; res: ServerResponse }>): void 
   }
 }
 
+/** `GATEWAY_ADMIN_CLAIM` (`claim=value`): the identity-provider claim that makes a token an admin credential. */
+function parseAdminClaim(value: string | undefined, config: GatewayConfig): AdminClaim | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  const match = /^([A-Za-z0-9_:.-]{1,64})=(.{1,200})$/.exec(value.trim());
+  if (!match) throw new Error('GATEWAY_ADMIN_CLAIM must be claim=value, such as "groups=gateway-admin".');
+  if (!config.auth?.jwt_validation) {
+    throw new Error('GATEWAY_ADMIN_CLAIM needs auth.jwt_validation in the config: the identity provider that signs admin tokens.');
+  }
+  return { claim: match[1] as string, value: match[2] as string };
+}
+
 /** Starts the gateway from the environment; resolves once it listens. */
 export async function startFromEnvironment(
   env: NodeJS.ProcessEnv = process.env,
@@ -172,7 +186,23 @@ export async function startFromEnvironment(
     config = defaults.config;
     identityProviderKeys = defaults.demoIdentityProviderKeys;
   }
-  const jwtHeaderInUse = (config.mcpServers ?? []).some((s) => s.user_identity_forwarding?.method === 'jwt_header');
+  const adminClaim = parseAdminClaim(env.GATEWAY_ADMIN_CLAIM, config);
+  let signer: IdentityTokenSigner | undefined;
+  const catalog = await openGatewayCatalog({
+    env,
+    config,
+    logger,
+    developmentDefault: !env.GATEWAY_CONFIG,
+    hooks: catalogRecordChecks({ signer: () => signer, acceptsIdentityTokens: config.auth?.jwt_validation !== undefined }),
+  });
+  cleanups.unshift(catalog.close);
+  // A `jwt_header` server of the config file or of the catalog database needs the signing key.
+  const storedServers = [...(catalog.live.snapshot.records.get('mcp-servers')?.values() ?? [])].map(
+    (record) => record.data as { user_identity_forwarding?: { method?: unknown } },
+  );
+  const jwtHeaderInUse = [...(config.mcpServers ?? []), ...storedServers].some(
+    (s) => s.user_identity_forwarding?.method === 'jwt_header',
+  );
   const keys = loadSigningKey({
     privateKeyPem: env.JWT_PRIVATE_KEY,
     previousPublicKeysPem: env.JWT_PREVIOUS_PUBLIC_KEYS,
@@ -185,6 +215,7 @@ export async function startFromEnvironment(
       'JWT_PRIVATE_KEY is not set: signing with a temporary development key. Tokens stop verifying when the gateway restarts; set JWT_PRIVATE_KEY in production.',
     );
   }
+  signer = keys.key ? createIdentityTokenSigner(keys.key) : undefined;
   const publicBaseUrl = env.PUBLIC_BASE_URL ? parsePublicBaseUrl(env.PUBLIC_BASE_URL) : undefined;
   if (!publicBaseUrl && env.NODE_ENV === 'production') {
     logger.warn(
@@ -200,7 +231,7 @@ export async function startFromEnvironment(
     throw new Error('TRUSTED_PROXIES must be a comma-separated list of IP addresses, such as "10.0.0.5,10.0.0.6".');
   }
   const limits = connectionLimits(env);
-  const { listener } = createGateway({
+  const gateway = createGateway({
     config,
     signingKey: keys.key,
     jwks: keys.jwks,
@@ -208,7 +239,11 @@ export async function startFromEnvironment(
     identityProviderKeys,
     publicBaseUrl,
     trustedProxies,
+    catalog,
+    adminClaim,
   });
+  cleanups.unshift(async () => gateway.close());
+  const { listener } = gateway;
   const port = Number(env.PORT ?? 8787);
   const host = env.HOST ?? '127.0.0.1';
   const server = createServer(
@@ -235,6 +270,20 @@ export async function startFromEnvironment(
   const address = server.address();
   const base = typeof address === 'object' && address ? `http://${host}:${address.port}` : `http://${host}:${port}`;
   logger.info({ url: base, kid: keys.key?.kid }, `gateway listening on ${base}`);
+  logger.info(
+    { catalog: catalog.db.kind },
+    catalog.db.kind === 'postgres'
+      ? 'catalog: PostgreSQL (DATABASE_URL), changes shared with every instance'
+      : `catalog: embedded database in ${dataDirectory(env)}`,
+  );
+  if (catalog.adminKey !== undefined && !env.GATEWAY_ADMIN_KEY) {
+    logger.warn(
+      { adminKey: catalog.adminKey },
+      `development admin key (GATEWAY_ADMIN_KEY is not set): "${catalog.adminKey}" for ${base}/admin/v1 and ${base}/console; it changes on every start. Set GATEWAY_ADMIN_KEY to keep one.`,
+    );
+  } else if (catalog.adminKey === undefined && !adminClaim) {
+    logger.info({}, 'admin API disabled: set GATEWAY_ADMIN_KEY (at least 24 characters) to manage the catalog at /admin/v1');
+  }
   if (!env.GATEWAY_CONFIG) {
     logger.info(
       {

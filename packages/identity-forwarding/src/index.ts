@@ -26,5 +26,6 @@ export {
   mcpResourceMetadataUrl,
   isValidHostHeader,
   type ProtectedResourceMetadataOptions,
+  type McpServerSlugs,
 } from './express/protected-resource';
 export type { Logger, GatewayLocals } from './express/shared';

@@ -15,7 +15,11 @@ import { createDispatcher, isEventStream, isForwardedResponseHeader, mapUpstream
 export interface Sigv4ProxyOptions {
   /** The catalog's AWS integrations. Give this or `resolveIntegration`. */
   integrations?: readonly AwsIntegration[];
-  /** Looks an integration up by slug, for hosts with their own catalog store. */
+  /**
+   * Looks an integration up by slug on every request, for hosts whose catalog changes while they
+   * run: return the same object while the integration is unchanged (its signer is kept per
+   * object) and a new one when it changed (rotated credentials are used from the next request).
+   */
   resolveIntegration?: (slug: string) => AwsIntegration | undefined;
   /** Largest request body, in bytes. Default 10485760 (10 MiB). */
   maxBodyBytes?: number;
@@ -116,11 +120,21 @@ export function sigv4Proxy(options: Sigv4ProxyOptions): RequestHandler {
     if (known.has(integration.slug)) throw new TypeError(`Two AWS integrations have the slug "${integration.slug}".`);
     add(integration);
   }
+  // Integrations from `resolveIntegration` are looked up on every request, so a rotated or removed
+  // one takes effect at once; each integration object gets its signer once.
+  const resolvedSigners = new WeakMap<AwsIntegration, { integration: ResolvedIntegration; signer: IntegrationSigner }>();
   const lookup = (slug: string) => {
     const entry = known.get(slug);
     if (entry || !options.resolveIntegration) return entry;
     const found = options.resolveIntegration(slug);
-    return found ? add(found) : undefined;
+    if (!found) return undefined;
+    let signed = resolvedSigners.get(found);
+    if (!signed) {
+      const integration = resolveIntegration(found);
+      signed = { integration, signer: new IntegrationSigner(integration) };
+      resolvedSigners.set(found, signed);
+    }
+    return signed;
   };
   const dispatcher = createDispatcher();
 

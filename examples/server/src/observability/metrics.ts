@@ -3,6 +3,14 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 /** Reads the signed-token cache's counters when Prometheus scrapes. */
 export type TokenCacheStatsSource = () => { hits: number; misses: number; size: number } | undefined;
 
+/** What the catalog's metrics read when Prometheus scrapes. */
+export interface CatalogMetricsSources {
+  /** Whether the snapshot follows the database, and when it was read. Default: no catalog database. */
+  catalogStatus?: () => { state: 'ok' | 'degraded'; loadedAt: Date };
+  /** Records served, by kind. */
+  catalogCounts?: () => ReadonlyMap<string, number>;
+}
+
 /** The gateway's Prometheus metrics, in a registry of its own. */
 export class GatewayMetrics {
   readonly registry = new Registry();
@@ -12,7 +20,7 @@ export class GatewayMetrics {
   private readonly idleTimeouts: Counter<'route' | 'target'>;
   private readonly retries: Counter<'route' | 'target'>;
 
-  constructor(tokenCache?: TokenCacheStatsSource) {
+  constructor(tokenCache?: TokenCacheStatsSource, catalog: CatalogMetricsSources = {}) {
     const registers = [this.registry];
     this.requests = new Counter({
       name: 'gateway_requests_total',
@@ -73,6 +81,31 @@ export class GatewayMetrics {
       registers,
       collect() {
         this.set(tokenCache?.()?.size ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'gateway_catalog_degraded',
+      help: '1 while the catalog database cannot be read and the last snapshot is served, else 0.',
+      registers,
+      collect() {
+        this.set(catalog.catalogStatus?.().state === 'degraded' ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'gateway_catalog_snapshot_timestamp_seconds',
+      help: 'When the catalog snapshot being served was read from the database (0: no catalog database).',
+      registers,
+      collect() {
+        this.set((catalog.catalogStatus?.().loadedAt.getTime() ?? 0) / 1000);
+      },
+    });
+    new Gauge({
+      name: 'gateway_catalog_records',
+      help: 'Catalog records served, from the config file and the database, by kind.',
+      labelNames: ['kind'],
+      registers,
+      collect() {
+        for (const [kind, count] of catalog.catalogCounts?.() ?? []) this.set({ kind }, count);
       },
     });
   }

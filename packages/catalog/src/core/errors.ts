@@ -57,3 +57,69 @@ export class SecretUnreadableError extends CatalogError {
   readonly status = 500;
   override readonly type = 'api_error';
 }
+
+/** The admin API is off: `GATEWAY_ADMIN_KEY` is not set and no admin claim is configured. */
+export class AdminDisabledError extends CatalogError {
+  readonly code = 'admin_disabled';
+  readonly status = 403;
+  override readonly type = 'permission_error';
+}
+
+/** No admin credential was sent. */
+export class AdminCredentialsMissingError extends CatalogError {
+  readonly code = 'missing_credentials';
+  readonly status = 401;
+  override readonly type = 'authentication_error';
+}
+
+/** The credential sent is not a valid admin key or identity-provider token. */
+export class AdminCredentialsInvalidError extends CatalogError {
+  readonly code = 'invalid_credentials';
+  readonly status = 401;
+  override readonly type = 'authentication_error';
+}
+
+/** The credential is valid but not an admin's: a `/v1` API key, or a token without the admin claim. */
+export class AdminRequiredError extends CatalogError {
+  readonly code = 'admin_required';
+  readonly status = 403;
+  override readonly type = 'permission_error';
+}
+
+/** The request body is not valid JSON. */
+export class InvalidJsonError extends CatalogError {
+  readonly code = 'invalid_json';
+  readonly status = 400;
+}
+
+/** The request body is larger than the admin API reads. */
+export class BodyTooLargeError extends CatalogError {
+  readonly code = 'body_too_large';
+  readonly status = 413;
+}
+
+/** The request body is not `application/json`. */
+export class UnsupportedMediaTypeError extends CatalogError {
+  readonly code = 'unsupported_media_type';
+  readonly status = 415;
+}
+
+/** The path exists but not with this method. */
+export class MethodNotAllowedError extends CatalogError {
+  readonly code = 'method_not_allowed';
+  readonly status = 405;
+}
+
+/** No admin route has this path. */
+export class AdminRouteNotFoundError extends CatalogError {
+  readonly code = 'route_not_found';
+  readonly status = 404;
+  override readonly type = 'not_found_error';
+}
+
+/** The database cannot be reached: reads and writes of the admin API wait for it to return. */
+export class CatalogUnavailableError extends CatalogError {
+  readonly code = 'catalog_unavailable';
+  readonly status = 503;
+  override readonly type = 'api_error';
+}

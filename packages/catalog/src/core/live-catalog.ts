@@ -24,6 +24,14 @@ export interface LiveCatalogStatus {
 export interface LiveCatalogOptions {
   /** A full reload this often, whatever notifications say, in ms (the safety net). Default 30000. */
   reloadIntervalMs?: number;
+  /**
+   * While the database cannot be read, or notifications are not arriving (the listening
+   * connection broke), a reload is tried this often, in ms, so the instance catches up soon after
+   * the database returns. Default 1000.
+   */
+  retryIntervalMs?: number;
+  /** Called for each record whose secrets no configured key opens; the record is left out of the snapshot. Default: none. */
+  onUnreadable?: (kind: RecordKind, slug: string) => void;
   /** How long a burst of notifications is gathered into one reload, in ms. Default 20. */
   debounceMs?: number;
   /** Called after every snapshot swap and every failed reload. Default: none. */
@@ -47,7 +55,10 @@ export class LiveCatalog {
   private reloading: Promise<void> | undefined;
   private again = false;
   private stopped = false;
+  private signature = '';
+  private readonly listeners = new Set<(snapshot: CatalogSnapshot) => void>();
   private readonly reloadIntervalMs: number;
+  private readonly retryIntervalMs: number;
   private readonly debounceMs: number;
 
   constructor(
@@ -56,9 +67,12 @@ export class LiveCatalog {
     private readonly options: LiveCatalogOptions = {},
   ) {
     this.reloadIntervalMs = options.reloadIntervalMs ?? 30_000;
+    this.retryIntervalMs = options.retryIntervalMs ?? 1_000;
     this.debounceMs = options.debounceMs ?? 20;
     if (!(this.reloadIntervalMs > 0))
-      throw new TypeError('reloadIntervalMs must be a positive number of milliseconds.');
+      throw new TypeError('reloadIntervalMs must be a positive number of milliseconds, for example 30000.');
+    if (!(this.retryIntervalMs > 0))
+      throw new TypeError('retryIntervalMs must be a positive number of milliseconds, for example 1000.');
   }
 
   /** The current snapshot. Never waits. */
@@ -71,11 +85,24 @@ export class LiveCatalog {
     return this.state;
   }
 
+  /**
+   * Calls `listener` with every new snapshot (only when a record changed, not on every periodic
+   * reload); returns a function that stops it. A listener that throws does not stop the others.
+   */
+  onSnapshot(listener: (snapshot: CatalogSnapshot) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
   /** Reads the first snapshot (throws when the database cannot be read), then follows changes. */
   async start(): Promise<void> {
     await this.load();
     await this.subscribe();
-    this.timer = setInterval(() => void this.reload(), this.reloadIntervalMs);
+    const tick = Math.min(this.retryIntervalMs, this.reloadIntervalMs);
+    this.timer = setInterval(() => {
+      const behind = this.state.state === 'degraded' || this.unlisten === undefined;
+      if (behind || Date.now() - this.current.loadedAt.getTime() >= this.reloadIntervalMs) void this.reload();
+    }, tick);
     this.timer.unref();
   }
 
@@ -113,17 +140,29 @@ export class LiveCatalog {
   }
 
   private async load(): Promise<void> {
-    const rows = await this.store.loadAll();
+    const rows = await this.store.loadAll(this.options.onUnreadable);
     const records = new Map<RecordKind, Map<string, OpenedRecord>>();
     for (const row of rows) {
       let byKind = records.get(row.kind);
       if (!byKind) records.set(row.kind, (byKind = new Map()));
       byKind.set(row.slug, row);
     }
+    const signature = rows.map((r) => `${r.kind}/${r.slug}/${r.id}/${r.version}`).join('\n');
+    const changed = signature !== this.signature || this.current === EMPTY;
     // One assignment: a request sees the old catalog or the new one, never a mixture.
-    this.current = { records, loadedAt: new Date() };
+    this.current = changed ? { records, loadedAt: new Date() } : { records: this.current.records, loadedAt: new Date() };
+    this.signature = signature;
     this.state = { state: 'ok', loadedAt: this.current.loadedAt };
     this.options.onChange?.(this.state);
+    if (changed) {
+      for (const listener of this.listeners) {
+        try {
+          listener(this.current);
+        } catch {
+          // A listener's failure is its own; the snapshot is swapped regardless.
+        }
+      }
+    }
   }
 
   private async subscribe(): Promise<void> {

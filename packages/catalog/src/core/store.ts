@@ -1,6 +1,6 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { CatalogDatabase, SqlExecutor } from './database';
-import { InvalidRecordError, RecordNotFoundError, SlugTakenError, VersionConflictError } from './errors';
+import { InvalidRecordError, RecordNotFoundError, SecretUnreadableError, SlugTakenError, VersionConflictError } from './errors';
 import { SECRET_FIELDS, slugOf, validateInput, type RecordKind } from './records';
 import { secretHint, type SecretBox } from './secret-box';
 
@@ -59,15 +59,54 @@ function publicRecord(row: Row): PublicRecord {
     createdAt: iso(row.created_at),
     updatedAt: iso(row.updated_at),
     source: 'admin',
-    ...row.data,
+    ...publicData(row.data),
   };
   for (const [field, hint] of Object.entries(row.hints)) record[`${field}Hint`] = hint;
   return record;
 }
 
+/** The fields of a record's data an answer may carry: not the digest of an API key, not the `_` fields the gateway keeps for itself. */
+function publicData(data: Record<string, unknown>): Record<string, unknown> {
+  const visible: Record<string, unknown> = {};
+  for (const [field, value] of Object.entries(data)) {
+    if (field === 'keySha256' || field.startsWith('_')) continue;
+    visible[field] = value;
+  }
+  return visible;
+}
+
+/** The `_` fields of a record's data: what the gateway keeps beside the operator's fields. */
+function internalData(data: Record<string, unknown>): Record<string, unknown> {
+  const internal: Record<string, unknown> = {};
+  for (const [field, value] of Object.entries(data)) if (field.startsWith('_')) internal[field] = value;
+  return internal;
+}
+
+/** The host's own fields, each named with a leading `_` so no operator field can collide with them. */
+function underscored(internal: Record<string, unknown>): Record<string, unknown> {
+  const named: Record<string, unknown> = {};
+  for (const [field, value] of Object.entries(internal)) named[field.startsWith('_') ? field : `_${field}`] = value;
+  return named;
+}
+
 /** Which fields of `data` are secrets. */
 function secretFieldsOf(kind: RecordKind, data: Record<string, unknown>): readonly string[] {
   return kind === 'providers' ? (SECRET_FIELDS.get(String(data.provider)) ?? []) : [];
+}
+
+/** What the host adds to the store's own checks. */
+export interface CatalogStoreHooks {
+  /**
+   * Checks a validated record (secrets included) before it is written, for what only the host
+   * knows (a `jwt_header` server needs a signing key, say); throws {@link InvalidRecordError}
+   * naming the field. Default: none.
+   */
+  check?: (kind: RecordKind, data: Record<string, unknown>) => void;
+  /**
+   * Fields the gateway keeps beside the operator's (stored as `_<name>`, never answered), computed
+   * from the record and the fields a change gives. Default: none.
+   */
+  annotate?: (kind: RecordKind, data: Record<string, unknown>, changed: readonly string[]) => Record<string, unknown>;
 }
 
 /**
@@ -79,6 +118,7 @@ export class CatalogStore {
   constructor(
     private readonly db: CatalogDatabase,
     private readonly box: SecretBox,
+    private readonly hooks: CatalogStoreHooks = {},
   ) {}
 
   /** Every record of `kind`, by slug. */
@@ -96,8 +136,19 @@ export class CatalogStore {
    * Creates a record from admin input. An API key is generated here: the answer carries it once,
    * as `key`; the database keeps only its SHA-256.
    */
-  async create(kind: RecordKind, input: unknown, actor: string): Promise<PublicRecord & { key?: string }> {
-    const data = validateInput(kind, input);
+  async create(
+    kind: RecordKind,
+    input: unknown,
+    actor: string,
+    internal: Record<string, unknown> = {},
+  ): Promise<PublicRecord & { key?: string }> {
+    const validated = validateInput(kind, input);
+    this.runCheck(kind, validated);
+    const data = {
+      ...validated,
+      ...underscored(this.hooks.annotate?.(kind, validated, Object.keys(validated)) ?? {}),
+      ...underscored(internal),
+    };
     let key: string | undefined;
     let slug: string;
     if (kind === 'api-keys') {
@@ -120,7 +171,7 @@ export class CatalogStore {
         [kind, id, slug, JSON.stringify(stored), JSON.stringify(secrets), JSON.stringify(hints), now],
       );
       if (!created) throw new SlugTakenError(`"${slug}" is already used.`, 'slug');
-      await this.audit(tx, actor, 'create', kind, created, Object.keys(data));
+      await this.audit(tx, actor, 'create', kind, created, Object.keys(publicData(data)));
       return created;
     });
     return key === undefined ? publicRecord(row) : { ...publicRecord(row), key };
@@ -130,7 +181,13 @@ export class CatalogStore {
    * Applies a partial update based on `version`: the fields given replace the stored ones; a secret
    * left out keeps its stored value. {@link VersionConflictError} when the record changed since.
    */
-  async update(kind: RecordKind, slug: string, patch: unknown, actor: string): Promise<PublicRecord> {
+  async update(
+    kind: RecordKind,
+    slug: string,
+    patch: unknown,
+    actor: string,
+    internal: Record<string, unknown> = {},
+  ): Promise<PublicRecord> {
     if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) {
       throw new InvalidRecordError('The body must be a JSON object with the fields to change and "version".', null);
     }
@@ -153,7 +210,14 @@ export class CatalogStore {
         throw new InvalidRecordError('provider cannot be changed.', 'provider');
       }
       const opened = this.openSecrets(kind, row);
-      const data = validateInput(kind, { ...row.data, ...opened, ...changes });
+      const validated = validateInput(kind, { ...publicData(row.data), ...opened, ...changes });
+      this.runCheck(kind, validated);
+      const data = {
+        ...validated,
+        ...internalData(row.data),
+        ...underscored(this.hooks.annotate?.(kind, validated, Object.keys(changes)) ?? {}),
+        ...underscored(internal),
+      };
       const { stored, secrets, hints } = this.seal(kind, slug, data, row);
       const [updated] = await tx.query<Row>(
         `UPDATE gw_records SET data = $1, secrets = $2, hints = $3, version = version + 1, updated_at = $4
@@ -164,6 +228,12 @@ export class CatalogStore {
       await this.audit(tx, actor, 'update', kind, updated, Object.keys(changes));
       return publicRecord(updated);
     });
+  }
+
+  /** One record with its secrets opened (for the host's checks, never for an answer); undefined when there is none. */
+  async getOpened(kind: RecordKind, slug: string): Promise<OpenedRecord | undefined> {
+    const [row] = await this.db.query<Row>('SELECT * FROM gw_records WHERE kind = $1 AND slug = $2', [kind, slug]);
+    return row && { kind, id: row.id, slug: row.slug, version: Number(row.version), data: row.data, secrets: this.openSecrets(kind, row) };
   }
 
   /** Deletes a record (an API key: revokes it). */
@@ -208,17 +278,31 @@ export class CatalogStore {
     }));
   }
 
-  /** Every record with its secrets opened, for the in-memory snapshot. */
-  async loadAll(): Promise<OpenedRecord[]> {
+  /**
+   * Every record with its secrets opened, for the in-memory snapshot. A record whose secrets no
+   * configured key opens is left out and reported to `onUnreadable` (without it, the load fails).
+   */
+  async loadAll(onUnreadable?: (kind: RecordKind, slug: string) => void): Promise<OpenedRecord[]> {
     const rows = await this.db.query<Row>('SELECT * FROM gw_records ORDER BY kind, slug');
-    return rows.map((row) => ({
-      kind: row.kind,
-      id: row.id,
-      slug: row.slug,
-      version: Number(row.version),
-      data: row.data,
-      secrets: this.openSecrets(row.kind, row),
-    }));
+    const opened: OpenedRecord[] = [];
+    for (const row of rows) {
+      let secrets: Record<string, string>;
+      try {
+        secrets = this.openSecrets(row.kind, row);
+      } catch (error) {
+        if (!(error instanceof SecretUnreadableError) || !onUnreadable) throw error;
+        onUnreadable(row.kind, row.slug);
+        continue;
+      }
+      opened.push({ kind: row.kind, id: row.id, slug: row.slug, version: Number(row.version), data: row.data, secrets });
+    }
+    return opened;
+  }
+
+  /** Whether any stored record holds a secret (start-up refuses to run without an encryption key then). */
+  async holdsSecrets(): Promise<boolean> {
+    const rows = await this.db.query(`SELECT 1 FROM gw_records WHERE secrets <> '{}'::jsonb LIMIT 1`);
+    return rows.length > 0;
   }
 
   /**
@@ -244,6 +328,15 @@ export class CatalogStore {
       count++;
     }
     return count;
+  }
+
+  private runCheck(kind: RecordKind, data: Record<string, unknown>): void {
+    try {
+      this.hooks.check?.(kind, data);
+    } catch (error) {
+      if (error instanceof InvalidRecordError) throw error;
+      throw new InvalidRecordError(error instanceof Error ? error.message : 'The record is not valid.', null);
+    }
   }
 
   private async row(db: SqlExecutor, kind: RecordKind, slug: string): Promise<Row> {

@@ -32,6 +32,11 @@ export interface ApiKeyEntry {
   keySha256?: string;
   /** The user the key stands for: its claims (`sub` defaults to `user_id`). */
   user: ApiKeyUser;
+  /**
+   * A stable name of the key (a catalog record's id): the caller's subject becomes `key:<id>`.
+   * Default: the key's position in the list.
+   */
+  id?: string;
 }
 
 /** How identity-provider tokens are validated (the config's `jwt_validation`). */
@@ -90,13 +95,13 @@ export interface Challenge {
  * with `timingSafeEqual`) or identity-provider JWTs verified through @gw/jwks.
  */
 export class Authenticator {
-  private readonly keys = new Map<string, KnownKey>();
+  private keys = new Map<string, KnownKey>();
   private readonly verifyOptions: VerifyTokenOptions | undefined;
   /** The identity provider's key set, when `jwtValidation.jwksUri` is used. */
   readonly keySet: RemoteKeySet | undefined;
 
   constructor(options: AuthenticatorOptions = {}) {
-    (options.apiKeys ?? []).forEach((entry, index) => this.addKey(entry, index));
+    this.keys = Authenticator.keyMap(options.apiKeys ?? []);
     const validation = options.jwtValidation;
     if (validation) {
       if (!validation.keys && !validation.jwksUri) {
@@ -127,7 +132,30 @@ export class Authenticator {
     return this.verifyOptions !== undefined;
   }
 
-  private addKey(entry: ApiKeyEntry, index: number): void {
+  /**
+   * Replaces the API keys at once (the catalog changed): the next request is checked against the
+   * new list; one in flight keeps the identity it was given. Throws, keeping the old keys, when an
+   * entry is not valid.
+   */
+  setApiKeys(apiKeys: readonly ApiKeyEntry[]): void {
+    this.keys = Authenticator.keyMap(apiKeys);
+  }
+
+  /** Whether `key` is one of the gateway API keys (so a host can refuse it where it grants nothing, such as the admin API). */
+  isApiKey(key: string): boolean {
+    const digest = hash('sha256', key, 'buffer');
+    const known = this.keys.get(digest.toString('hex'));
+    return known !== undefined && timingSafeEqual(known.digest, digest);
+  }
+
+  private static keyMap(apiKeys: readonly ApiKeyEntry[]): Map<string, KnownKey> {
+    if (!Array.isArray(apiKeys)) throw new TypeError('apiKeys must be a list of { key | keySha256, user }.');
+    const keys = new Map<string, KnownKey>();
+    apiKeys.forEach((entry, index) => Authenticator.addKey(keys, entry, index));
+    return keys;
+  }
+
+  private static addKey(keys: Map<string, KnownKey>, entry: ApiKeyEntry, index: number): void {
     const where = `auth.apiKeys[${index}]`;
     if (typeof entry !== 'object' || entry === null)
       throw new TypeError(`${where} must be an object with "key" or "keySha256" and "user".`);
@@ -146,10 +174,11 @@ export class Authenticator {
         ? createHash('sha256').update(entry.key).digest()
         : Buffer.from(entry.keySha256 as string, 'hex');
     const hex = digest.toString('hex');
-    if (this.keys.has(hex)) throw new TypeError(`${where} repeats an API key configured before it.`);
-    this.keys.set(hex, {
+    if (keys.has(hex)) throw new TypeError(`${where} repeats an API key configured before it.`);
+    const subject = `key:${typeof entry.id === 'string' && entry.id !== '' ? entry.id : index}`;
+    keys.set(hex, {
       digest,
-      identity: Object.freeze({ method: 'api_key', subject: `key:${index}`, claims: claimsFromApiKeyUser(entry.user) }),
+      identity: Object.freeze({ method: 'api_key', subject, claims: claimsFromApiKeyUser(entry.user) }),
     });
   }
 

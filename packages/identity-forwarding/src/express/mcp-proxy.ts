@@ -58,7 +58,15 @@ export interface IdentityForwardingOptions {
 /** The middleware returned by {@link identityForwarding}, with what the host's metrics read. */
 export type IdentityForwardingMiddleware = RequestHandler & {
   readonly tokenCache: IdentityTokenCache;
+  /** The servers' forwarders, by slug, as of now. */
   readonly forwarders: ReadonlyMap<string, IdentityForwarder>;
+  /**
+   * Replaces the MCP servers at once (the catalog changed): new calls see the new list (a removed
+   * server answers `404 mcp_server_not_found`); calls in flight finish with the server they
+   * started with. An unchanged server keeps its connections. Throws, keeping the old list, when
+   * a server is not valid.
+   */
+  update(mcpServers: readonly McpServerConfig[]): void;
 };
 
 const UPSTREAM_PATH = Symbol('gateway.upstreamPath');
@@ -98,35 +106,50 @@ export function identityForwarding(options: IdentityForwardingOptions): Identity
     throw new TypeError('streamIdleTimeoutMs must be a positive number of milliseconds, for example 300000.');
   const trustedProxies = new Set(trustedProxyList(options.trustedProxies));
   const tokenCache = new IdentityTokenCache({ maxSize: options.tokenCacheSize, now: options.now });
-  const forwarders = new Map<string, IdentityForwarder>();
-  const proxies = new Map<string, RequestHandler>();
-  const configuredQueryNames = new Map<string, ReadonlySet<string>>();
-  // One backend may sit behind several slugs: a header that carries identity to any server, and
-  // every method's default, is removed from client requests on every server's routes.
-  const identityHeaderNames = [
-    ...Object.values(DEFAULT_HEADER_NAMES),
-    ...options.mcpServers.map((config) => resolveServer(config).headerName).filter((n): n is string => !!n),
-  ];
-  for (const config of options.mcpServers) {
-    const forwarder = new IdentityForwarder(config, {
-      signer: options.signer,
-      acceptsTokens: options.acceptsIdentityTokens ?? false,
-      tokenCache,
-      identityHeaderNames,
-    });
-    const { slug, url, method } = forwarder.server;
-    if (forwarders.has(slug))
-      throw new TypeError(`mcpServers has two servers with the slug "${slug}"; slugs must be unique.`);
-    if (method === 'bearer') {
-      options.logger?.warn(
-        { mcpServer: slug },
-        `MCP server "${slug}" receives callers' identity-provider tokens (bearer): use it only for servers that trust the same identity provider.`,
-      );
-    }
-    forwarders.set(slug, forwarder);
-    proxies.set(slug, createUpstreamProxy(url, timeoutMs, streamIdleTimeoutMs));
-    configuredQueryNames.set(slug, new Set([...url.searchParams.keys()].map((n) => n.toLowerCase())));
+
+  /** Everything a call needs to find its server, replaced whole by `update`. */
+  interface Routing {
+    forwarders: Map<string, IdentityForwarder>;
+    proxies: Map<string, RequestHandler>;
+    configuredQueryNames: Map<string, ReadonlySet<string>>;
+    /** The JSON of each server's config, to keep the proxy (and its connections) of an unchanged server. */
+    configs: Map<string, string>;
   }
+  const build = (mcpServers: readonly McpServerConfig[], previous: Routing | undefined, warn: boolean): Routing => {
+    if (!Array.isArray(mcpServers)) throw new TypeError('mcpServers must be a list of MCP servers.');
+    const next: Routing = { forwarders: new Map(), proxies: new Map(), configuredQueryNames: new Map(), configs: new Map() };
+    // One backend may sit behind several slugs: a header that carries identity to any server, and
+    // every method's default, is removed from client requests on every server's routes.
+    const identityHeaderNames = [
+      ...Object.values(DEFAULT_HEADER_NAMES),
+      ...mcpServers.map((config) => resolveServer(config).headerName).filter((n): n is string => !!n),
+    ];
+    for (const config of mcpServers) {
+      const forwarder = new IdentityForwarder(config, {
+        signer: options.signer,
+        acceptsTokens: options.acceptsIdentityTokens ?? false,
+        tokenCache,
+        identityHeaderNames,
+      });
+      const { slug, url, method } = forwarder.server;
+      if (next.forwarders.has(slug))
+        throw new TypeError(`mcpServers has two servers with the slug "${slug}"; slugs must be unique.`);
+      if (method === 'bearer' && (warn || previous?.configs.get(slug) === undefined)) {
+        options.logger?.warn(
+          { mcpServer: slug },
+          `MCP server "${slug}" receives callers' identity-provider tokens (bearer): use it only for servers that trust the same identity provider.`,
+        );
+      }
+      const json = JSON.stringify(config);
+      const kept = previous?.configs.get(slug) === json ? previous.proxies.get(slug) : undefined;
+      next.forwarders.set(slug, forwarder);
+      next.proxies.set(slug, kept ?? createUpstreamProxy(url, timeoutMs, streamIdleTimeoutMs));
+      next.configuredQueryNames.set(slug, new Set([...url.searchParams.keys()].map((n) => n.toLowerCase())));
+      next.configs.set(slug, json);
+    }
+    return next;
+  };
+  let routing = build(options.mcpServers, undefined, true);
 
   const middleware = function identityForwardingMiddleware(req: Request, res: Response, next: NextFunction): void {
     const url = req.url;
@@ -134,7 +157,9 @@ export function identityForwarding(options: IdentityForwardingOptions): Identity
     const path = query === -1 ? url : url.slice(0, query);
     const slash = path.indexOf('/', 1);
     const slug = path.slice(1, slash === -1 ? undefined : slash);
-    const forwarder = forwarders.get(slug);
+    // One read: a call uses the servers as they were when it arrived, whatever `update` does meanwhile.
+    const current = routing;
+    const forwarder = current.forwarders.get(slug);
     if (forwarder === undefined) {
       next(new McpServerNotFoundError(`No MCP server is configured as "${slug.slice(0, 64)}".`));
       return;
@@ -164,12 +189,21 @@ export function identityForwarding(options: IdentityForwardingOptions): Identity
     }
     const upstream = forwarder.server.url;
     (req as ProxiedRequest)[UPSTREAM_PATH] =
-      `${upstream.pathname}${rest}${upstreamQuery(upstream.search, configuredQueryNames.get(slug) as ReadonlySet<string>, query === -1 ? '' : url.slice(query + 1))}`;
+      `${upstream.pathname}${rest}${upstreamQuery(upstream.search, current.configuredQueryNames.get(slug) as ReadonlySet<string>, query === -1 ? '' : url.slice(query + 1))}`;
     (req as ProxiedRequest)[PROXY_STATE] = { next, started: performance.now(), timedOut: false };
     locals(res).target = slug;
-    (proxies.get(slug) as RequestHandler)(req, res, next);
+    (current.proxies.get(slug) as RequestHandler)(req, res, next);
   };
-  return Object.assign(middleware, { tokenCache, forwarders });
+  return Object.defineProperties(middleware, {
+    tokenCache: { value: tokenCache, enumerable: true },
+    forwarders: { get: () => routing.forwarders, enumerable: true },
+    update: {
+      value: (mcpServers: readonly McpServerConfig[]) => {
+        routing = build(mcpServers, routing, false);
+      },
+      enumerable: true,
+    },
+  }) as IdentityForwardingMiddleware;
 }
 
 /**

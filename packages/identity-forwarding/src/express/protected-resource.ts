@@ -2,12 +2,23 @@ import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import { Router, type Request, type Response } from 'express';
 
+/** The MCP servers' slugs: a fixed list, or a live set read on every request. */
+export type McpServerSlugs = readonly string[] | { has(slug: string): boolean };
+
+function slugSet(slugs: McpServerSlugs | undefined): { has(slug: string): boolean } {
+  if (slugs === undefined) return new Set<string>();
+  return Array.isArray(slugs) ? new Set(slugs) : (slugs as { has(slug: string): boolean });
+}
+
 /** Options of {@link protectedResourceMetadata}. */
 export interface ProtectedResourceMetadataOptions {
   /** The identity provider's issuer, published as the authorization server. Default: none listed. */
   issuer?: string;
-  /** Slugs of the MCP servers, each with its own metadata document. Default `[]`. */
-  mcpServerSlugs?: readonly string[];
+  /**
+   * Slugs of the MCP servers, each with its own metadata document: a list, or a live set (anything
+   * with `has(slug)`) for a catalog that changes while the gateway runs. Default `[]`.
+   */
+  mcpServerSlugs?: McpServerSlugs;
   /** The gateway's public origin, such as `https://gateway.example.com`. Default: from the request. */
   publicBaseUrl?: string;
 }
@@ -19,7 +30,7 @@ export interface ProtectedResourceMetadataOptions {
  * identity-provider tokens are accepted.
  */
 export function protectedResourceMetadata(options: ProtectedResourceMetadataOptions = {}): Router {
-  const slugs = new Set(options.mcpServerSlugs ?? []);
+  const slugs = slugSet(options.mcpServerSlugs);
   const authorizationServers = options.issuer ? [options.issuer] : [];
   const base = (req: Request): string | undefined => {
     if (options.publicBaseUrl !== undefined) return options.publicBaseUrl.replace(/\/$/, '');
@@ -68,16 +79,14 @@ export function isValidHostHeader(host: string | undefined): host is string {
  */
 export function mcpResourceMetadataUrl(
   publicBaseUrl: string | undefined,
-  mcpServerSlugs: readonly string[],
+  mcpServerSlugs: McpServerSlugs,
 ): (req: IncomingMessage) => string | undefined {
   const fixed = publicBaseUrl?.replace(/\/$/, '');
-  const urls = new Map(
-    mcpServerSlugs.map((slug) => [slug, `/.well-known/oauth-protected-resource/mcp/${encodeURIComponent(slug)}`]),
-  );
+  const slugs = slugSet(mcpServerSlugs);
   return (req) => {
     const sent = /^\/([^/?]+)/.exec(req.url ?? '')?.[1];
-    const path = sent === undefined ? undefined : urls.get(sent);
-    if (path === undefined) return undefined;
+    if (sent === undefined || !slugs.has(sent)) return undefined;
+    const path = `/.well-known/oauth-protected-resource/mcp/${encodeURIComponent(sent)}`;
     if (fixed !== undefined) return `${fixed}${path}`;
     const host = req.headers.host;
     if (!isValidHostHeader(host)) return undefined;

@@ -15,6 +15,11 @@ export interface ModelProviderConfig {
   models?: ModelSelection;
   /** `max_tokens` for requests that send none. Default: none (such requests get `400 max_tokens_required`). */
   defaultMaxTokens?: number;
+  /**
+   * The provider's models when a custom selection was saved: with `autoEnableNew`, a model outside
+   * this list is new and enabled. Default: the gateway's bundled list of the provider's models.
+   */
+  knownModels?: readonly string[];
 }
 
 /** A provider as the router uses it. */
@@ -29,6 +34,8 @@ export interface ProviderEntry {
   models: ModelSelection;
   /** `max_tokens` for requests that send none; undefined when they are refused. */
   defaultMaxTokens?: number;
+  /** The models known when a custom selection was saved; undefined means the bundled list. */
+  knownModels?: ReadonlySet<string>;
 }
 
 /** Where providers come from: the config, or a host's own store. */
@@ -62,6 +69,7 @@ export function createInMemoryCatalog(
       baseUrl: config.baseUrl,
       models: config.models ?? { mode: 'all' },
       defaultMaxTokens,
+      knownModels: config.knownModels ? new Set(config.knownModels) : undefined,
     });
   }
   const list = [...entries.values()];
@@ -105,7 +113,8 @@ export function isModelEnabled(provider: ProviderEntry, model: string): boolean 
   const selection = provider.models;
   if (selection.mode === 'all') return true;
   if (selection.models.includes(model)) return true;
-  return selection.autoEnableNew === true && !KNOWN_ANTHROPIC_MODELS.includes(model);
+  if (selection.autoEnableNew !== true) return false;
+  return provider.knownModels ? !provider.knownModels.has(model) : !KNOWN_ANTHROPIC_MODELS.includes(model);
 }
 
 /** The models a provider serves, for `GET /v1/models`. */

@@ -37,9 +37,21 @@ function fillContent(content: unknown, variables: Record<string, unknown>): unkn
   return content;
 }
 
+/** Where prompt templates come from when they change while the gateway runs: a lookup by id. */
+export type PromptResolver = (id: string) => PromptTemplate | undefined;
+
 /** Stored prompts by id. */
 export class PromptStore {
   private readonly prompts = new Map<string, PromptTemplate>();
+  private resolver: PromptResolver | undefined;
+
+  /** A store over a host's own lookup (a live catalog), read on every render. */
+  static fromResolver(resolve: PromptResolver): PromptStore {
+    if (typeof resolve !== 'function') throw new TypeError('resolvePrompt must be a function (id) => template | undefined.');
+    const store = new PromptStore();
+    store.resolver = resolve;
+    return store;
+  }
 
   constructor(templates: readonly PromptTemplate[] = []) {
     for (const template of templates) {
@@ -55,7 +67,7 @@ export class PromptStore {
    * `variables`; request fields other than `variables` override the template's.
    */
   render(id: string, request: Record<string, unknown>): Record<string, unknown> {
-    const template = this.prompts.get(id);
+    const template = this.resolver ? this.resolver(id) : this.prompts.get(id);
     if (!template) throw new PromptNotFoundError(`No prompt is stored as "${id.slice(0, 64)}".`, { param: 'promptId' });
     const variables = (
       typeof request.variables === 'object' && request.variables !== null ? request.variables : {}

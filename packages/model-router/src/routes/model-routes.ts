@@ -3,7 +3,7 @@ import { createInMemoryCatalog, enabledModels, type Catalog, type ModelProviderC
 import { UnknownProviderError } from '../core/errors';
 import { gatewayHeader } from '../core/gateway-headers';
 import { parseBodyLimit, parseMaxJsonDepth, readJsonBody } from '../core/json-body';
-import { PromptStore, type PromptTemplate } from '../core/prompts';
+import { PromptStore, type PromptResolver, type PromptTemplate } from '../core/prompts';
 import { createDispatcher } from '../core/upstream';
 import { defaultCallerId, type CallerIdResolver } from '../core/caller';
 import { MODEL_PROVIDERS } from '../providers';
@@ -19,6 +19,8 @@ export interface ModelRouterOptions {
   catalog?: Catalog;
   /** Stored prompt templates. Default `[]`. */
   prompts?: readonly PromptTemplate[];
+  /** Looks a prompt template up by id on every request, for hosts whose catalog changes while they run. Replaces `prompts`. Default: none. */
+  resolvePrompt?: PromptResolver;
   /** Largest JSON body: bytes, or a size such as `"50mb"`. Default `"50mb"`, which fits a 32 MB PDF in base64. */
   bodyLimit?: string | number;
   /**
@@ -90,7 +92,9 @@ const PROMPTS_SUFFIX = '/completions';
  */
 export function createModelRoutes(options: ModelRouterOptions = {}): ModelRoutes {
   const catalog = options.catalog ?? createInMemoryCatalog(options.providers ?? [], MODEL_PROVIDERS);
-  const prompts = new PromptStore(options.prompts ?? []);
+  const prompts = options.resolvePrompt
+    ? PromptStore.fromResolver(options.resolvePrompt)
+    : new PromptStore(options.prompts ?? []);
   const limit = parseBodyLimit(options.bodyLimit);
   const maxJsonDepth = parseMaxJsonDepth(options.maxJsonDepth);
   const positive = (name: string, value: number | undefined, example: number) => {

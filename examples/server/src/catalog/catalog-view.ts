@@ -1,0 +1,108 @@
+import type { CatalogSnapshot, OpenedRecord } from '@gw/catalog';
+import type { ApiKeyEntry, McpServerConfig } from '@gw/identity-forwarding';
+import { createInMemoryCatalog, type ModelProviderConfig, type PromptTemplate, type ProviderEntry } from '@gw/model-router';
+import { resolveIntegration, type AwsIntegration } from '@gw/sigv4-proxy';
+import type { Logger } from 'pino';
+import type { GatewayConfig } from '../config/schema';
+
+/**
+ * The catalog as the request path reads it: the config file's records and the database's, merged,
+ * in plain maps. Built whole on every change and swapped in one assignment, so a request sees one
+ * catalog or the next, never a mixture.
+ */
+export interface CatalogView {
+  readonly modelProviders: ReadonlyMap<string, ProviderEntry>;
+  readonly modelProviderList: readonly ProviderEntry[];
+  readonly awsIntegrations: ReadonlyMap<string, AwsIntegration>;
+  readonly mcpServers: readonly McpServerConfig[];
+  readonly mcpSlugs: ReadonlySet<string>;
+  readonly prompts: ReadonlyMap<string, PromptTemplate>;
+  readonly apiKeys: readonly ApiKeyEntry[];
+  /** Records of each kind, for metrics. */
+  readonly counts: ReadonlyMap<string, number>;
+}
+
+/** A record of the database as the packages take it: its fields with its secrets opened. */
+function fields(record: OpenedRecord): Record<string, unknown> {
+  const { _knownModels, ...data } = record.data;
+  const merged: Record<string, unknown> = { ...data, ...record.secrets };
+  if (Array.isArray(_knownModels)) merged.knownModels = _knownModels;
+  return merged;
+}
+
+/**
+ * Builds the view from the config file and, when there is one, the database's snapshot. A record of
+ * the database whose slug the config file also defines is skipped (the config file wins) and so is
+ * one the packages refuse; each is logged, none stops the others.
+ */
+export function buildCatalogView(config: GatewayConfig, snapshot: CatalogSnapshot | undefined, logger?: Logger): CatalogView {
+  const skip = (kind: string, slug: string, reason: string) =>
+    logger?.error({ record: `${kind}/${slug}` }, `catalog record ${kind}/${slug} is not served: ${reason}`);
+  const records = (kind: 'providers' | 'mcp-servers' | 'prompts' | 'api-keys') => [
+    ...(snapshot?.records.get(kind)?.values() ?? []),
+  ];
+
+  const providerConfigs: ModelProviderConfig[] = [];
+  const awsIntegrations = new Map<string, AwsIntegration>();
+  const configSlugs = new Set((config.providers ?? []).map((p) => p.slug));
+  for (const provider of config.providers ?? []) {
+    if (provider.provider === 'bedrock') awsIntegrations.set(provider.slug, provider as AwsIntegration);
+    else providerConfigs.push(provider as ModelProviderConfig);
+  }
+  for (const record of records('providers')) {
+    if (configSlugs.has(record.slug)) {
+      skip('providers', record.slug, 'the config file defines the same slug');
+      continue;
+    }
+    const data = fields(record);
+    try {
+      if (data.provider === 'bedrock') {
+        resolveIntegration(data as unknown as AwsIntegration);
+        awsIntegrations.set(record.slug, data as unknown as AwsIntegration);
+      } else {
+        createInMemoryCatalog([data as unknown as ModelProviderConfig]);
+        providerConfigs.push(data as unknown as ModelProviderConfig);
+      }
+    } catch (error) {
+      skip('providers', record.slug, (error as Error).message);
+    }
+  }
+  const modelCatalog = createInMemoryCatalog(providerConfigs);
+  const modelProviderList = modelCatalog.listProviders();
+  const modelProviders = new Map(modelProviderList.map((p) => [p.slug, p]));
+
+  const mcpServers: McpServerConfig[] = [...((config.mcpServers ?? []) as McpServerConfig[])];
+  const mcpSlugs = new Set(mcpServers.map((s) => s.slug));
+  for (const record of records('mcp-servers')) {
+    if (mcpSlugs.has(record.slug)) {
+      skip('mcp-servers', record.slug, 'the config file defines the same slug');
+      continue;
+    }
+    mcpServers.push(fields(record) as unknown as McpServerConfig);
+    mcpSlugs.add(record.slug);
+  }
+
+  const prompts = new Map<string, PromptTemplate>();
+  for (const prompt of (config.prompts ?? []) as PromptTemplate[]) prompts.set(prompt.id, prompt);
+  for (const record of records('prompts')) {
+    if (prompts.has(record.slug)) {
+      skip('prompts', record.slug, 'the config file defines the same id');
+      continue;
+    }
+    prompts.set(record.slug, fields(record) as unknown as PromptTemplate);
+  }
+
+  const apiKeys: ApiKeyEntry[] = [...((config.auth?.apiKeys ?? []) as ApiKeyEntry[])];
+  for (const record of records('api-keys')) {
+    const { keySha256, user } = record.data as { keySha256?: string; user?: ApiKeyEntry['user'] };
+    if (typeof keySha256 === 'string' && user) apiKeys.push({ keySha256, user, id: record.id });
+  }
+
+  const counts = new Map([
+    ['providers', modelProviders.size + awsIntegrations.size],
+    ['mcp-servers', mcpServers.length],
+    ['prompts', prompts.size],
+    ['api-keys', apiKeys.length],
+  ]);
+  return { modelProviders, modelProviderList, awsIntegrations, mcpServers, mcpSlugs, prompts, apiKeys, counts };
+}

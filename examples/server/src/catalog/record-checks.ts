@@ -1,0 +1,83 @@
+import { InvalidRecordError, type AdminModel, type CatalogStoreHooks, type RecordKind } from '@gw/catalog';
+import type { IdentityTokenSigner } from '@gw/jwks';
+import { identityForwarding, type McpServerConfig } from '@gw/identity-forwarding';
+import {
+  KNOWN_ANTHROPIC_MODELS,
+  createInMemoryCatalog,
+  isModelEnabled,
+  type ModelProviderConfig,
+} from '@gw/model-router';
+import { resolveIntegration, type AwsIntegration } from '@gw/sigv4-proxy';
+import type { CatalogView } from './catalog-view';
+
+/** What the gateway can serve, for the checks of {@link catalogRecordChecks}. */
+export interface RecordCheckOptions {
+  /** The signer of `jwt_header` tokens, once known; without one a `jwt_header` server is refused. */
+  signer: () => IdentityTokenSigner | undefined;
+  /** Whether `jwt_validation` is set (a `bearer` server needs it). */
+  acceptsIdentityTokens: boolean;
+  /** The models a provider has now (its own list, or the bundled one), for saving a custom selection. */
+  currentModels?: (provider: Record<string, unknown>) => readonly string[];
+}
+
+/**
+ * The catalog's checks of a record before it is written, with what this gateway can serve: the
+ * packages' own validation (an MCP server's forwarding method, an AWS integration's hosts, a
+ * provider's settings), so the admin API refuses what the request path would refuse. A custom
+ * model selection also records the provider's models at that moment (`autoEnableNew` enables only
+ * models that appear later).
+ */
+export function catalogRecordChecks(options: RecordCheckOptions): CatalogStoreHooks {
+  const currentModels = options.currentModels ?? (() => KNOWN_ANTHROPIC_MODELS);
+  return {
+    check(kind: RecordKind, data: Record<string, unknown>) {
+      try {
+        if (kind === 'providers' && data.provider === 'bedrock') resolveIntegration(data as unknown as AwsIntegration);
+        else if (kind === 'providers') createInMemoryCatalog([data as unknown as ModelProviderConfig]);
+        else if (kind === 'mcp-servers') {
+          identityForwarding({
+            mcpServers: [data as unknown as McpServerConfig],
+            signer: options.signer(),
+            acceptsIdentityTokens: options.acceptsIdentityTokens,
+          });
+        }
+      } catch (error) {
+        throw new InvalidRecordError((error as Error).message, fieldNamed((error as Error).message));
+      }
+    },
+    annotate(kind, data, changed) {
+      const models = data.models as { mode?: string } | undefined;
+      if (kind !== 'providers' || models?.mode !== 'custom' || !changed.includes('models')) return {};
+      return { knownModels: [...currentModels(data)] };
+    },
+  };
+}
+
+/** The field a package's message names first (`user_identity_forwarding.method`, `allowedHosts`, …), or null. */
+function fieldNamed(message: string): string | null {
+  const named = /\b(user_identity_forwarding(?:\.[a-z_]+)?|allowedHosts|region|accessKeyId|secretAccessKey|baseUrl|apiKey|defaultMaxTokens|url|header_name|models)\b/.exec(
+    message,
+  );
+  return named?.[1] ?? null;
+}
+
+/** The model list of a provider with `enabled` per model, for `GET /admin/v1/providers/<slug>/models`. */
+export function providerModelList(
+  view: CatalogView,
+  slug: string,
+  list: (slug: string) => { models: readonly { id: string; display_name?: string; created_at?: string }[]; source: 'provider' | 'bundled' } = () => ({
+    models: KNOWN_ANTHROPIC_MODELS.map((id) => ({ id })),
+    source: 'bundled',
+  }),
+): { data: AdminModel[]; source: 'provider' | 'bundled' } | undefined {
+  const provider = view.modelProviders.get(slug);
+  if (!provider) return undefined;
+  const { models, source } = list(slug);
+  const data: AdminModel[] = models.map((model) => ({ ...model, enabled: isModelEnabled(provider, model.id) }));
+  // A custom selection may name models the list does not have (yet): they are enabled all the same.
+  if (provider.models.mode === 'custom') {
+    const listed = new Set(models.map((m) => m.id));
+    for (const id of provider.models.models) if (!listed.has(id)) data.push({ id, enabled: true });
+  }
+  return { data, source };
+}

@@ -1,0 +1,274 @@
+import { readFileSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { join } from 'node:path';
+import type { AdminAccess } from './admin-access';
+import type { ConfigRecords } from './config-records';
+import {
+  AdminRouteNotFoundError,
+  BodyTooLargeError,
+  CatalogError,
+  CatalogUnavailableError,
+  InvalidJsonError,
+  InvalidRecordError,
+  ManagedByConfigFileError,
+  MethodNotAllowedError,
+  RecordNotFoundError,
+  SlugTakenError,
+  UnsupportedMediaTypeError,
+} from './errors';
+import { RECORD_KINDS, type RecordKind } from './records';
+import type { CatalogStore } from './store';
+
+/** One model of a provider's list, as `GET /admin/v1/providers/<slug>/models` answers it. */
+export interface AdminModel {
+  id: string;
+  enabled: boolean;
+  display_name?: string;
+  created_at?: string;
+}
+
+/** Options of {@link createAdminApi}. */
+export interface AdminApiOptions {
+  /** The catalog's records in the database. Required. */
+  store: CatalogStore;
+  /** Who may call it. Required. */
+  access: AdminAccess;
+  /** The config file's records: shown, never changed. Default: none. */
+  configRecords?: ConfigRecords;
+  /**
+   * Called after every successful write, before the answer: the host reloads its snapshot here, so
+   * the next request on this instance sees the change. Default: none.
+   */
+  afterWrite?: (kind: RecordKind) => Promise<void>;
+  /** The model list of a provider, with `enabled` per model; undefined when there is no such provider. Default: none (404). */
+  providerModels?: (slug: string) => { data: AdminModel[]; source: 'provider' | 'bundled' } | undefined;
+  /** Largest request body, in bytes. Default 1048576 (1 MiB). */
+  bodyLimitBytes?: number;
+  /** Called with every failure that is not the admin API's own (answered `503 catalog_unavailable`), for the host's log. Default: none. */
+  onInternalError?: (error: unknown) => void;
+}
+
+/** The admin API's handler: `path` is below the mount point (`/providers/claude?x=1`). Never rejects. */
+export type AdminApiHandler = (req: IncomingMessage, res: ServerResponse, path: string) => Promise<void>;
+
+/** Most records an audit query answers. */
+export const MAX_AUDIT_LIMIT = 500;
+/** Deepest nesting of a request body, in objects and arrays. */
+const MAX_BODY_DEPTH = 32;
+
+const OBJECT_NAMES = new Map<RecordKind, string>([
+  ['providers', 'provider'],
+  ['mcp-servers', 'mcp_server'],
+  ['prompts', 'prompt'],
+  ['api-keys', 'api_key'],
+]);
+
+let openApiDocument: string | undefined;
+/** The OpenAPI document of the admin API, as shipped with the package. */
+export function adminOpenApiDocument(): string {
+  openApiDocument ??= readFileSync(join(__dirname, '..', '..', 'openapi', 'admin-v1.json'), 'utf8');
+  return openApiDocument;
+}
+
+/**
+ * The admin API (CONTRACT section 8) without a web framework: list, read, create, update (on
+ * `version`) and delete providers, MCP servers and prompts; create and revoke API keys; the audit
+ * log; a provider's model list. Secrets are write-only. Records of the config file are listed and
+ * read like the others but never changed.
+ */
+export function createAdminApi(options: AdminApiOptions): AdminApiHandler {
+  if (!options?.store || !options.access) throw new TypeError('createAdminApi needs { store, access }.');
+  const limit = options.bodyLimitBytes ?? 1024 * 1024;
+  if (!Number.isInteger(limit) || limit <= 0) throw new TypeError('bodyLimitBytes must be a positive whole number of bytes.');
+  const { store, access, configRecords } = options;
+
+  const written = async (kind: RecordKind) => {
+    await options.afterWrite?.(kind);
+  };
+
+  async function route(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+    const principal = await access.authorize(req.headers);
+    const question = path.indexOf('?');
+    const query = new URLSearchParams(question === -1 ? '' : path.slice(question + 1));
+    const segments = (question === -1 ? path : path.slice(0, question)).split('/').filter((s) => s !== '');
+    if (segments.length > 3) throw new AdminRouteNotFoundError('No admin route has this path.');
+    const method = req.method ?? 'GET';
+    const [first, second, third] = segments.map(decodeSegment);
+
+    if (first === 'openapi.json' && segments.length === 1) {
+      allow(method, ['GET']);
+      res.statusCode = 200;
+      res.setHeader('content-type', 'application/json; charset=utf-8');
+      res.setHeader('cache-control', 'no-store');
+      res.end(adminOpenApiDocument());
+      return;
+    }
+    if (first === 'audit' && segments.length === 1) {
+      allow(method, ['GET']);
+      const record = query.get('record') ?? undefined;
+      if (record !== undefined && !/^(providers|mcp-servers|prompts|api-keys)\/[^/]{1,128}$/.test(record)) {
+        throw new InvalidRecordError('record must be <kind>/<slug-or-id>, for example "providers/anthropic-prod".', 'record');
+      }
+      const limitParam = query.get('limit');
+      const count = limitParam === null ? 100 : Number(limitParam);
+      if (!Number.isInteger(count) || count < 1 || count > MAX_AUDIT_LIMIT) {
+        throw new InvalidRecordError(`limit must be a whole number from 1 to ${MAX_AUDIT_LIMIT}.`, 'limit');
+      }
+      send(res, 200, { object: 'list', data: await store.auditLog(record, count) });
+      return;
+    }
+    const kind = RECORD_KINDS.find((k) => k === first);
+    if (kind === undefined || (third !== undefined && !(kind === 'providers' && third === 'models'))) {
+      throw new AdminRouteNotFoundError('No admin route has this path.');
+    }
+
+    if (second === undefined) {
+      allow(method, ['GET', 'POST']);
+      if (method === 'GET') {
+        const records = [...(configRecords?.list(kind) ?? []), ...(await store.list(kind))];
+        send(res, 200, { object: 'list', data: records });
+        return;
+      }
+      const body = await readBody(req, limit);
+      const name = kind === 'prompts' ? 'id' : 'slug';
+      const named = typeof body === 'object' && body !== null ? (body as Record<string, unknown>)[name] : undefined;
+      if (kind !== 'api-keys' && typeof named === 'string' && configRecords?.has(kind, named)) {
+        throw new SlugTakenError(`"${named.slice(0, 64)}" is used by a record of the config file.`, name);
+      }
+      const created = await store.create(kind, body, principal.actor);
+      await written(kind);
+      send(res, 201, created);
+      return;
+    }
+
+    if (third === 'models') {
+      allow(method, ['GET']);
+      const models = options.providerModels?.(second);
+      if (!models) throw new RecordNotFoundError(`No provider "${second.slice(0, 64)}".`);
+      send(res, 200, { object: 'list', data: models.data, source: models.source });
+      return;
+    }
+
+    allow(method, kind === 'api-keys' ? ['GET', 'DELETE'] : ['GET', 'PATCH', 'DELETE']);
+    const fromConfig = configRecords?.get(kind, second);
+    if (method === 'GET') {
+      send(res, 200, fromConfig ?? (await store.get(kind, second)));
+      return;
+    }
+    if (fromConfig) {
+      throw new ManagedByConfigFileError(
+        `"${second.slice(0, 64)}" is defined in the config file (GATEWAY_CONFIG): change it there.`,
+      );
+    }
+    if (method === 'PATCH') {
+      const body = await readBody(req, limit);
+      const updated = await store.update(kind, second, body, principal.actor);
+      await written(kind);
+      send(res, 200, updated);
+      return;
+    }
+    const id = (await store.get(kind, second)).id;
+    await store.delete(kind, second, principal.actor);
+    await written(kind);
+    send(res, 200, { id, object: OBJECT_NAMES.get(kind), deleted: true });
+  }
+
+  return async function adminApi(req, res, path) {
+    try {
+      await route(req, res, path);
+    } catch (error) {
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      if (error instanceof CatalogError) {
+        sendError(res, error);
+        return;
+      }
+      options.onInternalError?.(error);
+      sendError(res, new CatalogUnavailableError("The catalog's database cannot be reached just now; retry shortly."));
+    }
+  };
+}
+
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw new AdminRouteNotFoundError('The path is not valid percent-encoding.');
+  }
+}
+
+function allow(method: string, methods: readonly string[]): void {
+  if (!methods.includes(method)) {
+    throw new MethodNotAllowedError(`This admin route takes ${methods.join(', ')}.`);
+  }
+}
+
+function send(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.statusCode = status;
+  res.setHeader('content-type', 'application/json; charset=utf-8');
+  res.setHeader('cache-control', 'no-store');
+  res.setHeader('content-length', Buffer.byteLength(text));
+  res.end(text);
+}
+
+/** Answers `error` in the generic error shape of CONTRACT section 7, with `param` naming the field. */
+export function sendError(res: ServerResponse, error: CatalogError): void {
+  if (error instanceof MethodNotAllowedError) res.setHeader('allow', error.message.replace(/^.* takes |\.$/g, ''));
+  send(res, error.status, { error: { message: error.message, type: error.type, code: error.code, param: error.param } });
+}
+
+const PARSED_BODY = Symbol.for('gw.catalog.parsedBody');
+
+/** Marks a body a framework parsed already (Express's `express.json()`), so the admin API does not read the stream again. */
+export function useParsedBody(req: IncomingMessage, body: unknown): void {
+  (req as IncomingMessage & { [PARSED_BODY]?: unknown })[PARSED_BODY] = body;
+}
+
+async function readBody(req: IncomingMessage, limit: number): Promise<unknown> {
+  const parsed = (req as IncomingMessage & { [PARSED_BODY]?: unknown })[PARSED_BODY];
+  if (parsed !== undefined) {
+    checkDepth(parsed);
+    return parsed;
+  }
+  const type = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
+  if (type !== 'application/json') throw new UnsupportedMediaTypeError('Send the body as application/json.');
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > limit) {
+    req.resume();
+    throw new BodyTooLargeError(`The body is larger than ${limit} bytes.`);
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) {
+      req.resume();
+      throw new BodyTooLargeError(`The body is larger than ${limit} bytes.`);
+    }
+    chunks.push(chunk);
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+  } catch {
+    throw new InvalidJsonError('The body is not valid JSON.');
+  }
+  checkDepth(body);
+  return body;
+}
+
+/** Refuses bodies nested deeper than {@link MAX_BODY_DEPTH}, iteratively (no recursion on client input). */
+function checkDepth(body: unknown): void {
+  const stack: [unknown, number][] = [[body, 1]];
+  let visited = 0;
+  while (stack.length > 0) {
+    const [value, depth] = stack.pop() as [unknown, number];
+    if (typeof value !== 'object' || value === null) continue;
+    if (depth > MAX_BODY_DEPTH) throw new InvalidRecordError(`The body is nested deeper than ${MAX_BODY_DEPTH} levels.`, null);
+    if (++visited > 100_000) throw new InvalidRecordError('The body has too many values.', null);
+    for (const child of Object.values(value)) stack.push([child, depth + 1]);
+  }
+}

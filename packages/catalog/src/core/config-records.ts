@@ -1,0 +1,76 @@
+import { createHash } from 'node:crypto';
+import { SECRET_FIELDS, type RecordKind } from './records';
+import { secretHint } from './secret-box';
+import type { PublicRecord } from './store';
+
+/** The records of the config file (`GATEWAY_CONFIG`), as the gateway read them at start-up. */
+export interface ConfigFileRecords {
+  /** The config's `providers`. Default `[]`. */
+  providers?: readonly { slug: string; provider: string; [field: string]: unknown }[];
+  /** The config's `mcpServers`. Default `[]`. */
+  mcpServers?: readonly { slug: string; [field: string]: unknown }[];
+  /** The config's `prompts`. Default `[]`. */
+  prompts?: readonly { id: string; [field: string]: unknown }[];
+  /** The config's `auth.apiKeys`. Default `[]`. */
+  apiKeys?: readonly { key?: string; keySha256?: string; user: unknown }[];
+}
+
+/** The id the admin API gives an API key of the config file: derived from its digest, stable across restarts. */
+export function configApiKeyId(entry: { key?: string; keySha256?: string }): string {
+  const digest =
+    entry.key !== undefined ? createHash('sha256').update(entry.key).digest('hex') : String(entry.keySha256);
+  return `config-${digest.slice(0, 16).toLowerCase()}`;
+}
+
+/**
+ * The config file's records as the admin API shows them: read-only (`source: "config"`, version 1,
+ * dated when the gateway started), secrets only as `<field>Hint`. The admin API refuses to change
+ * them (`409 managed_by_config_file`) and refuses their slugs to new records (`409 slug_taken`).
+ */
+export class ConfigRecords {
+  private readonly byKind = new Map<RecordKind, Map<string, PublicRecord>>();
+
+  /** `loadedAt`: when the config file was read. Default: now. */
+  constructor(config: ConfigFileRecords = {}, loadedAt: Date = new Date()) {
+    const at = loadedAt.toISOString();
+    const base = (id: string) => ({ id, version: 1, createdAt: at, updatedAt: at, source: 'config' as const });
+    for (const provider of config.providers ?? []) {
+      const record: PublicRecord = { ...base(provider.slug) };
+      const secrets = SECRET_FIELDS.get(provider.provider) ?? [];
+      for (const [field, value] of Object.entries(provider)) {
+        if (!secrets.includes(field)) record[field] = value;
+        else if (typeof value === 'string' && value !== '') record[`${field}Hint`] = secretHint(value);
+      }
+      this.add('providers', provider.slug, record);
+    }
+    for (const server of config.mcpServers ?? []) this.add('mcp-servers', server.slug, { ...base(server.slug), ...server });
+    for (const prompt of config.prompts ?? []) this.add('prompts', prompt.id, { ...prompt, ...base(prompt.id) });
+    for (const entry of config.apiKeys ?? []) {
+      const id = configApiKeyId(entry);
+      const record: PublicRecord = { ...base(id), user: entry.user };
+      if (typeof entry.key === 'string') record.keyHint = secretHint(entry.key);
+      this.add('api-keys', id, record);
+    }
+  }
+
+  /** The record of `kind` named `slug` (or id), or undefined. */
+  get(kind: RecordKind, slug: string): PublicRecord | undefined {
+    return this.byKind.get(kind)?.get(slug);
+  }
+
+  /** Every record of `kind`. */
+  list(kind: RecordKind): PublicRecord[] {
+    return [...(this.byKind.get(kind)?.values() ?? [])];
+  }
+
+  /** Whether the config file defines `kind`/`slug`. */
+  has(kind: RecordKind, slug: string): boolean {
+    return this.byKind.get(kind)?.has(slug) ?? false;
+  }
+
+  private add(kind: RecordKind, slug: string, record: PublicRecord): void {
+    let records = this.byKind.get(kind);
+    if (!records) this.byKind.set(kind, (records = new Map()));
+    records.set(slug, record);
+  }
+}
