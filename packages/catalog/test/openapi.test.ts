@@ -1,0 +1,398 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { OPENAPI_DOCUMENT_PATH, documentedOperations, expectMatchesOpenApi, findOperation } from './openapi';
+
+const at = '2025-01-02T03:04:05.678Z';
+const meta = { version: 1, createdAt: at, updatedAt: at, source: 'admin' };
+
+const anthropic = {
+  id: '7b0c5a1e-3f0e-4d4f-9f59-7f8d7c1d2e3a',
+  ...meta,
+  slug: 'anthropic-prod',
+  name: 'Anthropic (production)',
+  provider: 'anthropic',
+  apiKeyHint: '…7f3a',
+  baseUrl: 'https://api.anthropic.com',
+  models: { mode: 'custom', models: ['claude-sonnet-4-5'], autoEnableNew: false },
+  defaultMaxTokens: 4096,
+};
+const bedrock = {
+  id: '0d7c7e0a-93a5-4c36-8d3f-2a8c5b0f4e11',
+  ...meta,
+  version: 3,
+  source: 'config',
+  slug: 'bedrock-eu',
+  provider: 'bedrock',
+  accessKeyIdHint: '…MPLE',
+  secretAccessKeyHint: '…9b2c',
+  sessionTokenHint: '…5d1e',
+  region: 'eu-west-1',
+  allowedHosts: ['bedrock-agent-runtime.eu-west-1.amazonaws.com'],
+  models: { mode: 'all' },
+};
+const mcpServer = {
+  id: '5a4c1f5e-2b8e-4a55-b7a4-0c3d2e1f0a9b',
+  ...meta,
+  slug: 'tickets',
+  url: 'https://mcp.example.com/mcp',
+  user_identity_forwarding: { method: 'jwt_header', include_claims: ['sub', 'email'], header_name: 'X-User-JWT' },
+  forward_headers: { mode: 'only', headers: ['x-request-id'] },
+  jwt_audience: 'tickets',
+};
+const prompt = {
+  id: 'support-triage',
+  ...meta,
+  provider: '@anthropic-prod',
+  model: 'claude-sonnet-4-5',
+  messages: [{ role: 'system', content: 'Sort the ticket: {{ticket}}' }],
+  temperature: 0.2,
+  max_tokens: 512,
+};
+const apiKey = {
+  id: 'key-alice',
+  ...meta,
+  user: { user_id: 'u-1', email: 'alice@example.com', groups: ['support'] },
+  name: "Alice's laptop",
+  keyHint: '…c0de',
+};
+const configApiKey = { id: 'key-ci', ...meta, source: 'config', user: { sub: 'ci' } };
+const apiKeyCreated = { ...apiKey, key: 'gw-3q2+7w9x0c0de' };
+const auditEntry = {
+  id: 42,
+  at,
+  actor: 'admin',
+  action: 'update',
+  record: 'providers/anthropic-prod',
+  version: 2,
+  fields: ['apiKey', 'version'],
+};
+const error = (code: string, param: string | null = null) => ({
+  error: { message: `Something about ${code}.`, type: 'invalid_request_error', code, param },
+});
+const list = (...data: unknown[]) => ({ object: 'list', data });
+const deleted = (id: string, object: string) => ({ id, object, deleted: true });
+
+/** A valid answer of every documented operation, by `METHOD concrete-path`. */
+const SAMPLES: [method: string, path: string, status: number, body: unknown][] = [
+  ['GET', '/admin/v1/providers', 200, list(anthropic, bedrock)],
+  ['GET', '/admin/v1/providers', 200, list()],
+  ['POST', '/admin/v1/providers', 201, anthropic],
+  ['POST', '/admin/v1/providers', 201, bedrock],
+  ['GET', '/admin/v1/providers/anthropic-prod', 200, anthropic],
+  ['PATCH', '/admin/v1/providers/anthropic-prod', 200, { ...anthropic, version: 2 }],
+  ['DELETE', '/admin/v1/providers/anthropic-prod', 200, deleted(anthropic.id, 'provider')],
+  [
+    'GET',
+    '/admin/v1/providers/anthropic-prod/models',
+    200,
+    {
+      object: 'list',
+      data: [
+        { id: 'claude-sonnet-4-5', enabled: true, display_name: 'Claude Sonnet 4.5', created_at: at },
+        { id: 'claude-haiku-4-5', enabled: false },
+      ],
+      source: 'provider',
+    },
+  ],
+  ['GET', '/admin/v1/providers/bedrock-eu/models', 200, { object: 'list', data: [], source: 'bundled' }],
+  ['GET', '/admin/v1/mcp-servers', 200, list(mcpServer, { id: 'x', ...meta, slug: 'min', url: 'http://mcp:8080' })],
+  ['POST', '/admin/v1/mcp-servers', 201, mcpServer],
+  ['GET', '/admin/v1/mcp-servers/tickets', 200, mcpServer],
+  ['PATCH', '/admin/v1/mcp-servers/tickets', 200, { ...mcpServer, version: 2, bearer_audience: 'tickets-api' }],
+  ['DELETE', '/admin/v1/mcp-servers/tickets', 200, deleted(mcpServer.id, 'mcp_server')],
+  ['GET', '/admin/v1/prompts', 200, list(prompt)],
+  ['POST', '/admin/v1/prompts', 201, prompt],
+  ['GET', '/admin/v1/prompts/support-triage', 200, prompt],
+  ['PATCH', '/admin/v1/prompts/support-triage', 200, { ...prompt, version: 2, top_p: 0.9 }],
+  ['DELETE', '/admin/v1/prompts/support-triage', 200, deleted('support-triage', 'prompt')],
+  ['GET', '/admin/v1/api-keys', 200, list(apiKey, configApiKey)],
+  ['POST', '/admin/v1/api-keys', 201, apiKeyCreated],
+  ['GET', '/admin/v1/api-keys/key-alice', 200, apiKey],
+  ['DELETE', '/admin/v1/api-keys/key-alice', 200, deleted('key-alice', 'api_key')],
+  [
+    'GET',
+    '/admin/v1/audit?record=providers/anthropic-prod&limit=10',
+    200,
+    list(auditEntry, { ...auditEntry, id: 41, action: 'delete', version: null, fields: [] }),
+  ],
+  ['GET', '/admin/v1/openapi.json', 200, JSON.parse(readFileSync(OPENAPI_DOCUMENT_PATH, 'utf8'))],
+];
+
+/** Errors each operation documents, with a body of each. */
+const ERRORS: [method: string, path: string, status: number, body: unknown][] = [
+  ['GET', '/admin/v1/providers', 401, error('missing_credentials')],
+  ['GET', '/admin/v1/providers', 401, error('invalid_credentials')],
+  ['GET', '/admin/v1/providers', 403, error('admin_required')],
+  ['GET', '/admin/v1/providers', 403, error('admin_disabled')],
+  ['GET', '/admin/v1/providers', 503, error('catalog_unavailable')],
+  ['POST', '/admin/v1/providers', 400, error('invalid_request', 'slug')],
+  [
+    'POST',
+    '/admin/v1/providers',
+    400,
+    { error: { message: 'Not JSON.', type: 'invalid_request_error', code: 'invalid_json' } },
+  ],
+  ['POST', '/admin/v1/providers', 409, error('slug_taken', 'slug')],
+  ['POST', '/admin/v1/providers', 413, error('body_too_large')],
+  ['POST', '/admin/v1/providers', 415, error('unsupported_media_type')],
+  ['POST', '/admin/v1/providers', 503, error('catalog_unavailable')],
+  ['GET', '/admin/v1/providers/nope', 404, error('not_found')],
+  ['PATCH', '/admin/v1/providers/anthropic-prod', 409, error('version_conflict', 'version')],
+  ['PATCH', '/admin/v1/providers/bedrock-eu', 409, error('managed_by_config_file')],
+  ['DELETE', '/admin/v1/providers/bedrock-eu', 409, error('managed_by_config_file')],
+  ['DELETE', '/admin/v1/providers/nope', 404, error('not_found')],
+  ['GET', '/admin/v1/providers/nope/models', 404, error('not_found')],
+  ['POST', '/admin/v1/mcp-servers', 400, error('invalid_request', 'url')],
+  ['GET', '/admin/v1/mcp-servers/nope', 404, error('not_found')],
+  ['PATCH', '/admin/v1/prompts/support-triage', 409, error('version_conflict', 'version')],
+  ['GET', '/admin/v1/prompts/nope', 404, error('not_found')],
+  ['POST', '/admin/v1/api-keys', 400, error('invalid_request', 'user')],
+  ['DELETE', '/admin/v1/api-keys/nope', 404, error('not_found')],
+  ['GET', '/admin/v1/audit?limit=9999', 400, error('invalid_request', 'limit')],
+  ['GET', '/admin/v1/openapi.json', 401, error('missing_credentials')],
+  // Statuses an operation does not list fall back to its `default` response: the same Error.
+  ['POST', '/admin/v1/api-keys', 405, error('method_not_allowed')],
+];
+
+describe('the admin API OpenAPI document', () => {
+  const document = JSON.parse(readFileSync(OPENAPI_DOCUMENT_PATH, 'utf8'));
+
+  test('is OpenAPI 3.1 with a title, a version, a server and bearer security', () => {
+    expect(document.openapi).toBe('3.1.0');
+    expect(document.info).toMatchObject({ title: 'Gateway admin API', version: '1' });
+    expect(document.servers).toEqual([expect.objectContaining({ url: '/' })]);
+    expect(document.components.securitySchemes.adminBearer).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(document.security).toEqual([{ adminBearer: [] }]);
+  });
+
+  test('documents the operations of the contract', () => {
+    expect(
+      documentedOperations()
+        .map(({ method, path }) => `${method} ${path}`)
+        .sort(),
+    ).toEqual(
+      [
+        'GET /admin/v1/providers',
+        'POST /admin/v1/providers',
+        'GET /admin/v1/providers/{slug}',
+        'PATCH /admin/v1/providers/{slug}',
+        'DELETE /admin/v1/providers/{slug}',
+        'GET /admin/v1/providers/{slug}/models',
+        'GET /admin/v1/mcp-servers',
+        'POST /admin/v1/mcp-servers',
+        'GET /admin/v1/mcp-servers/{slug}',
+        'PATCH /admin/v1/mcp-servers/{slug}',
+        'DELETE /admin/v1/mcp-servers/{slug}',
+        'GET /admin/v1/prompts',
+        'POST /admin/v1/prompts',
+        'GET /admin/v1/prompts/{id}',
+        'PATCH /admin/v1/prompts/{id}',
+        'DELETE /admin/v1/prompts/{id}',
+        'GET /admin/v1/api-keys',
+        'POST /admin/v1/api-keys',
+        'GET /admin/v1/api-keys/{id}',
+        'DELETE /admin/v1/api-keys/{id}',
+        'GET /admin/v1/audit',
+        'GET /admin/v1/openapi.json',
+      ].sort(),
+    );
+  });
+
+  test('every operation documents 401, 403 and 503 as the Error response, and a default', () => {
+    for (const { method, path } of documentedOperations()) {
+      const responses = document.paths[path][method.toLowerCase()].responses;
+      for (const status of ['401', '403', '503', 'default']) {
+        expect([`${method} ${path} ${status}`, responses[status]?.$ref]).toEqual([
+          `${method} ${path} ${status}`,
+          expect.stringMatching(/^#\/components\/responses\//),
+        ]);
+      }
+    }
+  });
+
+  test('every operation has a sample answer here', () => {
+    const sampled = new Set(SAMPLES.map(([method, path]) => JSON.stringify(findOperation(method, path))));
+    for (const operation of documentedOperations()) expect(sampled).toContain(JSON.stringify(operation));
+  });
+
+  test('matches concrete paths to templates, ignoring the query string', () => {
+    expect(findOperation('get', '/admin/v1/providers/anthropic-prod/models')).toEqual({
+      method: 'GET',
+      path: '/admin/v1/providers/{slug}/models',
+    });
+    expect(findOperation('PATCH', '/admin/v1/prompts/p.1')).toEqual({
+      method: 'PATCH',
+      path: '/admin/v1/prompts/{id}',
+    });
+    expect(findOperation('GET', '/admin/v1/audit?limit=5')).toEqual({ method: 'GET', path: '/admin/v1/audit' });
+    expect(findOperation('GET', '/admin/v1/providers/a/b')).toBeUndefined();
+  });
+});
+
+describe('expectMatchesOpenApi', () => {
+  test.each(SAMPLES)('accepts a valid answer of %s %s (%d)', (method, path, status, body) => {
+    expect(() => expectMatchesOpenApi(method, path, status, body)).not.toThrow();
+  });
+
+  test.each(ERRORS)('accepts the error answer of %s %s (%d)', (method, path, status, body) => {
+    expect(() => expectMatchesOpenApi(method, path, status, body)).not.toThrow();
+  });
+
+  /** What Ajv found, without the body the error quotes after it. */
+  const failure = (method: string, path: string, status: number, body: unknown): string => {
+    try {
+      expectMatchesOpenApi(method, path, status, body);
+    } catch (e) {
+      return (e as Error).message.split('\nBody: ')[0] ?? '';
+    }
+    throw new Error(`${method} ${path} ${status}: accepted`);
+  };
+
+  describe('refuses a secret in an answer', () => {
+    // [method, path, status, body, the secret field]; Ajv names it (unevaluatedProperty) in records,
+    // and answers "must NOT be valid" for the `not` that keeps secret names out of prompts.
+    const cases: [string, string, number, unknown, string][] = [
+      ['GET', '/admin/v1/providers/anthropic-prod', 200, { ...anthropic, apiKey: 'sk-ant-secret-7f3a' }, 'apiKey'],
+      ['POST', '/admin/v1/providers', 201, { ...bedrock, secretAccessKey: 'aws/secret' }, 'secretAccessKey'],
+      ['PATCH', '/admin/v1/providers/bedrock-eu', 200, { ...bedrock, accessKeyId: 'AKIAEXAMPLE' }, 'accessKeyId'],
+      ['GET', '/admin/v1/providers/bedrock-eu', 200, { ...bedrock, sessionToken: 'token' }, 'sessionToken'],
+      [
+        'GET',
+        '/admin/v1/providers',
+        200,
+        list(anthropic, { ...bedrock, secretAccessKey: 'aws/secret' }),
+        'secretAccessKey',
+      ],
+      // A Bedrock provider carrying an Anthropic key matches neither branch.
+      ['GET', '/admin/v1/providers/bedrock-eu', 200, { ...bedrock, apiKey: 'sk-ant' }, 'apiKey'],
+      ['GET', '/admin/v1/mcp-servers/tickets', 200, { ...mcpServer, apiKey: 'x' }, 'apiKey'],
+      ['GET', '/admin/v1/prompts/support-triage', 200, { ...prompt, apiKey: 'sk-ant' }, 'not'],
+      ['GET', '/admin/v1/prompts', 200, list({ ...prompt, secretAccessKey: 'x' }), 'not'],
+      ['PATCH', '/admin/v1/prompts/support-triage', 200, { ...prompt, sessionToken: 'x' }, 'not'],
+      ['POST', '/admin/v1/prompts', 201, { ...prompt, key: 'x' }, 'not'],
+      ['GET', '/admin/v1/api-keys/key-alice', 200, { ...apiKey, key: 'gw-secret' }, 'key'],
+      ['GET', '/admin/v1/api-keys', 200, list({ ...apiKey, key: 'gw-secret' }), 'key'],
+      ['GET', '/admin/v1/api-keys/key-ci', 200, { ...configApiKey, keySha256: 'ab'.repeat(32) }, 'keySha256'],
+      ['POST', '/admin/v1/api-keys', 201, { ...apiKeyCreated, keySha256: 'ab'.repeat(32) }, 'keySha256'],
+      ['GET', '/admin/v1/api-keys/key-alice', 200, { ...apiKey, user: { ...apiKey.user, apiKey: 'sk-ant' } }, 'not'],
+      ['DELETE', '/admin/v1/api-keys/key-alice', 200, { ...deleted('key-alice', 'api_key'), key: 'gw-secret' }, 'key'],
+    ];
+    const titled = cases.map(([method, path, status, body, field]) => [method, path, status, field, body] as const);
+    test.each(titled)('%s %s (%d): %s', (method, path, status, field, body) => {
+      const found = failure(method, path, status, body);
+      expect(found).toContain('does not match the OpenAPI document');
+      if (field === 'not') expect(found).toMatch(/must NOT be valid .*\/not\]/);
+      else expect(found).toMatch(new RegExp(`"(unevaluatedProperty|additionalProperty)":"${field}"`));
+    });
+  });
+
+  test('accepts `key` on API-key creation only, and only a gw- key', () => {
+    expect(() => expectMatchesOpenApi('POST', '/admin/v1/api-keys', 201, apiKeyCreated)).not.toThrow();
+    expect(() => expectMatchesOpenApi('POST', '/admin/v1/api-keys', 201, apiKey)).toThrow(/key/);
+    expect(() => expectMatchesOpenApi('POST', '/admin/v1/api-keys', 201, { ...apiKey, key: 'sk-1' })).toThrow(
+      /pattern/,
+    );
+  });
+
+  describe('refuses an answer missing a required field', () => {
+    const without = (record: Record<string, unknown>, field: string) =>
+      Object.fromEntries(Object.entries(record).filter(([name]) => name !== field));
+    const cases: [string, string, number, unknown, string][] = [
+      ['GET', '/admin/v1/providers/anthropic-prod', 200, without(anthropic, 'version'), 'version'],
+      ['GET', '/admin/v1/providers/anthropic-prod', 200, without(anthropic, 'apiKeyHint'), 'apiKeyHint'],
+      ['GET', '/admin/v1/providers/bedrock-eu', 200, without(bedrock, 'region'), 'region'],
+      ['GET', '/admin/v1/providers/bedrock-eu', 200, without(bedrock, 'provider'), 'provider'],
+      ['POST', '/admin/v1/mcp-servers', 201, without(mcpServer, 'url'), 'url'],
+      ['GET', '/admin/v1/prompts/support-triage', 200, without(prompt, 'messages'), 'messages'],
+      ['GET', '/admin/v1/api-keys/key-alice', 200, without(apiKey, 'createdAt'), 'createdAt'],
+      ['GET', '/admin/v1/api-keys', 200, { data: [apiKey] }, 'object'],
+      [
+        'GET',
+        '/admin/v1/providers/anthropic-prod/models',
+        200,
+        list({ id: 'claude-sonnet-4-5', enabled: true }),
+        'source',
+      ],
+      [
+        'GET',
+        '/admin/v1/providers/anthropic-prod/models',
+        200,
+        { ...list({ id: 'm' }), source: 'provider' },
+        'enabled',
+      ],
+      ['GET', '/admin/v1/audit', 200, list(without(auditEntry, 'fields')), 'fields'],
+      ['DELETE', '/admin/v1/prompts/support-triage', 200, { id: 'support-triage', object: 'prompt' }, 'deleted'],
+      [
+        'GET',
+        '/admin/v1/providers',
+        401,
+        { error: { message: 'No credentials.', type: 'authentication_error' } },
+        'code',
+      ],
+    ];
+    const titled = cases.map(([method, path, status, body, field]) => [method, path, status, field, body] as const);
+    test.each(titled)('%s %s (%d) without %s', (method, path, status, field, body) => {
+      expect(failure(method, path, status, body)).toContain(
+        `must have required property '${field}' {"missingProperty":"${field}"}`,
+      );
+    });
+  });
+
+  test('refuses values the document does not allow', () => {
+    const bad: [string, string, number, unknown][] = [
+      ['GET', '/admin/v1/providers/anthropic-prod', 200, { ...anthropic, version: 0 }],
+      ['GET', '/admin/v1/prompts/support-triage', 200, { ...prompt, messages: [] }],
+      ['GET', '/admin/v1/providers/anthropic-prod', 200, { ...anthropic, source: 'database' }],
+      ['GET', '/admin/v1/providers/anthropic-prod', 200, { ...anthropic, createdAt: 'yesterday' }],
+      ['GET', '/admin/v1/providers/anthropic-prod', 200, { ...anthropic, apiKeyHint: 'sk-ant-secret-7f3a' }],
+      ['GET', '/admin/v1/providers/anthropic-prod', 200, { ...anthropic, slug: '-bad' }],
+      ['GET', '/admin/v1/providers/anthropic-prod', 200, { ...anthropic, provider: 'openai' }],
+      ['GET', '/admin/v1/providers/anthropic-prod', 200, { ...anthropic, models: { mode: 'custom' } }],
+      ['GET', '/admin/v1/providers/anthropic-prod', 200, { ...anthropic, models: { mode: 'all', models: [] } }],
+      ['GET', '/admin/v1/mcp-servers/tickets', 200, { ...mcpServer, user_identity_forwarding: { method: 'cookie' } }],
+      ['GET', '/admin/v1/audit', 200, list({ ...auditEntry, action: 'rename' })],
+      ['DELETE', '/admin/v1/providers/anthropic-prod', 200, deleted('x', 'prompt')],
+      ['DELETE', '/admin/v1/providers/anthropic-prod', 200, { id: 'x', object: 'provider', deleted: false }],
+    ];
+    for (const [method, path, status, body] of bad) {
+      expect(() => expectMatchesOpenApi(method, path, status, body)).toThrow(/does not match the OpenAPI document/);
+    }
+  });
+
+  test('its error names the method, the path, the status and what Ajv found', () => {
+    let message = '';
+    try {
+      expectMatchesOpenApi('get', '/admin/v1/providers/anthropic-prod', 200, { ...anthropic, apiKey: 'sk-ant-x' });
+    } catch (e) {
+      message = (e as Error).message;
+    }
+    expect(message).toContain('GET /admin/v1/providers/anthropic-prod → 200');
+    expect(message).toContain('GET /admin/v1/providers/{slug}, response 200');
+    expect(message).toMatch(/must NOT have unevaluated properties.*"unevaluatedProperty":"apiKey"/);
+  });
+
+  test('refuses a path, method or status the document does not describe', () => {
+    expect(() => expectMatchesOpenApi('GET', '/admin/v1/nothing', 200, {})).toThrow(
+      'GET /admin/v1/nothing → 200: no such operation in the OpenAPI document.',
+    );
+    expect(() => expectMatchesOpenApi('GET', '/admin/v2/providers', 200, list())).toThrow(/no such operation/);
+    expect(() => expectMatchesOpenApi('GET', '/admin/v1/providers/a/b/c', 200, {})).toThrow(/no such operation/);
+    expect(() => expectMatchesOpenApi('PUT', '/admin/v1/providers/anthropic-prod', 200, anthropic)).toThrow(
+      /PUT .* no such operation/,
+    );
+    expect(() => expectMatchesOpenApi('PATCH', '/admin/v1/api-keys/key-alice', 200, apiKey)).toThrow(
+      /no such operation/,
+    );
+    // A status the operation does not list falls back to `default`: the Error schema, which a record is not.
+    expect(() => expectMatchesOpenApi('GET', '/admin/v1/providers', 299, list())).toThrow(
+      /GET \/admin\/v1\/providers → 299 does not match .*response default/,
+    );
+  });
+});
+
+// The module path this helper reads from stays where package.json exports it.
+test('package.json publishes the document', () => {
+  const pkg = JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8'));
+  expect(pkg.files).toContain('openapi');
+  expect(pkg.exports['./openapi/admin-v1.json']).toBe('./openapi/admin-v1.json');
+});
