@@ -186,6 +186,7 @@ async function main() {
   });
   const gateway = await startProcess(join(root, 'examples/server/dist/main.js'), {
     GATEWAY_CONFIG: configPath,
+    GATEWAY_DATA_DIR: mkdtempSync(join(tmpdir(), 'gw-bench-data-')),
     JWT_PRIVATE_KEY: privateKey,
     PORT: '0',
     LOG_LEVEL: 'info',

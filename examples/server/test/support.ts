@@ -32,6 +32,10 @@ export interface RunningGateway {
 
 function baseEnv(extra: Record<string, string | undefined>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' };
+  // Each gateway gets its own embedded catalog database unless the test names one.
+  if (!Object.hasOwn(extra, 'GATEWAY_DATA_DIR') && !Object.hasOwn(extra, 'DATABASE_URL')) {
+    env.GATEWAY_DATA_DIR = mkdtempSync(join(tmpdir(), 'gw-data-'));
+  }
   for (const [k, v] of Object.entries(extra)) if (v !== undefined) env[k] = v;
   return env;
 }
