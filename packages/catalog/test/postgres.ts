@@ -39,6 +39,8 @@ export interface RunningPostgres {
   start(): Promise<void>;
   /** Stops it and removes its data. */
   destroy(): Promise<void>;
+  /** Creates a fresh, empty database on this server; resolves with its URL. */
+  createDatabase(): Promise<string>;
 }
 
 export async function startPostgres(): Promise<RunningPostgres> {
@@ -97,8 +99,21 @@ export async function startPostgres(): Promise<RunningPostgres> {
     await exited;
   };
   await start();
+  let databases = 0;
   return {
     url: `postgres://gateway@127.0.0.1:${port}/postgres`,
+    createDatabase: async () => {
+      const name = `gw_test_${process.pid}_${++databases}`;
+      const { Client } = await import('pg');
+      const client = new Client({ connectionString: `postgres://gateway@127.0.0.1:${port}/postgres` });
+      await client.connect();
+      try {
+        await client.query(`CREATE DATABASE ${name}`);
+      } finally {
+        await client.end();
+      }
+      return `postgres://gateway@127.0.0.1:${port}/${name}`;
+    },
     stop,
     start,
     destroy: async () => {

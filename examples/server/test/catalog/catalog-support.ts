@@ -1,0 +1,120 @@
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { expectMatchesOpenApi } from '../../../../packages/catalog/test/openapi';
+
+/** A real HTTP server that answers like Anthropic's Messages API and remembers the keys it was sent. */
+export interface AnthropicDouble {
+  url: string;
+  /** The `x-api-key` of every request, in order. */
+  keys: string[];
+  close(): Promise<void>;
+}
+
+export async function startAnthropicDouble(): Promise<AnthropicDouble> {
+  const keys: string[] = [];
+  const server = createServer((req: IncomingMessage, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      keys.push(String(req.headers['x-api-key']));
+      const body = JSON.parse(Buffer.concat(chunks).toString() || '{}') as { model?: string };
+      res.setHeader('content-type', 'application/json');
+      res.setHeader('request-id', 'req_double');
+      res.end(
+        JSON.stringify({
+          id: 'msg_double',
+          type: 'message',
+          role: 'assistant',
+          model: body.model ?? 'claude-sonnet-4-5',
+          content: [{ type: 'text', text: 'hello from the double' }],
+          stop_reason: 'end_turn',
+          stop_sequence: null,
+          usage: { input_tokens: 3, output_tokens: 4 },
+        }),
+      );
+    });
+  });
+  const url = await listen(server);
+  return { url, keys, close: () => close(server) };
+}
+
+/** A real HTTP server standing in for an MCP server: answers every JSON-RPC POST with its id. */
+export async function startMcpDouble(): Promise<{ url: string; close(): Promise<void> }> {
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const rpc = JSON.parse(Buffer.concat(chunks).toString() || '{}') as { id?: unknown };
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ jsonrpc: '2.0', id: rpc.id ?? null, result: { ok: true } }));
+    });
+  });
+  const url = await listen(server);
+  return { url: `${url}/mcp`, close: () => close(server) };
+}
+
+function listen(server: Server): Promise<string> {
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)),
+  );
+}
+
+function close(server: Server): Promise<void> {
+  server.closeAllConnections();
+  return new Promise((resolve) => server.close(() => resolve()));
+}
+
+export const newAdminKey = () => `admin-${randomBytes(18).toString('base64url')}`;
+export const newEncryptionKey = () => randomBytes(32).toString('base64');
+
+/** An answer of the admin API: status, parsed body and the text as sent. */
+export interface AdminAnswer {
+  status: number;
+  body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  text: string;
+}
+
+/**
+ * A client of one gateway's admin API that checks every answer against the OpenAPI document and
+ * keeps every answer's text (so a test can assert no secret ever appeared in one).
+ */
+export function adminClient(base: string, adminKey: string, seen: string[] = []) {
+  return async function admin(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = { authorization: `Bearer ${adminKey}` },
+  ): Promise<AdminAnswer> {
+    const res = await fetch(`${base}/admin/v1${path}`, {
+      method,
+      headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    seen.push(text);
+    const parsed = text === '' ? undefined : JSON.parse(text);
+    expectMatchesOpenApi(method, `/admin/v1${path}`, res.status, parsed);
+    return { status: res.status, body: parsed, text };
+  };
+}
+
+/** One chat completion through the gateway with `apiKey`, as the OpenAI SDK would send it. */
+export async function chat(base: string, apiKey: string, model: string): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${base}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model, max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] }),
+  });
+  return { status: res.status, body: await res.json() };
+}
+
+/** Polls `check` until it returns true or `ms` pass; resolves with the time it took, or rejects. */
+export async function within(ms: number, check: () => Promise<boolean>): Promise<number> {
+  const started = Date.now();
+  for (;;) {
+    if (await check()) return Date.now() - started;
+    if (Date.now() - started > ms) throw new Error(`not within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
