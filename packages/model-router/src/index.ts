@@ -10,6 +10,7 @@ export * from './core/errors';
 export * from './core/catalog';
 export * from './core/gateway-headers';
 export * from './core/known-models';
+export * from './core/provider-models';
 export * from './core/prompts';
 export * from './core/retry';
 export { ProviderKey } from './core/secret';
