@@ -16,7 +16,7 @@ import {
   type IdentityForwardingMiddleware,
 } from '@gw/identity-forwarding';
 import { AdminAccess, adminApi, type AdminClaim } from '@gw/catalog';
-import { modelRouter } from '@gw/model-router';
+import { ProviderModelLists, modelRouter, type ProviderEntry } from '@gw/model-router';
 import { sigv4Proxy } from '@gw/sigv4-proxy';
 import { buildCatalogView, type CatalogView } from './catalog/catalog-view';
 import type { GatewayCatalog } from './catalog/open-catalog';
@@ -49,6 +49,8 @@ export interface GatewayOptions {
   catalog?: GatewayCatalog;
   /** The claim that makes an identity-provider token an admin credential (`GATEWAY_ADMIN_CLAIM`). Default: none. */
   adminClaim?: AdminClaim;
+  /** Each provider's own model list (its `GET /v1/models`). Default: one of the gateway's own, stopped by `close`. */
+  modelLists?: ProviderModelLists;
 }
 
 /** The assembled gateway: the Express app and what operators observe. */
@@ -150,10 +152,13 @@ export function createGateway(options: GatewayOptions): Gateway {
   const v1Authentication = authenticate({ apiKeys: view.apiKeys, jwtValidation });
   app.use('/v1', v1Authentication);
   // Model routes come before the SigV4 proxy; the proxy reads raw bodies, so no JSON parser runs before it.
+  const modelLists = options.modelLists ?? new ProviderModelLists();
+  const providerModels = (provider: ProviderEntry) => modelLists.list(provider);
   const models = modelRouter({
     catalog: {
       resolveProvider: (slug) => view.modelProviders.get(slug),
       listProviders: () => view.modelProviderList,
+      modelsOf: (provider) => providerModels(provider).models.map((m) => m.id),
     },
     resolvePrompt: (id) => view.prompts.get(id),
     onInternalError: (error) => logUnhandled(logger, error),
@@ -201,7 +206,15 @@ export function createGateway(options: GatewayOptions): Gateway {
         configRecords: catalog.configRecords,
         // The next request on this instance sees the change: the snapshot is reloaded before the answer.
         afterWrite: () => catalog.live.reload(),
-        providerModels: (slug) => providerModelList(view, slug),
+        providerModels: async (slug) => {
+          const provider = view.modelProviders.get(slug);
+          // The first look at a provider waits for its own list (at most the lists' timeout).
+          if (provider && providerModels(provider).fetchedAt === undefined) await modelLists.refresh(provider);
+          return providerModelList(view, slug, (s) => {
+            const entry = view.modelProviders.get(s);
+            return entry ? providerModels(entry) : { models: [], source: 'bundled' };
+          });
+        },
         onInternalError: (error) => logUnhandled(logger, error),
       }),
     );
@@ -228,6 +241,9 @@ export function createGateway(options: GatewayOptions): Gateway {
     get view() {
       return view;
     },
-    close: () => unsubscribe?.(),
+    close: () => {
+      unsubscribe?.();
+      if (!options.modelLists) modelLists.stop();
+    },
   };
 }

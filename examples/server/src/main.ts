@@ -3,6 +3,7 @@ import type { Socket } from 'node:net';
 import { isIP } from 'node:net';
 import type { AdminClaim } from '@gw/catalog';
 import { createIdentityTokenSigner, loadSigningKey, type IdentityTokenSigner } from '@gw/jwks';
+import { KNOWN_ANTHROPIC_MODELS, ProviderModelLists } from '@gw/model-router';
 import { createGateway } from './app';
 import { dataDirectory, openGatewayCatalog } from './catalog/open-catalog';
 import { catalogRecordChecks } from './catalog/record-checks';
@@ -164,7 +165,9 @@ function parseAdminClaim(value: string | undefined, config: GatewayConfig): Admi
   const match = /^([A-Za-z0-9_:.-]{1,64})=(.{1,200})$/.exec(value.trim());
   if (!match) throw new Error('GATEWAY_ADMIN_CLAIM must be claim=value, such as "groups=gateway-admin".');
   if (!config.auth?.jwt_validation) {
-    throw new Error('GATEWAY_ADMIN_CLAIM needs auth.jwt_validation in the config: the identity provider that signs admin tokens.');
+    throw new Error(
+      'GATEWAY_ADMIN_CLAIM needs auth.jwt_validation in the config: the identity provider that signs admin tokens.',
+    );
   }
   return { claim: match[1] as string, value: match[2] as string };
 }
@@ -187,13 +190,29 @@ export async function startFromEnvironment(
     identityProviderKeys = defaults.demoIdentityProviderKeys;
   }
   const adminClaim = parseAdminClaim(env.GATEWAY_ADMIN_CLAIM, config);
-  let signer: IdentityTokenSigner | undefined;
+  const signing: { signer?: IdentityTokenSigner } = {};
+  const modelLists = new ProviderModelLists();
+  cleanups.push(async () => modelLists.stop());
   const catalog = await openGatewayCatalog({
     env,
     config,
     logger,
     developmentDefault: !env.GATEWAY_CONFIG,
-    hooks: catalogRecordChecks({ signer: () => signer, acceptsIdentityTokens: config.auth?.jwt_validation !== undefined }),
+    hooks: catalogRecordChecks({
+      signer: () => signing.signer,
+      acceptsIdentityTokens: config.auth?.jwt_validation !== undefined,
+      // A custom selection remembers the provider's models when it was saved (autoEnableNew).
+      currentModels: (provider) =>
+        typeof provider.apiKey === 'string'
+          ? modelLists
+              .list({
+                slug: String(provider.slug),
+                apiKey: provider.apiKey,
+                baseUrl: provider.baseUrl as string | undefined,
+              })
+              .models.map((m) => m.id)
+          : KNOWN_ANTHROPIC_MODELS,
+    }),
   });
   cleanups.unshift(catalog.close);
   // A `jwt_header` server of the config file or of the catalog database needs the signing key.
@@ -215,7 +234,7 @@ export async function startFromEnvironment(
       'JWT_PRIVATE_KEY is not set: signing with a temporary development key. Tokens stop verifying when the gateway restarts; set JWT_PRIVATE_KEY in production.',
     );
   }
-  signer = keys.key ? createIdentityTokenSigner(keys.key) : undefined;
+  signing.signer = keys.key ? createIdentityTokenSigner(keys.key) : undefined;
   const publicBaseUrl = env.PUBLIC_BASE_URL ? parsePublicBaseUrl(env.PUBLIC_BASE_URL) : undefined;
   if (!publicBaseUrl && env.NODE_ENV === 'production') {
     logger.warn(
@@ -241,6 +260,7 @@ export async function startFromEnvironment(
     trustedProxies,
     catalog,
     adminClaim,
+    modelLists,
   });
   cleanups.unshift(async () => gateway.close());
   const { listener } = gateway;
@@ -282,7 +302,10 @@ export async function startFromEnvironment(
       `development admin key (GATEWAY_ADMIN_KEY is not set): "${catalog.adminKey}" for ${base}/admin/v1 and ${base}/console; it changes on every start. Set GATEWAY_ADMIN_KEY to keep one.`,
     );
   } else if (catalog.adminKey === undefined && !adminClaim) {
-    logger.info({}, 'admin API disabled: set GATEWAY_ADMIN_KEY (at least 24 characters) to manage the catalog at /admin/v1');
+    logger.info(
+      {},
+      'admin API disabled: set GATEWAY_ADMIN_KEY (at least 24 characters) to manage the catalog at /admin/v1',
+    );
   }
   if (!env.GATEWAY_CONFIG) {
     logger.info(

@@ -122,7 +122,10 @@ export function sigv4Proxy(options: Sigv4ProxyOptions): RequestHandler {
   }
   // Integrations from `resolveIntegration` are looked up on every request, so a rotated or removed
   // one takes effect at once; each integration object gets its signer once.
-  const resolvedSigners = new WeakMap<AwsIntegration, { integration: ResolvedIntegration; signer: IntegrationSigner }>();
+  const resolvedSigners = new WeakMap<
+    AwsIntegration,
+    { integration: ResolvedIntegration; signer: IntegrationSigner }
+  >();
   const lookup = (slug: string) => {
     const entry = known.get(slug);
     if (entry || !options.resolveIntegration) return entry;

@@ -1,6 +1,11 @@
 import type { CatalogSnapshot, OpenedRecord } from '@gw/catalog';
 import type { ApiKeyEntry, McpServerConfig } from '@gw/identity-forwarding';
-import { createInMemoryCatalog, type ModelProviderConfig, type PromptTemplate, type ProviderEntry } from '@gw/model-router';
+import {
+  createInMemoryCatalog,
+  type ModelProviderConfig,
+  type PromptTemplate,
+  type ProviderEntry,
+} from '@gw/model-router';
 import { resolveIntegration, type AwsIntegration } from '@gw/sigv4-proxy';
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '../config/schema';
@@ -35,7 +40,11 @@ function fields(record: OpenedRecord): Record<string, unknown> {
  * the database whose slug the config file also defines is skipped (the config file wins) and so is
  * one the packages refuse; each is logged, none stops the others.
  */
-export function buildCatalogView(config: GatewayConfig, snapshot: CatalogSnapshot | undefined, logger?: Logger): CatalogView {
+export function buildCatalogView(
+  config: GatewayConfig,
+  snapshot: CatalogSnapshot | undefined,
+  logger?: Logger,
+): CatalogView {
   const skip = (kind: string, slug: string, reason: string) =>
     logger?.error({ record: `${kind}/${slug}` }, `catalog record ${kind}/${slug} is not served: ${reason}`);
   const records = (kind: 'providers' | 'mcp-servers' | 'prompts' | 'api-keys') => [

@@ -50,7 +50,9 @@ function durationEnv(env: NodeJS.ProcessEnv, name: string, fallback: number): nu
   const value = env[name]?.trim();
   if (value === undefined || value === '') return fallback;
   if (!/^\d+$/.test(value) || Number(value) < 1) {
-    throw new Error(`${name} must be a whole number of milliseconds, such as ${fallback} (got "${value.slice(0, 40)}").`);
+    throw new Error(
+      `${name} must be a whole number of milliseconds, such as ${fallback} (got "${value.slice(0, 40)}").`,
+    );
   }
   return Number(value);
 }
@@ -121,7 +123,8 @@ export async function openGatewayCatalog(options: OpenCatalogOptions): Promise<G
     const store = new CatalogStore(db, box, options.hooks);
     if (keys.previous.length > 0) {
       const resealed = await store.reseal();
-      if (resealed > 0) logger.info({ resealed }, `re-encrypted ${resealed} catalog records under GATEWAY_ENCRYPTION_KEY`);
+      if (resealed > 0)
+        logger.info({ resealed }, `re-encrypted ${resealed} catalog records under GATEWAY_ENCRYPTION_KEY`);
     }
     const configRecords = new ConfigRecords({
       providers: config.providers,

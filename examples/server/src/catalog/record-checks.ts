@@ -55,9 +55,10 @@ export function catalogRecordChecks(options: RecordCheckOptions): CatalogStoreHo
 
 /** The field a package's message names first (`user_identity_forwarding.method`, `allowedHosts`, …), or null. */
 function fieldNamed(message: string): string | null {
-  const named = /\b(user_identity_forwarding(?:\.[a-z_]+)?|allowedHosts|region|accessKeyId|secretAccessKey|baseUrl|apiKey|defaultMaxTokens|url|header_name|models)\b/.exec(
-    message,
-  );
+  const named =
+    /\b(user_identity_forwarding(?:\.[a-z_]+)?|allowedHosts|region|accessKeyId|secretAccessKey|baseUrl|apiKey|defaultMaxTokens|url|header_name|models)\b/.exec(
+      message,
+    );
   return named?.[1] ?? null;
 }
 
@@ -65,7 +66,10 @@ function fieldNamed(message: string): string | null {
 export function providerModelList(
   view: CatalogView,
   slug: string,
-  list: (slug: string) => { models: readonly { id: string; display_name?: string; created_at?: string }[]; source: 'provider' | 'bundled' } = () => ({
+  list: (slug: string) => {
+    models: readonly { id: string; display_name?: string; created_at?: string }[];
+    source: 'provider' | 'bundled';
+  } = () => ({
     models: KNOWN_ANTHROPIC_MODELS.map((id) => ({ id })),
     source: 'bundled',
   }),

@@ -40,9 +40,7 @@ afterAll(async () => {
 function configFile(): string {
   return writeConfig({
     auth: { apiKeys: [{ key: CONFIG_API_KEY, user: { user_id: 'config-user' } }] },
-    providers: [
-      { slug: 'from-config', provider: 'anthropic', apiKey: CONFIG_PROVIDER_KEY, baseUrl: anthropic.url },
-    ],
+    providers: [{ slug: 'from-config', provider: 'anthropic', apiKey: CONFIG_PROVIDER_KEY, baseUrl: anthropic.url }],
     mcpServers: [{ slug: 'config-mcp', url: mcpDouble.url }],
   });
 }
@@ -78,7 +76,11 @@ describe.each(engines)('the admin API on %s', (_name, database) => {
     expect((await admin('GET', '/providers', undefined, {})).body.error.code).toBe('missing_credentials');
     const wrong = await admin('GET', '/providers', undefined, { authorization: 'Bearer not-the-admin-key' });
     expect([wrong.status, wrong.body.error.code]).toEqual([401, 'invalid_credentials']);
-    for (const headers of [{ authorization: `Bearer ${CONFIG_API_KEY}` }, { 'x-api-key': CONFIG_API_KEY }]) {
+    const apiKeyHeaders: Record<string, string>[] = [
+      { authorization: `Bearer ${CONFIG_API_KEY}` },
+      { 'x-api-key': CONFIG_API_KEY },
+    ];
+    for (const headers of apiKeyHeaders) {
       const refused = await admin('GET', '/providers', undefined, headers);
       expect([refused.status, refused.body.error.code]).toEqual([403, 'admin_required']);
     }
@@ -224,7 +226,11 @@ describe.each(engines)('the admin API on %s', (_name, database) => {
     [{ slug: 'x6', provider: 'bedrock', accessKeyId: 'a', secretAccessKey: 'b', region: 'moon' }, 'region'],
   ])('refuses an invalid provider %j naming %s', async (body, param) => {
     const refused = await admin('POST', '/providers', body);
-    expect([refused.status, refused.body.error.code, refused.body.error.param]).toEqual([400, 'invalid_request', param]);
+    expect([refused.status, refused.body.error.code, refused.body.error.param]).toEqual([
+      400,
+      'invalid_request',
+      param,
+    ]);
   });
 
   it('refuses what the request path would refuse, bodies that are not JSON, and unknown records', async () => {
@@ -269,7 +275,9 @@ describe.each(engines)('the admin API on %s', (_name, database) => {
     const created = await admin('POST', '/mcp-servers', { slug: 'raced', url: mcpDouble.url });
     const version = created.body.version as number;
     const results = await Promise.all(
-      Array.from({ length: 200 }, (_, i) => admin('PATCH', '/mcp-servers/raced', { version, jwt_audience: `aud-${i}` })),
+      Array.from({ length: 200 }, (_, i) =>
+        admin('PATCH', '/mcp-servers/raced', { version, jwt_audience: `aud-${i}` }),
+      ),
     );
     const won = results.filter((r) => r.status === 200);
     expect(won).toHaveLength(1);
@@ -314,10 +322,7 @@ describe.each(engines)('the admin API on %s', (_name, database) => {
       await client.end();
     } else {
       const db = await PGlite.create(env.GATEWAY_DATA_DIR as string);
-      rows = [
-        ...(await db.query('SELECT * FROM gw_records')).rows,
-        ...(await db.query('SELECT * FROM gw_audit')).rows,
-      ];
+      rows = [...(await db.query('SELECT * FROM gw_records')).rows, ...(await db.query('SELECT * FROM gw_audit')).rows];
       await db.close();
     }
     const dump = JSON.stringify(rows);

@@ -60,7 +60,12 @@ export class AdminAccess {
     }
     const claim = options.adminClaim;
     if (claim !== undefined) {
-      if (typeof claim?.claim !== 'string' || claim.claim === '' || typeof claim.value !== 'string' || claim.value === '')
+      if (
+        typeof claim?.claim !== 'string' ||
+        claim.claim === '' ||
+        typeof claim.value !== 'string' ||
+        claim.value === ''
+      )
         throw new TypeError('adminClaim must be { claim: "groups", value: "gateway-admin" } (both non-empty strings).');
       if (typeof options.verifyToken !== 'function')
         throw new TypeError('adminClaim needs verifyToken: the identity provider that signs admin tokens.');

@@ -27,6 +27,13 @@ export interface AdminModel {
   created_at?: string;
 }
 
+/** A provider's model list as the admin API answers it. */
+export interface AdminModelList {
+  data: AdminModel[];
+  /** `provider`: from the provider's own `GET /v1/models`; `bundled`: the gateway's list (the provider could not be asked). */
+  source: 'provider' | 'bundled';
+}
+
 /** Options of {@link createAdminApi}. */
 export interface AdminApiOptions {
   /** The catalog's records in the database. Required. */
@@ -41,7 +48,7 @@ export interface AdminApiOptions {
    */
   afterWrite?: (kind: RecordKind) => Promise<void>;
   /** The model list of a provider, with `enabled` per model; undefined when there is no such provider. Default: none (404). */
-  providerModels?: (slug: string) => { data: AdminModel[]; source: 'provider' | 'bundled' } | undefined;
+  providerModels?: (slug: string) => AdminModelList | undefined | Promise<AdminModelList | undefined>;
   /** Largest request body, in bytes. Default 1048576 (1 MiB). */
   bodyLimitBytes?: number;
   /** Called with every failure that is not the admin API's own (answered `503 catalog_unavailable`), for the host's log. Default: none. */
@@ -79,7 +86,8 @@ export function adminOpenApiDocument(): string {
 export function createAdminApi(options: AdminApiOptions): AdminApiHandler {
   if (!options?.store || !options.access) throw new TypeError('createAdminApi needs { store, access }.');
   const limit = options.bodyLimitBytes ?? 1024 * 1024;
-  if (!Number.isInteger(limit) || limit <= 0) throw new TypeError('bodyLimitBytes must be a positive whole number of bytes.');
+  if (!Number.isInteger(limit) || limit <= 0)
+    throw new TypeError('bodyLimitBytes must be a positive whole number of bytes.');
   const { store, access, configRecords } = options;
 
   const written = async (kind: RecordKind) => {
@@ -107,7 +115,10 @@ export function createAdminApi(options: AdminApiOptions): AdminApiHandler {
       allow(method, ['GET']);
       const record = query.get('record') ?? undefined;
       if (record !== undefined && !/^(providers|mcp-servers|prompts|api-keys)\/[^/]{1,128}$/.test(record)) {
-        throw new InvalidRecordError('record must be <kind>/<slug-or-id>, for example "providers/anthropic-prod".', 'record');
+        throw new InvalidRecordError(
+          'record must be <kind>/<slug-or-id>, for example "providers/anthropic-prod".',
+          'record',
+        );
       }
       const limitParam = query.get('limit');
       const count = limitParam === null ? 100 : Number(limitParam);
@@ -143,7 +154,7 @@ export function createAdminApi(options: AdminApiOptions): AdminApiHandler {
 
     if (third === 'models') {
       allow(method, ['GET']);
-      const models = options.providerModels?.(second);
+      const models = await options.providerModels?.(second);
       if (!models) throw new RecordNotFoundError(`No provider "${second.slice(0, 64)}".`);
       send(res, 200, { object: 'list', data: models.data, source: models.source });
       return;
@@ -217,7 +228,9 @@ function send(res: ServerResponse, status: number, body: unknown): void {
 /** Answers `error` in the generic error shape of CONTRACT section 7, with `param` naming the field. */
 export function sendError(res: ServerResponse, error: CatalogError): void {
   if (error instanceof MethodNotAllowedError) res.setHeader('allow', error.message.replace(/^.* takes |\.$/g, ''));
-  send(res, error.status, { error: { message: error.message, type: error.type, code: error.code, param: error.param } });
+  send(res, error.status, {
+    error: { message: error.message, type: error.type, code: error.code, param: error.param },
+  });
 }
 
 const PARSED_BODY = Symbol.for('gw.catalog.parsedBody');
@@ -267,7 +280,8 @@ function checkDepth(body: unknown): void {
   while (stack.length > 0) {
     const [value, depth] = stack.pop() as [unknown, number];
     if (typeof value !== 'object' || value === null) continue;
-    if (depth > MAX_BODY_DEPTH) throw new InvalidRecordError(`The body is nested deeper than ${MAX_BODY_DEPTH} levels.`, null);
+    if (depth > MAX_BODY_DEPTH)
+      throw new InvalidRecordError(`The body is nested deeper than ${MAX_BODY_DEPTH} levels.`, null);
     if (++visited > 100_000) throw new InvalidRecordError('The body has too many values.', null);
     for (const child of Object.values(value)) stack.push([child, depth + 1]);
   }

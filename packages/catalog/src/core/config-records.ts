@@ -43,7 +43,8 @@ export class ConfigRecords {
       }
       this.add('providers', provider.slug, record);
     }
-    for (const server of config.mcpServers ?? []) this.add('mcp-servers', server.slug, { ...base(server.slug), ...server });
+    for (const server of config.mcpServers ?? [])
+      this.add('mcp-servers', server.slug, { ...base(server.slug), ...server });
     for (const prompt of config.prompts ?? []) this.add('prompts', prompt.id, { ...prompt, ...base(prompt.id) });
     for (const entry of config.apiKeys ?? []) {
       const id = configApiKeyId(entry);

@@ -150,7 +150,9 @@ export class LiveCatalog {
     const signature = rows.map((r) => `${r.kind}/${r.slug}/${r.id}/${r.version}`).join('\n');
     const changed = signature !== this.signature || this.current === EMPTY;
     // One assignment: a request sees the old catalog or the new one, never a mixture.
-    this.current = changed ? { records, loadedAt: new Date() } : { records: this.current.records, loadedAt: new Date() };
+    this.current = changed
+      ? { records, loadedAt: new Date() }
+      : { records: this.current.records, loadedAt: new Date() };
     this.signature = signature;
     this.state = { state: 'ok', loadedAt: this.current.loadedAt };
     this.options.onChange?.(this.state);

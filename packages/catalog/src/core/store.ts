@@ -1,6 +1,12 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { CatalogDatabase, SqlExecutor } from './database';
-import { InvalidRecordError, RecordNotFoundError, SecretUnreadableError, SlugTakenError, VersionConflictError } from './errors';
+import {
+  InvalidRecordError,
+  RecordNotFoundError,
+  SecretUnreadableError,
+  SlugTakenError,
+  VersionConflictError,
+} from './errors';
 import { SECRET_FIELDS, slugOf, validateInput, type RecordKind } from './records';
 import { secretHint, type SecretBox } from './secret-box';
 
@@ -233,7 +239,16 @@ export class CatalogStore {
   /** One record with its secrets opened (for the host's checks, never for an answer); undefined when there is none. */
   async getOpened(kind: RecordKind, slug: string): Promise<OpenedRecord | undefined> {
     const [row] = await this.db.query<Row>('SELECT * FROM gw_records WHERE kind = $1 AND slug = $2', [kind, slug]);
-    return row && { kind, id: row.id, slug: row.slug, version: Number(row.version), data: row.data, secrets: this.openSecrets(kind, row) };
+    return (
+      row && {
+        kind,
+        id: row.id,
+        slug: row.slug,
+        version: Number(row.version),
+        data: row.data,
+        secrets: this.openSecrets(kind, row),
+      }
+    );
   }
 
   /** Deletes a record (an API key: revokes it). */
@@ -294,7 +309,14 @@ export class CatalogStore {
         onUnreadable(row.kind, row.slug);
         continue;
       }
-      opened.push({ kind: row.kind, id: row.id, slug: row.slug, version: Number(row.version), data: row.data, secrets });
+      opened.push({
+        kind: row.kind,
+        id: row.id,
+        slug: row.slug,
+        version: Number(row.version),
+        data: row.data,
+        secrets,
+      });
     }
     return opened;
   }

@@ -117,7 +117,12 @@ export function identityForwarding(options: IdentityForwardingOptions): Identity
   }
   const build = (mcpServers: readonly McpServerConfig[], previous: Routing | undefined, warn: boolean): Routing => {
     if (!Array.isArray(mcpServers)) throw new TypeError('mcpServers must be a list of MCP servers.');
-    const next: Routing = { forwarders: new Map(), proxies: new Map(), configuredQueryNames: new Map(), configs: new Map() };
+    const next: Routing = {
+      forwarders: new Map(),
+      proxies: new Map(),
+      configuredQueryNames: new Map(),
+      configs: new Map(),
+    };
     // One backend may sit behind several slugs: a header that carries identity to any server, and
     // every method's default, is removed from client requests on every server's routes.
     const identityHeaderNames = [

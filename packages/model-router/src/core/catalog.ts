@@ -44,6 +44,11 @@ export interface Catalog {
   resolveProvider(slug: string): ProviderEntry | undefined;
   /** Every provider, for `GET /v1/models`. */
   listProviders(): readonly ProviderEntry[];
+  /**
+   * The provider's own model list as known now (from its `GET /v1/models`), never waiting.
+   * Default: the gateway's bundled list of the provider's models.
+   */
+  modelsOf?(provider: ProviderEntry): readonly string[] | undefined;
 }
 
 /** An in-memory catalog built from the config's `providers` (non-model providers such as `bedrock` are skipped). */
@@ -117,7 +122,17 @@ export function isModelEnabled(provider: ProviderEntry, model: string): boolean 
   return provider.knownModels ? !provider.knownModels.has(model) : !KNOWN_ANTHROPIC_MODELS.includes(model);
 }
 
-/** The models a provider serves, for `GET /v1/models`. */
-export function enabledModels(provider: ProviderEntry): string[] {
-  return provider.models.mode === 'all' ? [...KNOWN_ANTHROPIC_MODELS] : [...provider.models.models];
+/**
+ * The models a provider serves, for `GET /v1/models`: all of `available` (the provider's own list;
+ * default the bundled one), or the custom selection plus, with `autoEnableNew`, the available
+ * models that are new since it was saved.
+ */
+export function enabledModels(provider: ProviderEntry, available?: readonly string[]): string[] {
+  if (provider.models.mode === 'all') return [...(available ?? KNOWN_ANTHROPIC_MODELS)];
+  const enabled = [...provider.models.models];
+  if (provider.models.autoEnableNew === true && available) {
+    const listed = new Set(enabled);
+    for (const id of available) if (!listed.has(id) && isModelEnabled(provider, id)) enabled.push(id);
+  }
+  return enabled;
 }

@@ -47,7 +47,8 @@ export class PromptStore {
 
   /** A store over a host's own lookup (a live catalog), read on every render. */
   static fromResolver(resolve: PromptResolver): PromptStore {
-    if (typeof resolve !== 'function') throw new TypeError('resolvePrompt must be a function (id) => template | undefined.');
+    if (typeof resolve !== 'function')
+      throw new TypeError('resolvePrompt must be a function (id) => template | undefined.');
     const store = new PromptStore();
     store.resolver = resolve;
     return store;

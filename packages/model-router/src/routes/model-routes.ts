@@ -167,14 +167,24 @@ export function createModelRoutes(options: ModelRouterOptions = {}): ModelRoutes
         if (!provider) throw new UnknownProviderError(`No model provider is configured as "${named.slice(0, 64)}".`);
         sendJson(res, 200, {
           object: 'list',
-          data: enabledModels(provider).map((id) => ({ id, object: 'model', created: 0, owned_by: provider.slug })),
+          data: enabledModels(provider, catalog.modelsOf?.(provider)).map((id) => ({
+            id,
+            object: 'model',
+            created: 0,
+            owned_by: provider.slug,
+          })),
         });
         return;
       }
       const data = catalog
         .listProviders()
         .flatMap((p) =>
-          enabledModels(p).map((id) => ({ id: `@${p.slug}/${id}`, object: 'model', created: 0, owned_by: p.slug })),
+          enabledModels(p, catalog.modelsOf?.(p)).map((id) => ({
+            id: `@${p.slug}/${id}`,
+            object: 'model',
+            created: 0,
+            owned_by: p.slug,
+          })),
         );
       sendJson(res, 200, { object: 'list', data });
     } catch (error) {
