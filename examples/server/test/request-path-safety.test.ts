@@ -54,6 +54,12 @@ let bedrockUrl: string;
 
 beforeAll(async () => {
   const anthropic = await serve((req, res) => {
+    if (req.method === 'GET' && req.url?.startsWith('/v1/models')) {
+      // The provider's own model list, as Anthropic answers it.
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ data: [], has_more: false, first_id: null, last_id: null }));
+      return;
+    }
     let text = '';
     req.on('data', (c: Buffer) => (text += c));
     req.on('end', () => {
