@@ -44,6 +44,11 @@ export class SecretBox {
     this.keyId = encryptionKeyId(current);
   }
 
+  /** The id stored beside ciphertexts sealed under `key` (not secret: a digest prefix). */
+  static keyIdOf(key: Buffer): string {
+    return encryptionKeyId(key);
+  }
+
   /** A new random key, base64, for `GATEWAY_ENCRYPTION_KEY`. */
   static generateKey(): string {
     return randomBytes(32).toString('base64');
