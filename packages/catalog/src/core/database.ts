@@ -37,7 +37,11 @@ export interface PostgresOptions {
 /** The embedded database: PGlite (PostgreSQL compiled to WebAssembly) in `dataDir`, created when missing. */
 export async function openEmbeddedDatabase(dataDir: string): Promise<CatalogDatabase> {
   mkdirSync(dataDir, { recursive: true });
-  const db = await PGlite.create(dataDir);
+  // The catalog is small: 16 MB of shared buffers instead of PostgreSQL's 128 MB keeps an idle
+  // gateway near 190 MB resident instead of 320 MB (docs/decisions.md).
+  const db = await PGlite.create(dataDir, {
+    startParams: [...PGlite.defaultStartParams, '-c', 'shared_buffers=16MB'],
+  });
   return {
     kind: 'embedded',
     async query<Row>(sql: string, params: readonly unknown[] = []) {
