@@ -155,6 +155,64 @@ describe.each(engines)('the admin API on %s', (_name, database) => {
     ]);
   });
 
+  it('lets a call in flight finish when its MCP server is deleted', async () => {
+    await admin('POST', '/mcp-servers', { slug: 'streaming', url: mcpDouble.url });
+    const stream = await fetch(`${gateway.url}/mcp/streaming`, {
+      headers: { 'x-api-key': CONFIG_API_KEY, accept: 'text/event-stream' },
+    });
+    expect(stream.status).toBe(200);
+    const reader = (stream.body as ReadableStream<Uint8Array>).getReader();
+    const first = new TextDecoder().decode((await reader.read()).value);
+    expect(first).toContain('"n":1');
+    expect((await admin('DELETE', '/mcp-servers/streaming')).status).toBe(200);
+    const refused = await fetch(`${gateway.url}/mcp/streaming`, {
+      headers: { 'x-api-key': CONFIG_API_KEY, accept: 'text/event-stream' },
+    });
+    expect(refused.status).toBe(404);
+    let rest = '';
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
+      rest += new TextDecoder().decode(chunk.value);
+    }
+    expect(rest).toContain('"n":3');
+  });
+
+  it.each([
+    ['providers', 'crud-p', { provider: 'anthropic', apiKey: 'sk-ant-crud-0000' }, { name: 'Renamed' }],
+    ['mcp-servers', 'crud-m', { url: 'http://127.0.0.1:9/mcp' }, { jwt_audience: 'aud' }],
+    [
+      'prompts',
+      'crud-q',
+      { provider: '@from-config', model: 'claude-haiku-4-5', messages: [{ role: 'user', content: 'x' }] },
+      { max_tokens: 9 },
+    ],
+  ])('lists, reads, changes and deletes %s', async (kind, slug, fields, change) => {
+    const name = kind === 'prompts' ? 'id' : 'slug';
+    expect((await admin('POST', `/${kind}`, { [name]: slug, ...fields })).status).toBe(201);
+    const listed = await admin('GET', `/${kind}`);
+    expect(listed.body.data.some((r: Record<string, unknown>) => r[name] === slug)).toBe(true);
+    const read = await admin('GET', `/${kind}/${slug}`);
+    const changed = await admin('PATCH', `/${kind}/${slug}`, { version: read.body.version, ...change });
+    expect(changed.body).toMatchObject({ ...change, version: read.body.version + 1 });
+    expect((await admin('DELETE', `/${kind}/${slug}`)).body).toMatchObject({ deleted: true });
+    expect((await admin('GET', `/${kind}/${slug}`)).status).toBe(404);
+    const audit = await admin('GET', `/audit?record=${kind}/${slug}`);
+    expect(audit.body.data.map((e: { action: string }) => e.action)).toEqual(['delete', 'update', 'create']);
+  });
+
+  it('reads one API key by id, never with its key', async () => {
+    const created = await admin('POST', '/api-keys', { user: { user_id: 'by-id' } });
+    const read = await admin('GET', `/api-keys/${created.body.id}`);
+    expect(read.body).toMatchObject({ id: created.body.id, user: { user_id: 'by-id' }, source: 'admin' });
+    expect(read.text).not.toContain(created.body.key);
+    // Not an operation of the document: an API key is revoked and created anew, never changed.
+    const patch = await fetch(`${gateway.url}/admin/v1/api-keys/${created.body.id}`, {
+      method: 'PATCH',
+      headers: { authorization: `Bearer ${env.GATEWAY_ADMIN_KEY}`, 'content-type': 'application/json' },
+      body: '{"version":1}',
+    });
+    expect([patch.status, patch.headers.get('allow')]).toEqual([405, 'GET, DELETE']);
+  });
+
   it('stores prompts and serves them', async () => {
     const prompt = await admin('POST', '/prompts', {
       id: 'greet',

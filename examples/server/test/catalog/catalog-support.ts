@@ -42,6 +42,22 @@ export async function startAnthropicDouble(): Promise<AnthropicDouble> {
 /** A real HTTP server standing in for an MCP server: answers every JSON-RPC POST with its id. */
 export async function startMcpDouble(): Promise<{ url: string; close(): Promise<void> }> {
   const server = createServer((req, res) => {
+    if (req.method === 'GET') {
+      // A server-to-client event stream that takes its time: three events, 150 ms apart.
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      let sent = 0;
+      const timer = setInterval(() => {
+        res.write(
+          `event: message\ndata: {"jsonrpc":"2.0","method":"notifications/progress","params":{"n":${++sent}}}\n\n`,
+        );
+        if (sent === 3) {
+          clearInterval(timer);
+          res.end();
+        }
+      }, 150);
+      res.on('close', () => clearInterval(timer));
+      return;
+    }
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
