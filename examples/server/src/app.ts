@@ -1,5 +1,5 @@
 import type { RequestListener } from 'node:http';
-import express, { type Express } from 'express';
+import express, { type Express, type RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import {
   jwksHandler,
@@ -9,22 +9,23 @@ import {
   createIdentityTokenSigner,
 } from '@gw/jwks';
 import {
-  authenticate,
+  Authenticator,
   identityForwarding,
   mcpResourceMetadataUrl,
   protectedResourceMetadata,
   type IdentityForwardingMiddleware,
 } from '@gw/identity-forwarding';
 import { AdminAccess, adminApi, type AdminClaim } from '@gw/catalog';
-import { ProviderModelLists, modelRouter, type ProviderEntry } from '@gw/model-router';
+import { ProviderModelLists, createModelRoutes, type ProviderEntry } from '@gw/model-router';
 import { sigv4Proxy } from '@gw/sigv4-proxy';
 import { buildCatalogView, type CatalogView } from './catalog/catalog-view';
 import type { GatewayCatalog } from './catalog/open-catalog';
 import { providerModelList } from './catalog/record-checks';
 import type { GatewayConfig } from './config/schema';
-import { createDirectListener, type NodeMiddleware } from './http/direct-listener';
+import { createDirectListener } from './http/direct-listener';
 import { errorHandler, logUnhandled, refuseBadRequestTarget, routeNotFound } from './http/errors';
 import { requestContext } from './http/request-context';
+import { mountRouteTable, type NodeMiddleware, type RouteTable, type RouteTableEntry } from './http/route-table';
 import { GatewayMetrics } from './observability/metrics';
 
 /** Everything the gateway is built from. */
@@ -56,14 +57,16 @@ export interface GatewayOptions {
 /** The assembled gateway: the Express app and what operators observe. */
 export interface Gateway {
   /**
-   * The node:http request listener to serve: `/v1/…` (the model routes, then the SigV4 proxy) and
-   * MCP calls (`/mcp/<slug>…`) go straight to their handlers, everything else to
-   * {@link Gateway.app}. Both answer those routes alike; the direct path skips the Express
-   * router.
+   * The node:http request listener to serve, derived from {@link Gateway.routes}: requests below a
+   * route group's prefix (`/v1/…`: the model routes, then the SigV4 proxy; `/mcp/<slug>…`) go
+   * straight to the group's handlers, everything else to {@link Gateway.app}. Both answer those
+   * routes alike; the direct path skips the Express router.
    */
   listener: RequestListener;
-  /** The whole gateway as an Express app (every route, the model routes included). */
+  /** The whole gateway as an Express app (every route, the model routes included), mounted from {@link Gateway.routes}. */
   app: Express;
+  /** Every route of the gateway, declared once: {@link Gateway.listener} and {@link Gateway.app} are both derived from it. */
+  routes: RouteTable;
   metrics: GatewayMetrics;
   mcp: IdentityForwardingMiddleware;
   /** The catalog as requests read it now. */
@@ -73,9 +76,10 @@ export interface Gateway {
 }
 
 /**
- * Builds the gateway's Express app from a validated config (CONTRACT section 3): health, the
- * JWKS, RFC 9728 metadata, the MCP gateway at `/mcp`, and the `/v1` routes. Package factories
- * validate their own options here and throw on a bad one.
+ * Builds the gateway from a validated config (CONTRACT section 3): its route table (health, the
+ * JWKS, RFC 9728 metadata, the MCP gateway at `/mcp`, the `/v1` routes, the admin API), and the
+ * Express app and the listener derived from it. Package factories validate their own options here
+ * and throw on a bad one.
  */
 export function createGateway(options: GatewayOptions): Gateway {
   const { config, logger, catalog } = options;
@@ -101,60 +105,11 @@ export function createGateway(options: GatewayOptions): Gateway {
     trustedProxies: options.trustedProxies,
   });
   const liveMcpSlugs = { has: (slug: string) => view.mcpSlugs.has(slug) };
-
-  const app = express();
-  app.disable('x-powered-by');
-  app.set('trust proxy', false);
-  app.use(requestContext(logger, metrics));
-  app.use(refuseBadRequestTarget);
-  app.get('/healthz', (_req, res) => {
-    const status = catalog?.live.status;
-    if (status?.state === 'degraded') {
-      res.json({
-        status: 'degraded',
-        catalog: { state: 'degraded', reason: status.reason, loadedAt: status.loadedAt.toISOString() },
-      });
-      return;
-    }
-    res.json({ status: 'ok' });
-  });
-  app.get('/metrics', async (_req, res, next) => {
-    try {
-      res.setHeader('content-type', metrics.registry.contentType);
-      res.end(await metrics.registry.metrics());
-    } catch (error) {
-      next(error);
-    }
-  });
-  const jwks = jwksHandler(options.jwks);
-  app.get('/.well-known/jwks.json', jwks);
-  app.get('/mcp/.well-known/jwks.json', jwks);
-  if (validation) {
-    app.use(
-      protectedResourceMetadata({
-        issuer: validation.issuer,
-        mcpServerSlugs: liveMcpSlugs,
-        publicBaseUrl: options.publicBaseUrl,
-      }),
-    );
-  }
-
-  // The server listens with the direct listener (http/direct-listener.ts), which serves `/v1/…`
-  // and `/mcp/<slug>…` itself: a route added below those prefixes here must be added there too
-  // (direct-routes.test.ts compares the two).
-  const mcpMetadataUrl = mcpResourceMetadataUrl(options.publicBaseUrl, liveMcpSlugs);
-  const mcpAuthentication = authenticate({
-    apiKeys: view.apiKeys,
-    jwtValidation,
-    resourceMetadataUrl: mcpMetadataUrl,
-  });
-  app.use('/mcp', mcpAuthentication, mcp);
-  const v1Authentication = authenticate({ apiKeys: view.apiKeys, jwtValidation });
-  app.use('/v1', v1Authentication);
-  // Model routes come before the SigV4 proxy; the proxy reads raw bodies, so no JSON parser runs before it.
+  const v1Authenticator = new Authenticator({ apiKeys: view.apiKeys, jwtValidation });
+  const mcpAuthenticator = new Authenticator({ apiKeys: view.apiKeys, jwtValidation });
   const modelLists = options.modelLists ?? new ProviderModelLists();
   const providerModels = (provider: ProviderEntry) => modelLists.list(provider);
-  const models = modelRouter({
+  const models = createModelRoutes({
     catalog: {
       resolveProvider: (slug) => view.modelProviders.get(slug),
       listProviders: () => view.modelProviderList,
@@ -163,9 +118,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     resolvePrompt: (id) => view.prompts.get(id),
     onInternalError: (error) => logUnhandled(logger, error),
   });
-  app.use('/v1', models);
   const bedrock = sigv4Proxy({ resolveIntegration: (slug) => view.awsIntegrations.get(slug) });
-  app.use('/v1', bedrock);
 
   /** Swaps in the catalog's new snapshot: every package reads it from the next request on. */
   const apply = () => {
@@ -178,8 +131,8 @@ export function createGateway(options: GatewayOptions): Gateway {
       return;
     }
     try {
-      v1Authentication.authenticator.setApiKeys(next.apiKeys);
-      mcpAuthentication.authenticator.setApiKeys(next.apiKeys);
+      v1Authenticator.setApiKeys(next.apiKeys);
+      mcpAuthenticator.setApiKeys(next.apiKeys);
     } catch (error) {
       logger.error({ err: { message: (error as Error).message } }, 'catalog change not applied to API keys');
       return;
@@ -188,19 +141,64 @@ export function createGateway(options: GatewayOptions): Gateway {
   };
   const unsubscribe = catalog?.live.onSnapshot(apply);
 
+  // Every route of the gateway, once, in the order the Express app tries them. The Express app and
+  // the listener are both derived from this table (http/route-table.ts, http/direct-listener.ts).
+  const routes: RouteTableEntry[] = [
+    { kind: 'app', method: 'GET', paths: ['/healthz'], handler: healthCheck(catalog) },
+    { kind: 'app', method: 'GET', paths: ['/metrics'], handler: metricsScrape(metrics) },
+    {
+      kind: 'app',
+      method: 'GET',
+      paths: ['/.well-known/jwks.json', '/mcp/.well-known/jwks.json'],
+      handler: jwksHandler(options.jwks),
+    },
+  ];
+  if (validation) {
+    routes.push({
+      kind: 'app',
+      method: 'GET',
+      // The paths the metadata router answers (it matches them itself).
+      paths: ['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp/:slug'],
+      handler: protectedResourceMetadata({
+        issuer: validation.issuer,
+        mcpServerSlugs: liveMcpSlugs,
+        publicBaseUrl: options.publicBaseUrl,
+      }),
+    });
+  }
+  routes.push(
+    {
+      kind: 'group',
+      prefix: '/mcp',
+      authenticator: mcpAuthenticator,
+      resourceMetadataUrl: mcpResourceMetadataUrl(options.publicBaseUrl, liveMcpSlugs),
+      handlers: [{ kind: 'middleware', middleware: mcp as unknown as NodeMiddleware }],
+    },
+    {
+      kind: 'group',
+      prefix: '/v1',
+      authenticator: v1Authenticator,
+      // Model routes come before the SigV4 proxy; the proxy reads raw bodies, so no JSON parser runs before it.
+      handlers: [
+        { kind: 'routes', routes: models },
+        { kind: 'middleware', middleware: bedrock as unknown as NodeMiddleware },
+      ],
+    },
+  );
   if (catalog) {
     const access = new AdminAccess({
       adminKey: catalog.adminKey,
       adminClaim: options.adminClaim,
       verifyToken: options.adminClaim
-        ? async (token) =>
-            (await v1Authentication.authenticator.authenticate(['authorization', `Bearer ${token}`])).claims
+        ? async (token) => (await v1Authenticator.authenticate(['authorization', `Bearer ${token}`])).claims
         : undefined,
-      isApiKey: (credential) => v1Authentication.authenticator.isApiKey(credential),
+      isApiKey: (credential) => v1Authenticator.isApiKey(credential),
     });
-    app.use(
-      '/admin/v1',
-      adminApi({
+    routes.push({
+      kind: 'app',
+      method: 'ALL',
+      paths: ['/admin/v1'],
+      handler: adminApi({
         store: catalog.store,
         access,
         configRecords: catalog.configRecords,
@@ -217,25 +215,23 @@ export function createGateway(options: GatewayOptions): Gateway {
         },
         onInternalError: (error) => logUnhandled(logger, error),
       }),
-    );
+    });
   }
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', false);
+  app.use(requestContext(logger, metrics));
+  app.use(refuseBadRequestTarget);
+  mountRouteTable(app, routes);
   app.use(routeNotFound);
   app.use(errorHandler(logger));
 
-  const listener = createDirectListener({
-    logger,
-    metrics,
-    app,
-    v1Authenticator: v1Authentication.authenticator,
-    modelRoutes: models.routes,
-    bedrock: bedrock as unknown as NodeMiddleware,
-    mcpAuthenticator: mcpAuthentication.authenticator,
-    mcpMetadataUrl,
-    mcp: mcp as unknown as NodeMiddleware,
-  });
+  const listener = createDirectListener({ logger, metrics, routes, app });
   return {
     listener,
     app,
+    routes,
     metrics,
     mcp,
     get view() {
@@ -245,5 +241,32 @@ export function createGateway(options: GatewayOptions): Gateway {
       unsubscribe?.();
       if (!options.modelLists) modelLists.stop();
     },
+  };
+}
+
+/** `GET /healthz`: `ok`, or `degraded` with the reason while the catalog cannot be read. */
+function healthCheck(catalog: GatewayCatalog | undefined): RequestHandler {
+  return function healthCheck(_req, res) {
+    const status = catalog?.live.status;
+    if (status?.state === 'degraded') {
+      res.json({
+        status: 'degraded',
+        catalog: { state: 'degraded', reason: status.reason, loadedAt: status.loadedAt.toISOString() },
+      });
+      return;
+    }
+    res.json({ status: 'ok' });
+  };
+}
+
+/** `GET /metrics`: the Prometheus scrape. */
+function metricsScrape(metrics: GatewayMetrics): RequestHandler {
+  return async function metricsScrape(_req, res, next) {
+    try {
+      res.setHeader('content-type', metrics.registry.contentType);
+      res.end(await metrics.registry.metrics());
+    } catch (error) {
+      next(error);
+    }
   };
 }

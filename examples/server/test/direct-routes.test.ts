@@ -5,13 +5,16 @@ import { Writable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import OpenAI from 'openai';
 import { loadSigningKey } from '@gw/jwks';
-import { createGateway } from '../src/app';
+import { createGateway, type Gateway } from '../src/app';
+import { directRouteGroups } from '../src/http/direct-listener';
+import type { RouteGroup, RouteTable } from '../src/http/route-table';
 import { parseConfig } from '../src/config/load';
 import { createLogger } from '../src/observability/logger';
 
-// The listener serves /v1 (model routes, then the SigV4 proxy) and MCP calls without the
-// Express router. These tests send the same
-// requests to the listener and to the Express app built from the same config, and require the
+// The gateway's routes are declared once, in its route table; the listener (which serves the
+// table's route groups, /v1 and /mcp, without the Express router) and the Express app are both
+// derived from it. These tests send the same requests to the listener and to the Express app built
+// from the same config, for a sample of requests and for every entry of the table, and require the
 // same answers, the same log lines and the same metrics.
 
 jest.setTimeout(30_000);
@@ -25,6 +28,7 @@ const servers: Server[] = [];
 const logs = { listener: [] as string[], app: [] as string[] };
 const logged = new EventEmitter();
 let listenerBase: string;
+let gateway: Gateway;
 let appBase: string;
 
 const MESSAGE = {
@@ -135,8 +139,8 @@ beforeAll(async () => {
         }),
       ),
     });
-  const direct = build(logs.listener);
-  listenerBase = await serve(direct.listener);
+  gateway = build(logs.listener);
+  listenerBase = await serve(gateway.listener);
   appBase = await serve(build(logs.app).app);
 });
 
@@ -236,6 +240,27 @@ const CALLS: [string, Call, number][] = [
   ['a Bedrock call without credentials', { path: '/v1/knowledgebases/KB1/retrieve', body: '{}', headers: {} }, 401],
   ['a /v1 path no route has', { path: '/v1/nothing/here', body: '{}' }, 404],
   ['a method no model route has', { path: '/v1/chat/completions', method: 'GET', headers: auth }, 404],
+  // Paths the listener leaves to the Express app, which matches without regard to case or a trailing slash.
+  ['the key set below /mcp', { path: '/mcp/.well-known/jwks.json', method: 'GET', headers: {} }, 200],
+  ['the key set below /mcp in upper case', { path: '/MCP/.WELL-KNOWN/JWKS.JSON', method: 'GET', headers: {} }, 200],
+  [
+    'the key set below /mcp, part in upper case',
+    { path: '/mcp/.Well-Known/jwks.json', method: 'GET', headers: {} },
+    200,
+  ],
+  [
+    'the key set below /mcp with a trailing slash',
+    { path: '/mcp/.well-known/jwks.json/', method: 'GET', headers: {} },
+    200,
+  ],
+  ['a POST to the key set below /mcp', { path: '/mcp/.well-known/jwks.json', body: '{}' }, 404],
+  ['another well-known path below /mcp', { path: '/mcp/.well-known/other', body: '{}' }, 404],
+  ['/v1 alone', { path: '/v1', body: '{}' }, 404],
+  ['/v1/ alone', { path: '/v1/', body: '{}' }, 404],
+  ['/v1 with a query holding a slash', { path: '/v1?next=/models', method: 'GET', headers: auth }, 404],
+  ['/V1 in upper case', { path: '/V1/models', method: 'GET', headers: auth }, 200],
+  ['/mcp alone', { path: '/mcp', body: '{}' }, 404],
+  ['a path below no route group', { path: '/v2/models', method: 'GET', headers: auth }, 404],
 ];
 
 describe('the listener and the Express app answer /v1 and MCP calls alike', () => {
@@ -320,5 +345,61 @@ describe('the listener and the Express app answer /v1 and MCP calls alike', () =
     expect(logs.listener.join('')).not.toContain(PROVIDER_KEY);
     expect(logs.listener.join('')).not.toContain(GATEWAY_KEY);
     expect(logs.listener.join('')).not.toContain(AWS_SECRET);
+  });
+});
+
+/** A request path for an Express path of the table: its `:name` parameters become `tools`. */
+const samplePath = (path: string) => path.replace(/:[A-Za-z]+/g, 'tools');
+
+/** Requests for a route group: without credentials, then with them to a path no handler answers and to each model route. */
+function groupCalls(group: RouteGroup): Call[] {
+  return [
+    { path: `${group.prefix}/table-probe`, body: '{}', headers: {} },
+    { path: `${group.prefix}/table-probe?q=1`, body: '{}' },
+    { path: `${group.prefix}/models`, method: 'GET', headers: auth },
+    { path: `${group.prefix}/messages`, body: '{"model":' },
+  ];
+}
+
+describe('the listener and the Express app are derived from one route table', () => {
+  it('declares each route group once, with the /mcp key set left to the Express app', () => {
+    const groups = directRouteGroups(gateway.routes);
+    expect([...groups.keys()]).toEqual(['/mcp', '/v1']);
+    expect(groups.get('/mcp')?.leftToApp).toEqual(['/mcp/.well-known/jwks.json']);
+    expect(groups.get('/v1')?.leftToApp).toEqual([]);
+  });
+
+  it('answers every entry of the table alike through the listener and the Express app', async () => {
+    const calls: Call[] = gateway.routes.flatMap((entry) =>
+      entry.kind === 'group'
+        ? groupCalls(entry)
+        : entry.paths.map((path) => ({ path: samplePath(path), method: 'GET', headers: {} })),
+    );
+    expect(calls.length).toBeGreaterThan(8);
+    for (const c of calls) {
+      const [direct, express] = [await call(listenerBase, c), await call(appBase, c)];
+      // Each server counts its own requests.
+      if (c.path === '/metrics') {
+        expect({ path: c.path, status: direct.status }).toEqual({ path: c.path, status: 200 });
+        expect(direct.contentType).toBe(express.contentType);
+        continue;
+      }
+      expect({ path: c.path, ...direct }).toEqual({ path: c.path, ...express });
+    }
+  });
+
+  it('refuses a route group prefix that is not one segment, or one declared twice', () => {
+    const group = gateway.routes.find((entry): entry is RouteGroup => entry.kind === 'group')!;
+    const table = (...prefixes: string[]): RouteTable => prefixes.map((prefix) => ({ ...group, prefix }));
+    expect(() => directRouteGroups(table('/v1/messages'))).toThrow(/one path segment/);
+    expect(() => directRouteGroups(table('v1'))).toThrow(/one path segment/);
+    expect(() => directRouteGroups(table('/v1', '/v1'))).toThrow(/declared twice/);
+  });
+
+  it('leaves a whole route group to the Express app when an Express-only route claims its prefix', () => {
+    const group = gateway.routes.find((entry): entry is RouteGroup => entry.kind === 'group')!;
+    const claim = { kind: 'app', method: 'ALL', paths: ['/V1'], handler: () => undefined } as const;
+    const groups = directRouteGroups([claim, { ...group, prefix: '/v1' }]);
+    expect(groups.get('/v1')?.leftToApp).toEqual(['/v1']);
   });
 });

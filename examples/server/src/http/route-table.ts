@@ -1,0 +1,132 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Express, RequestHandler } from 'express';
+import type { Authenticator, GatewayIdentity } from '@gw/identity-forwarding';
+import type { ModelRoutes } from '@gw/model-router';
+
+/** An Express-style middleware called with plain node:http objects. */
+export type NodeMiddleware = (req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void) => void;
+
+/** Called when a route group is done with a request: with the error to render, or with none when no handler answered. */
+export type RouteGroupDone = (error?: unknown) => void;
+
+/**
+ * One handler of a {@link RouteGroup}, tried in order: `routes` answers every request its
+ * `match` finds (and none other); `middleware` answers or calls `next()` to pass on.
+ */
+export type RouteGroupHandler =
+  | { readonly kind: 'routes'; readonly routes: ModelRoutes }
+  | { readonly kind: 'middleware'; readonly middleware: NodeMiddleware };
+
+/**
+ * Authenticated routes below one path prefix (`/v1`, `/mcp`). The server's listener serves them
+ * without the Express router (`createDirectListener`); the Express app mounts the same group at
+ * `prefix` ({@link mountRouteTable}). Both run {@link serveRouteGroup}, so they answer alike.
+ */
+export interface RouteGroup {
+  readonly kind: 'group';
+  /** The mount point: one path segment, such as `/v1`. Handlers see the path below it. */
+  readonly prefix: string;
+  /** Who is calling: every request of the group is authenticated before any handler runs. */
+  readonly authenticator: Authenticator;
+  /**
+   * The RFC 9728 metadata URL that 401 challenges name (`resource_metadata`), from the request
+   * with its path below `prefix`. Default: none.
+   */
+  readonly resourceMetadataUrl?: (req: IncomingMessage) => string | undefined;
+  /** The handlers, in order; a request none answers is `404 route_not_found`. */
+  readonly handlers: readonly RouteGroupHandler[];
+}
+
+/**
+ * Routes only the Express app serves (health, metrics, key sets, metadata, the admin API): `GET`
+ * routes at exact paths (`app.get`, HEAD included), or `ALL` methods at and below each path
+ * (`app.use`). The listener leaves every request below one of `paths` to the Express app.
+ */
+export interface AppRoute {
+  readonly kind: 'app';
+  readonly method: 'GET' | 'ALL';
+  /** Express paths; a `:name` parameter matches one segment. */
+  readonly paths: readonly string[];
+  readonly handler: RequestHandler;
+}
+
+/** A route table entry: served by both the listener and the Express app, or by the Express app alone. */
+export type RouteTableEntry = RouteGroup | AppRoute;
+
+/**
+ * Every route of the gateway, each declared once, in the order the Express app mounts them. The
+ * Express app ({@link mountRouteTable}) and the listener (`createDirectListener`) are both
+ * derived from it.
+ */
+export type RouteTable = readonly RouteTableEntry[];
+
+/**
+ * Serves one request of `group`: authenticates the caller (a failure goes to `done` with its
+ * challenge), sets `req.callerIdentity`, then tries the handlers in order. `pathBelow` is the
+ * request path below the prefix, without its query string, and `req.url` is already below the
+ * prefix. Whatever a handler throws or rejects with goes to `done`, so no request can end the
+ * process.
+ */
+export function serveRouteGroup(
+  group: RouteGroup,
+  req: IncomingMessage,
+  res: ServerResponse,
+  pathBelow: string,
+  done: RouteGroupDone,
+): void {
+  const challenge = group.resourceMetadataUrl ? { resourceMetadataUrl: group.resourceMetadataUrl(req) } : undefined;
+  group.authenticator
+    .authenticate(req.rawHeaders, challenge)
+    .then((identity) => {
+      (req as IncomingMessage & { callerIdentity?: GatewayIdentity }).callerIdentity = identity;
+      runHandlers(group.handlers, 0, req, res, pathBelow, done);
+    }, done)
+    .catch(done);
+}
+
+/** Runs `handlers` from index `from` on until one answers; `done()` when none does. */
+function runHandlers(
+  handlers: readonly RouteGroupHandler[],
+  from: number,
+  req: IncomingMessage,
+  res: ServerResponse,
+  pathBelow: string,
+  done: RouteGroupDone,
+): void {
+  for (let index = from; index < handlers.length; index++) {
+    const handler = handlers[index]!;
+    if (handler.kind === 'routes') {
+      const route = handler.routes.match(req.method, pathBelow);
+      if (route === undefined) continue;
+      // A matched route takes no `next`: it answers the request, or rejects.
+      route(req, res).catch(done);
+      return;
+    }
+    const passOn = (error?: unknown) =>
+      error ? done(error) : runHandlers(handlers, index + 1, req, res, pathBelow, done);
+    const result: unknown = handler.middleware(req, res, passOn);
+    if (result instanceof Promise) result.catch(done);
+    return;
+  }
+  done();
+}
+
+/**
+ * Mounts `table` on `app` in order: each {@link RouteGroup} at its prefix (running
+ * {@link serveRouteGroup}, as the listener does), each {@link AppRoute} at its paths. A host that
+ * embeds the app in its own Express server gets every route.
+ */
+export function mountRouteTable(app: Express, table: RouteTable): void {
+  for (const entry of table) {
+    if (entry.kind === 'group') {
+      const group = entry;
+      app.use(group.prefix, function routeGroup(req, res, next) {
+        serveRouteGroup(group, req, res, req.path, next);
+      });
+    } else if (entry.method === 'GET') {
+      app.get([...entry.paths], entry.handler);
+    } else {
+      app.use([...entry.paths], entry.handler);
+    }
+  }
+}
