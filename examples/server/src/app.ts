@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { RequestListener } from 'node:http';
 import express, { type Express, type RequestHandler } from 'express';
 import type { Logger } from 'pino';
@@ -15,12 +16,14 @@ import {
   protectedResourceMetadata,
   type IdentityForwardingMiddleware,
 } from '@gw/identity-forwarding';
-import { AdminAccess, adminApi, type AdminClaim } from '@gw/catalog';
+import { AdminAccess, createAdminApi, useParsedBody, type AdminClaim } from '@gw/catalog';
+import { gatewayConsole } from '@gw/console';
 import { ProviderModelLists, createModelRoutes, type ProviderEntry } from '@gw/model-router';
 import { sigv4Proxy } from '@gw/sigv4-proxy';
 import { buildCatalogView, type CatalogView } from './catalog/catalog-view';
 import type { GatewayCatalog } from './catalog/open-catalog';
 import { providerModelList } from './catalog/record-checks';
+import { CONSOLE_TEST_USER, testRecord } from './catalog/record-tests';
 import type { GatewayConfig } from './config/schema';
 import { createDirectListener } from './http/direct-listener';
 import { errorHandler, logUnhandled, refuseBadRequestTarget, routeNotFound } from './http/errors';
@@ -73,6 +76,8 @@ export interface Gateway {
   readonly view: CatalogView;
   /** Stops following the catalog's changes. */
   close(): void;
+  /** Tells the gateway the address it listens on (the console's "test" buttons call it there). */
+  listeningOn(baseUrl: string): void;
 }
 
 /**
@@ -84,8 +89,14 @@ export interface Gateway {
 export function createGateway(options: GatewayOptions): Gateway {
   const { config, logger, catalog } = options;
   const validation = config.auth?.jwt_validation;
+  // The console's "test" buttons call the gateway with a key that exists only in this process.
+  const consoleTestKey = catalog
+    ? { key: `gw-console-test-${randomBytes(24).toString('base64url')}`, user: CONSOLE_TEST_USER }
+    : undefined;
+  const extraKeys = consoleTestKey ? [consoleTestKey] : [];
+  let selfUrl: string | undefined;
   // What every request reads: replaced whole when the catalog changes (one assignment).
-  let view = buildCatalogView(config, catalog?.live.snapshot, logger);
+  let view = buildCatalogView(config, catalog?.live.snapshot, logger, extraKeys);
   // Metrics read the token cache of the MCP gateway built below, when scraped.
   const metrics = new GatewayMetrics(() => mcp.tokenCache.stats, {
     catalogStatus: catalog ? () => catalog.live.status : undefined,
@@ -123,7 +134,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   /** Swaps in the catalog's new snapshot: every package reads it from the next request on. */
   const apply = () => {
     if (!catalog) return;
-    const next = buildCatalogView(config, catalog.live.snapshot, logger);
+    const next = buildCatalogView(config, catalog.live.snapshot, logger, extraKeys);
     try {
       mcp.update(next.mcpServers);
     } catch (error) {
@@ -194,28 +205,47 @@ export function createGateway(options: GatewayOptions): Gateway {
         : undefined,
       isApiKey: (credential) => v1Authenticator.isApiKey(credential),
     });
-    routes.push({
-      kind: 'app',
-      method: 'ALL',
-      paths: ['/admin/v1'],
-      handler: adminApi({
-        store: catalog.store,
-        access,
-        configRecords: catalog.configRecords,
-        // The next request on this instance sees the change: the snapshot is reloaded before the answer.
-        afterWrite: () => catalog.live.reload(),
-        providerModels: async (slug) => {
-          const provider = view.modelProviders.get(slug);
-          // The first look at a provider waits for its own list (at most the lists' timeout).
-          if (provider && providerModels(provider).fetchedAt === undefined) await modelLists.refresh(provider);
-          return providerModelList(view, slug, (s) => {
-            const entry = view.modelProviders.get(s);
-            return entry ? providerModels(entry) : { models: [], source: 'bundled' };
-          });
-        },
-        onInternalError: (error) => logUnhandled(logger, error),
-      }),
+    const admin = createAdminApi({
+      store: catalog.store,
+      access,
+      configRecords: catalog.configRecords,
+      // The next request on this instance sees the change: the snapshot is reloaded before the answer.
+      afterWrite: () => catalog.live.reload(),
+      providerModels: async (slug) => {
+        const provider = view.modelProviders.get(slug);
+        // The first look at a provider waits for its own list (at most the lists' timeout).
+        if (provider && providerModels(provider).fetchedAt === undefined) await modelLists.refresh(provider);
+        return providerModelList(view, slug, (s) => {
+          const entry = view.modelProviders.get(s);
+          return entry ? providerModels(entry) : { models: [], source: 'bundled' };
+        });
+      },
+      onInternalError: (error) => logUnhandled(logger, error),
     });
+    routes.push(
+      {
+        kind: 'app',
+        method: 'ALL',
+        paths: ['/admin/v1'],
+        handler: (req, res, next) => {
+          // A body an app parsed before (when the gateway is mounted after express.json()).
+          if ((req as { _body?: boolean })._body === true) useParsedBody(req, req.body);
+          admin(req, res, req.url).catch(next);
+        },
+      },
+      {
+        kind: 'app',
+        method: 'ALL',
+        paths: ['/console'],
+        handler: gatewayConsole({
+          access,
+          adminApi: admin,
+          sessionSecret: catalog.sessionSecret,
+          publicBaseUrl: options.publicBaseUrl,
+          testRecord: (kind, slug) => testRecord(selfUrl, consoleTestKey?.key as string, view, kind, slug),
+        }),
+      },
+    );
   }
 
   const app = express();
@@ -236,6 +266,9 @@ export function createGateway(options: GatewayOptions): Gateway {
     mcp,
     get view() {
       return view;
+    },
+    listeningOn: (baseUrl: string) => {
+      selfUrl = baseUrl;
     },
     close: () => {
       unsubscribe?.();

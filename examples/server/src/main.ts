@@ -289,6 +289,9 @@ export async function startFromEnvironment(
   });
   const address = server.address();
   const base = typeof address === 'object' && address ? `http://${host}:${address.port}` : `http://${host}:${port}`;
+  gateway.listeningOn(
+    `http://${host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host}:${typeof address === 'object' && address ? address.port : port}`,
+  );
   logger.info({ url: base, kid: keys.key?.kid }, `gateway listening on ${base}`);
   logger.info(
     { catalog: catalog.db.kind },

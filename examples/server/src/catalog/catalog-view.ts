@@ -44,6 +44,7 @@ export function buildCatalogView(
   config: GatewayConfig,
   snapshot: CatalogSnapshot | undefined,
   logger?: Logger,
+  extraApiKeys: readonly ApiKeyEntry[] = [],
 ): CatalogView {
   const skip = (kind: string, slug: string, reason: string) =>
     logger?.error({ record: `${kind}/${slug}` }, `catalog record ${kind}/${slug} is not served: ${reason}`);
@@ -101,7 +102,7 @@ export function buildCatalogView(
     prompts.set(record.slug, fields(record) as unknown as PromptTemplate);
   }
 
-  const apiKeys: ApiKeyEntry[] = [...((config.auth?.apiKeys ?? []) as ApiKeyEntry[])];
+  const apiKeys: ApiKeyEntry[] = [...((config.auth?.apiKeys ?? []) as ApiKeyEntry[]), ...extraApiKeys];
   for (const record of records('api-keys')) {
     const { keySha256, user } = record.data as { keySha256?: string; user?: ApiKeyEntry['user'] };
     if (typeof keySha256 === 'string' && user) apiKeys.push({ keySha256, user, id: record.id });

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { hkdfSync, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import {
@@ -27,6 +27,8 @@ export interface GatewayCatalog {
   configRecords: ConfigRecords;
   /** The admin key: `GATEWAY_ADMIN_KEY`, or one generated for the embedded development default. */
   adminKey: string | undefined;
+  /** Signs console session cookies: derived from the encryption key, so the same on every instance. */
+  sessionSecret: Buffer;
   /** Stops following the database and closes it. */
   close(): Promise<void>;
 }
@@ -162,6 +164,7 @@ export async function openGatewayCatalog(options: OpenCatalogOptions): Promise<G
       live: started,
       configRecords,
       adminKey: admin,
+      sessionSecret: Buffer.from(hkdfSync('sha256', current, Buffer.alloc(0), 'gw-console-session', 32)),
       close: async () => {
         await started.stop();
         await db.close();

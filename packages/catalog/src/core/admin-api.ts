@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
-import type { AdminAccess } from './admin-access';
+import type { AdminAccess, AdminPrincipal } from './admin-access';
 import type { ConfigRecords } from './config-records';
 import {
   AdminRouteNotFoundError,
@@ -95,7 +95,7 @@ export function createAdminApi(options: AdminApiOptions): AdminApiHandler {
   };
 
   async function route(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
-    const principal = await access.authorize(req.headers);
+    const principal = trustedPrincipal(req) ?? (await access.authorize(req.headers));
     const question = path.indexOf('?');
     const query = new URLSearchParams(question === -1 ? '' : path.slice(question + 1));
     const segments = (question === -1 ? path : path.slice(0, question)).split('/').filter((s) => s !== '');
@@ -234,6 +234,20 @@ export function sendError(res: ServerResponse, error: CatalogError): void {
 }
 
 const PARSED_BODY = Symbol.for('gw.catalog.parsedBody');
+const PRINCIPAL = Symbol('gw.catalog.adminPrincipal');
+
+/**
+ * Marks a request as made by an admin the host authenticated itself (the console's signed-in
+ * session): the admin API skips its own credential check. Only code in the process can set it;
+ * nothing a client sends can.
+ */
+export function withAdminPrincipal(req: IncomingMessage, principal: AdminPrincipal): void {
+  (req as IncomingMessage & { [PRINCIPAL]?: AdminPrincipal })[PRINCIPAL] = principal;
+}
+
+function trustedPrincipal(req: IncomingMessage): AdminPrincipal | undefined {
+  return (req as IncomingMessage & { [PRINCIPAL]?: AdminPrincipal })[PRINCIPAL];
+}
 
 /** Marks a body a framework parsed already (Express's `express.json()`), so the admin API does not read the stream again. */
 export function useParsedBody(req: IncomingMessage, body: unknown): void {

@@ -1,0 +1,238 @@
+import { readFileSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { join } from 'node:path';
+import type { TLSSocket } from 'node:tls';
+import { withAdminPrincipal, type AdminAccess, type AdminApiHandler } from '@gw/catalog';
+import { ConsoleSessions } from './sessions';
+
+/** The outcome of a console "test" button: one real call through the gateway. */
+export interface RecordTestOutcome {
+  ok: boolean;
+  /** The gateway's HTTP status. */
+  status: number;
+  /** The gateway's error code when it failed. */
+  code?: string;
+  /** What happened, for a person. Never a secret. */
+  message: string;
+}
+
+/** Options of {@link createConsole}. */
+export interface ConsoleOptions {
+  /** Who may sign in: the admin API's access rules (the admin key, or an admin identity-provider token). Required. */
+  access: AdminAccess;
+  /** The admin API the console calls (its only back end). Required. */
+  adminApi: AdminApiHandler;
+  /** Signs session cookies: 32 bytes, the same on every instance. Required. */
+  sessionSecret: Buffer;
+  /** How long a session lasts, in ms. Default 28800000 (8 hours). */
+  sessionLifetimeMs?: number;
+  /** Makes one real call through the gateway for a record's "test" button. Default: no test buttons. */
+  testRecord?: (kind: 'providers' | 'mcp-servers', slug: string) => Promise<RecordTestOutcome>;
+  /** The gateway's public origin, for the pages' snippets and the cookie's `Secure`. Default: from each request. */
+  publicBaseUrl?: string;
+}
+
+/** The console's handler: `path` is below its mount point (`/`, `/api/providers`). Never rejects. */
+export type ConsoleHandler = (req: IncomingMessage, res: ServerResponse, path: string) => Promise<void>;
+
+/** The name of the session cookie. */
+export const SESSION_COOKIE = 'gw_console';
+
+/** The Content-Security-Policy of every console answer: no inline script or style, nothing from another host. */
+export const CONSOLE_CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+const ASSETS = new Map<string, { file: string; type: string }>([
+  ['/', { file: join(__dirname, '..', '..', 'web', 'index.html'), type: 'text/html; charset=utf-8' }],
+  ['/console.css', { file: join(__dirname, '..', '..', 'web', 'console.css'), type: 'text/css; charset=utf-8' }],
+  ['/console.js', { file: join(__dirname, '..', 'web', 'console.js'), type: 'text/javascript; charset=utf-8' }],
+]);
+const assetCache = new Map<string, Buffer>();
+
+const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * The web console at `/console`: static pages built with the package, sign-in with the admin
+ * credential into a signed `HttpOnly; SameSite=Strict` cookie, and `/console/api/…` passed to the
+ * admin API as the signed-in admin. Every state-changing request needs the session's CSRF token
+ * (`x-csrf-token`) and, when the browser names one, the console's own origin.
+ */
+export function createConsole(options: ConsoleOptions): ConsoleHandler {
+  if (!options?.access || typeof options.adminApi !== 'function') {
+    throw new TypeError('createConsole needs { access, adminApi, sessionSecret }.');
+  }
+  const sessions = new ConsoleSessions({ secret: options.sessionSecret, lifetimeMs: options.sessionLifetimeMs });
+
+  return async function consoleHandler(req, res, path) {
+    res.setHeader('content-security-policy', CONSOLE_CSP);
+    res.setHeader('x-content-type-options', 'nosniff');
+    res.setHeader('referrer-policy', 'no-referrer');
+    res.setHeader('x-frame-options', 'DENY');
+    try {
+      await route(req, res, path);
+    } catch {
+      if (!res.headersSent) send(res, 500, error('The console could not answer.', 'internal_error'));
+      else res.destroy();
+    }
+  };
+
+  async function route(req: IncomingMessage, res: ServerResponse, fullPath: string): Promise<void> {
+    const question = fullPath.indexOf('?');
+    const path = question === -1 ? fullPath : fullPath.slice(0, question);
+    const method = req.method ?? 'GET';
+    const asset = ASSETS.get(path === '' || path === '/index.html' ? '/' : path);
+    if (asset) {
+      if (method !== 'GET' && method !== 'HEAD') return send(res, 405, error('Assets take GET.', 'method_not_allowed'));
+      let body = assetCache.get(asset.file);
+      if (!body) assetCache.set(asset.file, (body = readFileSync(asset.file)));
+      res.statusCode = 200;
+      res.setHeader('content-type', asset.type);
+      res.setHeader('cache-control', path === '/' ? 'no-store' : 'no-cache');
+      res.end(method === 'HEAD' ? undefined : body);
+      return;
+    }
+    if (STATE_CHANGING.has(method) && !sameOrigin(req)) {
+      return send(res, 403, error('The request comes from another site.', 'cross_origin_refused'));
+    }
+    const session = sessions.read(readCookie(req.headers.cookie, SESSION_COOKIE));
+
+    if (path === '/session') {
+      if (method === 'GET') {
+        if (!session) return send(res, 401, error('Not signed in.', 'missing_credentials'));
+        return send(res, 200, sessionBody(session));
+      }
+      if (method === 'POST') return signIn(req, res);
+      if (method === 'DELETE') {
+        if (session) {
+          if (!sessions.checkCsrf(session, header(req, 'x-csrf-token'))) {
+            return send(res, 403, error('The CSRF token is missing or wrong.', 'csrf_token_invalid'));
+          }
+          sessions.revoke(session);
+        }
+        res.setHeader('set-cookie', cookie(req, '', 0));
+        return send(res, 200, { signedIn: false });
+      }
+      return send(res, 405, error('The session takes GET, POST and DELETE.', 'method_not_allowed'));
+    }
+
+    if (path.startsWith('/api/')) {
+      if (!session) return send(res, 401, error('Sign in first.', 'missing_credentials'));
+      if (STATE_CHANGING.has(method) && !sessions.checkCsrf(session, header(req, 'x-csrf-token'))) {
+        return send(res, 403, error('The CSRF token is missing or wrong.', 'csrf_token_invalid'));
+      }
+      const rest = path.slice('/api'.length);
+      const test = /^\/test\/(providers|mcp-servers)\/([^/]{1,128})$/.exec(rest);
+      if (test) {
+        if (method !== 'POST') return send(res, 405, error('A test is a POST.', 'method_not_allowed'));
+        if (!options.testRecord) return send(res, 404, error('Tests are not available.', 'route_not_found'));
+        const outcome = await options.testRecord(
+          test[1] as 'providers' | 'mcp-servers',
+          decodeURIComponent(test[2] as string),
+        );
+        return send(res, 200, outcome);
+      }
+      withAdminPrincipal(req, { actor: session.actor });
+      await options.adminApi(req, res, `${rest}${question === -1 ? '' : fullPath.slice(question)}`);
+      return;
+    }
+    send(res, 404, error('No console page has this path.', 'route_not_found'));
+  }
+
+  async function signIn(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const type = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
+    if (type !== 'application/json')
+      return send(res, 415, error('Send the sign-in as application/json.', 'unsupported_media_type'));
+    let text = '';
+    for await (const chunk of req as AsyncIterable<Buffer>) {
+      text += chunk.toString('utf8');
+      if (text.length > 16_384) return send(res, 413, error('The sign-in is too large.', 'body_too_large'));
+    }
+    let credential: unknown;
+    try {
+      credential = (JSON.parse(text) as { credential?: unknown }).credential;
+    } catch {
+      return send(res, 400, error('The body is not valid JSON.', 'invalid_json'));
+    }
+    if (typeof credential !== 'string' || credential === '' || /\s/.test(credential)) {
+      return send(res, 400, {
+        error: {
+          message: 'Enter the admin key.',
+          type: 'invalid_request_error',
+          code: 'invalid_request',
+          param: 'credential',
+        },
+      });
+    }
+    let actor: string;
+    try {
+      actor = (await options.access.authorize({ authorization: `Bearer ${credential}` })).actor;
+    } catch (failure) {
+      const {
+        status = 401,
+        code = 'invalid_credentials',
+        message = 'The credential is not valid.',
+      } = failure as {
+        status?: number;
+        code?: string;
+        message?: string;
+      };
+      return send(res, status, { error: { message, type: 'authentication_error', code, param: 'credential' } });
+    }
+    const created = sessions.create(`console:${actor}`);
+    res.setHeader('set-cookie', cookie(req, created.cookie, sessions.lifetimeSeconds));
+    send(res, 200, sessionBody(created.session));
+  }
+
+  function sessionBody(session: { actor: string; expiresAt: number; nonce: string }) {
+    return {
+      signedIn: true,
+      actor: session.actor,
+      expiresAt: new Date(session.expiresAt).toISOString(),
+      csrfToken: sessions.csrfToken(session),
+      tests: options.testRecord !== undefined,
+    };
+  }
+
+  function cookie(req: IncomingMessage, value: string, maxAge: number): string {
+    const secure = options.publicBaseUrl?.startsWith('https:') || (req.socket as TLSSocket).encrypted === true;
+    return `${SESSION_COOKIE}=${value}; Path=/console; HttpOnly; SameSite=Strict; Max-Age=${maxAge}${secure ? '; Secure' : ''}`;
+  }
+
+  /** A state-changing request must come from the console's own page: `Origin` (when sent) is this host. */
+  function sameOrigin(req: IncomingMessage): boolean {
+    if (header(req, 'sec-fetch-site') === 'cross-site') return false;
+    const origin = header(req, 'origin');
+    if (origin === undefined) return true;
+    if (options.publicBaseUrl !== undefined && origin === new URL(options.publicBaseUrl).origin) return true;
+    const host = req.headers.host;
+    const scheme = (req.socket as TLSSocket).encrypted ? 'https' : 'http';
+    return host !== undefined && origin === `${scheme}://${host}`;
+  }
+}
+
+function header(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name];
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** The value of cookie `name` in a `Cookie` header, or undefined. */
+export function readCookie(header: string | undefined, name: string): string | undefined {
+  if (!header) return undefined;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq !== -1 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+  }
+  return undefined;
+}
+
+function error(message: string, code: string) {
+  return { error: { message, type: 'invalid_request_error', code } };
+}
+
+function send(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.statusCode = status;
+  res.setHeader('content-type', 'application/json; charset=utf-8');
+  res.setHeader('cache-control', 'no-store');
+  res.end(text);
+}
