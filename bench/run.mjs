@@ -1,7 +1,7 @@
 // `pnpm bench [--quick] [--smoke] [--out DIR]`: the gateway against the direct path, side by side,
 // in one run on this machine. Paired medians (A B A B), never a lone time.
 import { spawn, spawnSync } from 'node:child_process';
-import { generateKeyPairSync, sign } from 'node:crypto';
+import { generateKeyPairSync, randomBytes, sign } from 'node:crypto';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { closedLoop, currentRss, median, peakRss, percentile, processCpuMicros } from './lib.mjs';
 import { targets, renderMarkdown } from './report.mjs';
 import { microBenchmarks } from './micro.mjs';
+import { listRecords, seedCatalog, seedStore } from './catalog-seed.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
@@ -19,7 +20,18 @@ const quick = smoke || args.includes('--quick');
 const outIndex = args.indexOf('--out');
 const outDir = outIndex === -1 ? undefined : args[outIndex + 1];
 const counts = smoke
-  ? { latency: 15, cpu: 40, cpuWarm: 20, cpuRounds: 1, stream: 3, streamCpu: 6, rounds: 3, misses: 20, warm: 20 }
+  ? {
+      latency: 15,
+      cpu: 40,
+      cpuWarm: 20,
+      cpuRounds: 1,
+      stream: 3,
+      streamCpu: 6,
+      rounds: 3,
+      misses: 20,
+      warm: 20,
+      catalog: { providers: 20, apiKeys: 100, adminProviders: 10, adminApiKeys: 20, rounds: 2, cpu: 40, cpuRounds: 1 },
+    }
   : quick
     ? {
         latency: 200,
@@ -31,6 +43,15 @@ const counts = smoke
         rounds: 3,
         misses: 100,
         warm: 200,
+        catalog: {
+          providers: 1000,
+          apiKeys: 10000,
+          adminProviders: 50,
+          adminApiKeys: 100,
+          rounds: 5,
+          cpu: 5000,
+          cpuRounds: 5,
+        },
       }
     : {
         latency: 1000,
@@ -42,6 +63,15 @@ const counts = smoke
         rounds: 5,
         misses: 400,
         warm: 1000,
+        catalog: {
+          providers: 1000,
+          apiKeys: 10000,
+          adminProviders: 50,
+          adminApiKeys: 100,
+          rounds: 7,
+          cpu: 10000,
+          cpuRounds: 7,
+        },
       };
 const GATEWAY_KEY = 'gw-bench-key-000000';
 
@@ -94,6 +124,18 @@ function gatewayConfig(mockPort, missUsers) {
   };
 }
 
+/**
+ * The same config without the records the catalog database holds instead: no providers and no
+ * API keys (the MCP servers and everything else as they are).
+ */
+function catalogGatewayConfig(fileConfig) {
+  const { providers: _providers, auth, ...rest } = fileConfig;
+  const { apiKeys: _apiKeys, ...otherAuth } = auth ?? {};
+  return Object.keys(otherAuth).length > 0 ? { ...rest, auth: otherAuth } : rest;
+}
+
+const summary = (values) => ({ median: median(values), min: Math.min(...values), max: Math.max(...values) });
+
 const chatBody = JSON.stringify({
   model: '@bench/claude-sonnet-4-5',
   max_tokens: 64,
@@ -127,7 +169,6 @@ async function paired(name, gateway, direct, n, rounds) {
     added.push(pa - pb);
     addedTtfb.push(median(a.map((s) => s.ttfb)) - median(b.map((s) => s.ttfb)));
   }
-  const summary = (values) => ({ median: median(values), min: Math.min(...values), max: Math.max(...values) });
   return {
     name,
     gatewayP50Micros: summary(gw),
@@ -172,13 +213,216 @@ async function cpuUnderLoad(paths, n, warm, rounds) {
   return result;
 }
 
+/**
+ * The gateway with its catalog in the database against the one with the config file, on the same
+ * paths, in the same rounds: added p50 at 1 connection (the two gateways in alternating order,
+ * then the direct path, each round) and CPU per request at 10 connections (alternating order
+ * too). Each catalog figure is also given as a ratio to the file-config figure of its round.
+ */
+async function catalogComparison(paths, c) {
+  const latency = {};
+  const load = {};
+  const orderOf = (r) => (r % 2 === 0 ? ['file', 'catalog'] : ['catalog', 'file']);
+  // Both processes have just started: the same warm-up for each (V8 optimises over the first few
+  // thousand requests).
+  for (const path of paths) {
+    for (const side of ['file', 'catalog']) {
+      await closedLoop(path[side].target, { connections: 10, count: Math.max(c.cpu, counts.cpuWarm) });
+    }
+  }
+  for (const path of paths) {
+    for (const side of ['file', 'catalog']) await closedLoop(path[side].target, { connections: 1, count: counts.warm });
+    await closedLoop(path.direct, { connections: 1, count: counts.warm });
+  }
+  const lat = Object.fromEntries(
+    paths.map((p) => [
+      p.name,
+      { file: [], catalog: [], ratio: [], fileP50: [], catalogP50: [], fileMax: 0, catalogMax: 0 },
+    ]),
+  );
+  for (let r = 0; r < c.rounds; r++) {
+    for (const path of paths) {
+      const p50 = {};
+      const entry = lat[path.name];
+      for (const side of orderOf(r)) {
+        const totals = (await closedLoop(path[side].target, { connections: 1, count: counts.latency })).map(
+          (x) => x.total,
+        );
+        p50[side] = median(totals);
+        entry[`${side}Max`] = Math.max(entry[`${side}Max`], ...totals);
+      }
+      const direct = median(
+        (await closedLoop(path.direct, { connections: 1, count: counts.latency })).map((x) => x.total),
+      );
+      entry.file.push(p50.file - direct);
+      entry.catalog.push(p50.catalog - direct);
+      entry.ratio.push((p50.catalog - direct) / (p50.file - direct));
+      entry.fileP50.push(p50.file);
+      entry.catalogP50.push(p50.catalog);
+    }
+  }
+  for (const path of paths) {
+    const entry = lat[path.name];
+    latency[path.name] = {
+      label: path.label,
+      fileAddedP50Micros: summary(entry.file),
+      catalogAddedP50Micros: summary(entry.catalog),
+      fileP50Micros: median(entry.fileP50),
+      catalogP50Micros: median(entry.catalogP50),
+      fileMaxMicros: entry.fileMax,
+      catalogMaxMicros: entry.catalogMax,
+      ratio: summary(entry.ratio),
+    };
+  }
+
+  for (const path of paths) {
+    for (const side of ['file', 'catalog'])
+      await closedLoop(path[side].target, { connections: 10, count: counts.cpuWarm });
+  }
+  const cpu = Object.fromEntries(paths.map((p) => [p.name, { file: [], catalog: [], ratio: [] }]));
+  for (let r = 0; r < c.cpuRounds; r++) {
+    for (const path of paths) {
+      const reading = {};
+      for (const side of orderOf(r)) reading[side] = await cpuReading(path[side].pid, path[side].target, c.cpu);
+      const entry = cpu[path.name];
+      entry.file.push(reading.file);
+      entry.catalog.push(reading.catalog);
+      entry.ratio.push(reading.catalog.cpu / reading.file.cpu);
+    }
+  }
+  for (const path of paths) {
+    const entry = cpu[path.name];
+    const side = (list) => ({
+      cpuMicrosPerRequest: summary(list.map((x) => x.cpu)),
+      p50Micros: median(list.map((x) => x.p50)),
+      p99Micros: median(list.map((x) => x.p99)),
+    });
+    load[path.name] = {
+      label: path.label,
+      file: side(entry.file),
+      catalog: side(entry.catalog),
+      ratio: summary(entry.ratio),
+    };
+  }
+  return { latency, load };
+}
+
+/** Waits for a child process to exit (after a signal). */
+function exited(child) {
+  return child.exitCode !== null || child.signalCode !== null
+    ? Promise.resolve()
+    : new Promise((resolve) => child.once('exit', resolve));
+}
+
+/**
+ * A second gateway whose providers and API keys come from the catalog database: a part created
+ * through its admin API, the rest in bulk through the catalog's store (see catalog-seed.mjs for
+ * why), then the gateway started again on the full database. Resolves with the running gateway,
+ * the caller key (one the admin API answered) and what the seeding took.
+ */
+async function startCatalogGateway({ dir, fileConfig, mockPort, privateKey }) {
+  const c = counts.catalog;
+  const configPath = join(dir, 'gateway-catalog.json');
+  writeFileSync(configPath, JSON.stringify(catalogGatewayConfig(fileConfig)));
+  const dataDir = mkdtempSync(join(tmpdir(), 'gw-bench-catalog-'));
+  const adminKey = randomBytes(24).toString('base64url');
+  const encryptionKey = randomBytes(32).toString('base64');
+  const env = {
+    GATEWAY_CONFIG: configPath,
+    GATEWAY_DATA_DIR: dataDir,
+    GATEWAY_ADMIN_KEY: adminKey,
+    GATEWAY_ENCRYPTION_KEY: encryptionKey,
+    JWT_PRIVATE_KEY: privateKey,
+    PORT: '0',
+    LOG_LEVEL: 'info',
+    NODE_ENV: 'production',
+  };
+  const main = join(root, 'examples/server/dist/main.js');
+  const upstream = `http://127.0.0.1:${mockPort}`;
+  const fileProviders = fileConfig.providers;
+  const benchSlug = fileProviders.find((p) => p.provider !== 'bedrock').slug;
+  const { provider: _bedrock, ...bedrock } = fileProviders.find((p) => p.provider === 'bedrock') ?? {};
+
+  const first = await startProcess(main, env);
+  let admin;
+  try {
+    admin = await seedCatalog({
+      port: first.port,
+      adminKey,
+      upstream,
+      providerSlug: benchSlug,
+      bedrock: bedrock.slug ? bedrock : undefined,
+      providers: c.adminProviders,
+      apiKeys: c.adminApiKeys,
+      concurrency: 8,
+    });
+  } finally {
+    first.child.kill('SIGTERM');
+    await exited(first.child);
+  }
+  const bulk = await seedStore({
+    root,
+    dataDir,
+    encryptionKey,
+    upstream,
+    providers: c.providers - c.adminProviders,
+    apiKeys: c.apiKeys - c.adminApiKeys,
+    firstProvider: c.adminProviders,
+    firstUser: c.adminApiKeys,
+  });
+  globalThis.gc?.();
+  const startedAt = process.hrtime.bigint();
+  const gateway = await startProcess(main, env);
+  const startupMillis = Number(process.hrtime.bigint() - startedAt) / 1e6;
+  gateway.child.stdout.resume();
+  const listedAt = process.hrtime.bigint();
+  const keyList = await listRecords(gateway.port, adminKey, 'api-keys');
+  const listApiKeysMillis = Number(process.hrtime.bigint() - listedAt) / 1e6;
+  const providerList = await listRecords(gateway.port, adminKey, 'providers');
+  const awsIntegrations = bedrock.slug ? 1 : 0;
+  const expectedProviders = c.providers + awsIntegrations;
+  if (
+    keyList.object !== 'list' ||
+    keyList.data.length !== c.apiKeys ||
+    providerList.data.length !== expectedProviders
+  ) {
+    gateway.child.kill('SIGTERM');
+    throw new Error(
+      `the catalog holds ${providerList.data.length} providers and ${keyList.data.length} API keys, not ${expectedProviders} and ${c.apiKeys}`,
+    );
+  }
+  const seeding = {
+    providers: c.providers,
+    awsIntegrations,
+    apiKeys: c.apiKeys,
+    adminApi: {
+      providers: admin.providers - awsIntegrations,
+      awsIntegrations,
+      apiKeys: admin.apiKeys,
+      concurrency: admin.concurrency,
+      providersSeconds: admin.providersSeconds,
+      apiKeysSeconds: admin.apiKeysSeconds,
+      seconds: admin.seconds,
+    },
+    store: { providers: bulk.providers, apiKeys: bulk.apiKeys, seconds: bulk.seconds },
+    seconds: admin.seconds + bulk.seconds,
+    startupMillis,
+    listApiKeysMillis,
+  };
+  process.stdout.write(
+    `catalog seeded with ${expectedProviders} providers and ${c.apiKeys} API keys in ${seeding.seconds.toFixed(1)} s (${admin.providers} providers (the Bedrock one included) and ${admin.apiKeys} API keys through the admin API in ${admin.seconds.toFixed(1)} s, the rest through the store in ${bulk.seconds.toFixed(1)} s); restart ${startupMillis.toFixed(0)} ms\n`,
+  );
+  return { gateway, callerKey: admin.keys[Math.floor(admin.keys.length / 2)], seeding };
+}
+
 async function main() {
   const started = Date.now();
   const mock = await startProcess(join(here, 'mocks.mjs'));
   const bare = await startProcess(join(here, 'bare-proxy.mjs'), { TARGET_PORT: String(mock.port) });
   const dir = mkdtempSync(join(tmpdir(), 'gateway-bench-'));
   const configPath = join(dir, 'gateway.json');
-  writeFileSync(configPath, JSON.stringify(gatewayConfig(mock.port, counts.warm + counts.misses * counts.rounds + 10)));
+  const fileConfig = gatewayConfig(mock.port, counts.warm + counts.misses * counts.rounds + 10);
+  writeFileSync(configPath, JSON.stringify(fileConfig));
   const { privateKey } = generateKeyPairSync('rsa', {
     modulusLength: 2048,
     privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
@@ -200,8 +444,49 @@ async function main() {
     headers: { ...json, 'x-gateway-api-key': GATEWAY_KEY, ...headers },
   });
   const direct = (path, body) => ({ port: mock.port, path, body, headers: json });
-  const results = { scenarios: [], load: {}, micro: {}, memory: {} };
+  const results = { scenarios: [], load: {}, catalog: {}, micro: {}, memory: {} };
+  let catalogGateway;
   try {
+    // The same gateway with its providers and API keys in the catalog database, against this one,
+    // first: both processes then have served the same requests when they are compared.
+    const catalog = await startCatalogGateway({ dir, fileConfig, mockPort: mock.port, privateKey });
+    catalogGateway = catalog.gateway;
+    const catalogPid = catalogGateway.child.pid;
+    const cg = (path, body) => ({
+      port: catalogGateway.port,
+      path,
+      body,
+      headers: { ...json, 'x-gateway-api-key': catalog.callerKey },
+    });
+    const passThroughBody = JSON.stringify({ ...JSON.parse(anthropicBody), model: '@bench/claude-sonnet-4-5' });
+    const comparison = await catalogComparison(
+      [
+        {
+          name: 'passThrough',
+          label: '/v1/messages pass-through',
+          file: { pid: gateway.child.pid, target: gw('/v1/messages', passThroughBody) },
+          catalog: { pid: catalogPid, target: cg('/v1/messages', passThroughBody) },
+          direct: direct('/v1/messages', anthropicBody),
+        },
+        {
+          name: 'conversion',
+          label: '/v1/chat/completions with conversion',
+          file: { pid: gateway.child.pid, target: gw('/v1/chat/completions', chatBody) },
+          catalog: { pid: catalogPid, target: cg('/v1/chat/completions', chatBody) },
+          direct: direct('/v1/messages', anthropicBody),
+        },
+      ],
+      counts.catalog,
+    );
+    results.catalog = {
+      ...catalog.seeding,
+      ...comparison,
+      rss: { file: currentRss(gateway.child.pid), catalog: currentRss(catalogPid), catalogPeak: peakRss(catalogPid) },
+    };
+    catalogGateway.child.kill('SIGTERM');
+    await exited(catalogGateway.child);
+    catalogGateway = undefined;
+
     const n = counts.latency;
     results.scenarios.push(
       await paired(
@@ -336,7 +621,7 @@ async function main() {
     };
     results.memory.gatewayPeakRss = peakRss(pid);
   } finally {
-    for (const p of [gateway, bare, mock]) p.child.kill('SIGTERM');
+    for (const p of [gateway, bare, mock, catalogGateway]) p?.child.kill('SIGTERM');
   }
   results.micro = await microBenchmarks(quick, smoke, sign);
   results.memory.tokenCache = results.micro.tokenCacheMemory;

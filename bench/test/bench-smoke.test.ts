@@ -32,7 +32,16 @@ describe('pnpm bench', () => {
       }
     }
     expect(Object.keys(report.load).sort()).toEqual(['bareProxy', 'conversion', 'mcpCached', 'passThrough', 'stream']);
-    expect(report.targets).toHaveLength(11);
+    expect(Object.keys(report.catalog.latency).sort()).toEqual(['conversion', 'passThrough']);
+    expect(Object.keys(report.catalog.load).sort()).toEqual(['conversion', 'passThrough']);
+    for (const path of ['conversion', 'passThrough']) {
+      for (const part of [report.catalog.latency[path], report.catalog.load[path]]) {
+        expect(Object.keys(part.ratio).sort()).toEqual(['max', 'median', 'min']);
+        expect(part.ratio.median).toBeGreaterThan(0);
+      }
+    }
+    expect(report.catalog.apiKeys).toBe(report.counts.catalog.apiKeys);
+    expect(report.targets).toHaveLength(12);
     for (const target of report.targets) expect(typeof target.met).toBe('boolean');
     const doc = readFileSync(join(out, 'benchmarks.md'), 'utf8');
     expect(doc).toContain('## Targets');
