@@ -27,12 +27,32 @@ export interface CatalogView {
   readonly counts: ReadonlyMap<string, number>;
 }
 
+/** Each record's fields and whether the packages accept it, kept while the record is unchanged (same object). */
+const checked = new WeakMap<OpenedRecord, { data: Record<string, unknown>; refusal?: string }>();
+
 /** A record of the database as the packages take it: its fields with its secrets opened. */
 function fields(record: OpenedRecord): Record<string, unknown> {
   const { _knownModels, ...data } = record.data;
   const merged: Record<string, unknown> = { ...data, ...record.secrets };
   if (Array.isArray(_knownModels)) merged.knownModels = _knownModels;
   return merged;
+}
+
+/** A provider record's fields, validated by the package that serves it (once per version of the record). */
+function checkedProvider(record: OpenedRecord): { data: Record<string, unknown>; refusal?: string } {
+  let result = checked.get(record);
+  if (!result) {
+    const data = fields(record);
+    try {
+      if (data.provider === 'bedrock') resolveIntegration(data as unknown as AwsIntegration);
+      else createInMemoryCatalog([data as unknown as ModelProviderConfig]);
+      result = { data };
+    } catch (error) {
+      result = { data, refusal: (error as Error).message };
+    }
+    checked.set(record, result);
+  }
+  return result;
 }
 
 /**
@@ -64,18 +84,10 @@ export function buildCatalogView(
       skip('providers', record.slug, 'the config file defines the same slug');
       continue;
     }
-    const data = fields(record);
-    try {
-      if (data.provider === 'bedrock') {
-        resolveIntegration(data as unknown as AwsIntegration);
-        awsIntegrations.set(record.slug, data as unknown as AwsIntegration);
-      } else {
-        createInMemoryCatalog([data as unknown as ModelProviderConfig]);
-        providerConfigs.push(data as unknown as ModelProviderConfig);
-      }
-    } catch (error) {
-      skip('providers', record.slug, (error as Error).message);
-    }
+    const { data, refusal } = checkedProvider(record);
+    if (refusal !== undefined) skip('providers', record.slug, refusal);
+    else if (data.provider === 'bedrock') awsIntegrations.set(record.slug, data as unknown as AwsIntegration);
+    else providerConfigs.push(data as unknown as ModelProviderConfig);
   }
   const modelCatalog = createInMemoryCatalog(providerConfigs);
   const modelProviderList = modelCatalog.listProviders();

@@ -135,7 +135,10 @@ export async function openGatewayCatalog(options: OpenCatalogOptions): Promise<G
       apiKeys: config.auth?.apiKeys,
     });
     live = new LiveCatalog(db, store, {
-      reloadIntervalMs,
+      // The embedded database has one writer, this process, whose every write notifies it: the
+      // safety-net reload only matters when other instances share a server.
+      reloadIntervalMs: db.kind === 'embedded' ? 24 * 60 * 60 * 1000 : reloadIntervalMs,
+      changeTracking: db.kind === 'embedded' ? 'audit' : 'versions',
       onChange: options.onStatus,
       onUnreadable: (kind, slug) =>
         logger.error(

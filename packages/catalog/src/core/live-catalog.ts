@@ -30,6 +30,13 @@ export interface LiveCatalogOptions {
    * the database returns. Default 1000.
    */
   retryIntervalMs?: number;
+  /**
+   * How a reload finds what changed: `versions` reads every record's version (right with any
+   * number of writers), `audit` reads the audit lines since the last reload (cheapest; right only
+   * when writes commit in audit order, as with the embedded database's one connection). Default
+   * `versions`.
+   */
+  changeTracking?: 'versions' | 'audit';
   /** Called for each record whose secrets no configured key opens; the record is left out of the snapshot. Default: none. */
   onUnreadable?: (kind: RecordKind, slug: string) => void;
   /** How long a burst of notifications is gathered into one reload, in ms. Default 20. */
@@ -55,7 +62,8 @@ export class LiveCatalog {
   private reloading: Promise<void> | undefined;
   private again = false;
   private stopped = false;
-  private signature = '';
+  private byId = new Map<string, OpenedRecord>();
+  private auditId = 0;
   private readonly listeners = new Set<(snapshot: CatalogSnapshot) => void>();
   private readonly reloadIntervalMs: number;
   private readonly retryIntervalMs: number;
@@ -140,21 +148,51 @@ export class LiveCatalog {
   }
 
   private async load(): Promise<void> {
-    const rows = await this.store.loadAll(this.options.onUnreadable);
-    const records = new Map<RecordKind, Map<string, OpenedRecord>>();
-    for (const row of rows) {
-      let byKind = records.get(row.kind);
-      if (!byKind) records.set(row.kind, (byKind = new Map()));
-      byKind.set(row.slug, row);
+    // Versions first: only new or changed records are read and opened again, so a reload costs
+    // little more than one small query when little changed, however large the catalog.
+    let byId: Map<string, OpenedRecord>;
+    let changed: boolean;
+    if (this.options.changeTracking === 'audit' && this.current !== EMPTY) {
+      const { lastId, ids } = await this.store.changesSince(this.auditId);
+      const fresh = new Map((await this.store.loadByIds(ids, this.options.onUnreadable)).map((r) => [r.id, r]));
+      byId = new Map(this.byId);
+      for (const id of ids) {
+        const record = fresh.get(id);
+        if (record) byId.set(id, record);
+        else byId.delete(id);
+      }
+      this.auditId = lastId;
+      changed = ids.length > 0;
+    } else {
+      // Read before the versions: a write in between is applied now and seen again next time.
+      const auditId = this.options.changeTracking === 'audit' ? await this.store.lastAuditId() : 0;
+      const versions = await this.store.versions();
+      const stale = versions.filter((v) => this.byId.get(v.id)?.version !== v.version).map((v) => v.id);
+      const fresh = new Map((await this.store.loadByIds(stale, this.options.onUnreadable)).map((r) => [r.id, r]));
+      byId = new Map<string, OpenedRecord>();
+      for (const v of versions) {
+        const record =
+          fresh.get(v.id) ?? (this.byId.get(v.id)?.version === v.version ? this.byId.get(v.id) : undefined);
+        if (record) byId.set(v.id, record);
+      }
+      this.auditId = auditId;
+      changed = this.current === EMPTY || fresh.size > 0 || byId.size !== this.byId.size;
     }
-    const signature = rows.map((r) => `${r.kind}/${r.slug}/${r.id}/${r.version}`).join('\n');
-    const changed = signature !== this.signature || this.current === EMPTY;
-    // One assignment: a request sees the old catalog or the new one, never a mixture.
-    this.current = changed
-      ? { records, loadedAt: new Date() }
-      : { records: this.current.records, loadedAt: new Date() };
-    this.signature = signature;
-    this.state = { state: 'ok', loadedAt: this.current.loadedAt };
+    const loadedAt = new Date();
+    if (changed) {
+      const records = new Map<RecordKind, Map<string, OpenedRecord>>();
+      for (const record of [...byId.values()].sort((a, b) => (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0))) {
+        let byKind = records.get(record.kind);
+        if (!byKind) records.set(record.kind, (byKind = new Map()));
+        byKind.set(record.slug, record);
+      }
+      this.byId = byId;
+      // One assignment: a request sees the old catalog or the new one, never a mixture.
+      this.current = { records, loadedAt };
+    } else {
+      this.current = { records: this.current.records, loadedAt };
+    }
+    this.state = { state: 'ok', loadedAt };
     this.options.onChange?.(this.state);
     if (changed) {
       for (const listener of this.listeners) {

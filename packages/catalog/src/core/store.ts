@@ -298,7 +298,49 @@ export class CatalogStore {
    * configured key opens is left out and reported to `onUnreadable` (without it, the load fails).
    */
   async loadAll(onUnreadable?: (kind: RecordKind, slug: string) => void): Promise<OpenedRecord[]> {
-    const rows = await this.db.query<Row>('SELECT * FROM gw_records ORDER BY kind, slug');
+    return this.openRows(await this.db.query<Row>('SELECT * FROM gw_records ORDER BY kind, slug'), onUnreadable);
+  }
+
+  /** Which records exist and at which version: a cheap read that tells a snapshot what changed. */
+  async versions(): Promise<{ kind: RecordKind; slug: string; id: string; version: number }[]> {
+    const rows = await this.db.query<{ kind: RecordKind; slug: string; id: string; version: number }>(
+      'SELECT kind, slug, id, version FROM gw_records',
+    );
+    return rows.map((r) => ({ kind: r.kind, slug: r.slug, id: r.id, version: Number(r.version) }));
+  }
+
+  /** The records with these ids, secrets opened (as {@link CatalogStore.loadAll}); ids that no longer exist are absent. */
+  async loadByIds(
+    ids: readonly string[],
+    onUnreadable?: (kind: RecordKind, slug: string) => void,
+  ): Promise<OpenedRecord[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.db.query<Row>('SELECT * FROM gw_records WHERE id = ANY($1::uuid[])', [ids]);
+    return this.openRows(rows, onUnreadable);
+  }
+
+  /** The id of the newest audit line (0 when there is none): where {@link CatalogStore.changesSince} starts. */
+  async lastAuditId(): Promise<number> {
+    const [row] = await this.db.query<{ id: string | null }>('SELECT max(id) AS id FROM gw_audit');
+    return Number(row?.id ?? 0);
+  }
+
+  /**
+   * The records written since audit line `afterId`, from the audit log: which ids to read again
+   * (or drop), and the newest line seen. Exact when writes commit in the order of their audit ids,
+   * as on the embedded database (one connection); a server shared by several writers needs
+   * {@link CatalogStore.versions} instead.
+   */
+  async changesSince(afterId: number): Promise<{ lastId: number; ids: string[] }> {
+    const rows = await this.db.query<{ id: string; record_id: string | null }>(
+      'SELECT id, record_id FROM gw_audit WHERE id > $1 ORDER BY id',
+      [afterId],
+    );
+    const ids = [...new Set(rows.map((r) => r.record_id).filter((id): id is string => id !== null))];
+    return { lastId: rows.length ? Number(rows[rows.length - 1]?.id) : afterId, ids };
+  }
+
+  private openRows(rows: Row[], onUnreadable?: (kind: RecordKind, slug: string) => void): OpenedRecord[] {
     const opened: OpenedRecord[] = [];
     for (const row of rows) {
       let secrets: Record<string, string>;
