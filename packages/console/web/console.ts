@@ -65,6 +65,12 @@ async function api(method: string, path: string, body?: unknown): Promise<Answer
   return { status: res.status, body: text ? (JSON.parse(text) as Json) : {} };
 }
 
+/** Shows `hash`'s page, also when it is the one already in the address bar. */
+function navigate(hash: string): void {
+  if (window.location.hash === hash) void render();
+  else window.location.hash = hash;
+}
+
 function say(message: string): void {
   status.textContent = message;
   window.setTimeout(() => {
@@ -257,7 +263,7 @@ async function modelsPage(): Promise<HTMLElement[]> {
         `${String(p.name ?? slug)} (@${slug})`,
         [`API key ${String(p.apiKeyHint ?? '')}`, `Models: ${summary}`, `Source: ${String(p.source)}`],
         button('Models', () => void modelEditor(editor, p), 'secondary', `Models of ${slug}`),
-        button('Rotate key', () => rotateKeyForm(editor, p), 'secondary', `Rotate the key of ${slug}`),
+        button('Rotate key', () => rotateKeyForm(editor, p), 'secondary', `Rotate key of ${slug}`),
         testButton('providers', slug) ?? el('span'),
         deleteButton('providers', slug, `provider @${slug}`, render),
         editor,
@@ -400,7 +406,7 @@ async function integrationsPage(): Promise<HTMLElement[]> {
           'Rotate credentials',
           () => rotateCredentialsForm(editor, p),
           'secondary',
-          `Rotate the credentials of ${slug}`,
+          `Rotate credentials of ${slug}`,
         ),
         deleteButton('providers', slug, `integration @${slug}`, render),
         editor,
@@ -798,7 +804,7 @@ function signInPage(): HTMLElement[] {
       }
       csrfToken = String(body.csrfToken);
       testsAvailable = body.tests === true;
-      window.location.hash = '#/models';
+      navigate('#/models');
     },
   );
   return [heading('Gateway console'), form];
@@ -806,7 +812,7 @@ function signInPage(): HTMLElement[] {
 
 function signedOut(): void {
   csrfToken = '';
-  if (!window.location.hash.startsWith('#/sign-in')) window.location.hash = '#/sign-in';
+  navigate('#/sign-in');
 }
 
 const PAGES = new Map<string, () => Promise<HTMLElement[]>>([
@@ -825,7 +831,7 @@ async function render(): Promise<void> {
       return;
     }
     if (name === 'sign-in') {
-      window.location.hash = '#/models';
+      navigate('#/models');
       return;
     }
   }
@@ -860,7 +866,7 @@ async function restoreSession(): Promise<boolean> {
     headers: { 'x-csrf-token': csrfToken },
   }).then(() => {
     csrfToken = '';
-    window.location.hash = '#/sign-in';
+    navigate('#/sign-in');
     say('Signed out.');
   });
 });

@@ -8,19 +8,42 @@ export interface AnthropicDouble {
   url: string;
   /** The `x-api-key` of every request, in order. */
   keys: string[];
+  /** The models its `GET /v1/models` lists; change it to publish a new model. */
+  models: string[];
+  /** The `model` of every Messages request, in order. */
+  requestedModels: string[];
   close(): Promise<void>;
 }
 
 export async function startAnthropicDouble(): Promise<AnthropicDouble> {
-  const keys: string[] = [];
+  const double = {
+    keys: [] as string[],
+    models: ['claude-haiku-4-5', 'claude-sonnet-4-5', 'claude-opus-4-1'],
+    requestedModels: [] as string[],
+  };
   const server = createServer((req: IncomingMessage, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      keys.push(String(req.headers['x-api-key']));
-      const body = JSON.parse(Buffer.concat(chunks).toString() || '{}') as { model?: string };
+      double.keys.push(String(req.headers['x-api-key']));
       res.setHeader('content-type', 'application/json');
       res.setHeader('request-id', 'req_double');
+      if (req.method === 'GET' && req.url?.startsWith('/v1/models')) {
+        const data = double.models.map((id) => ({
+          type: 'model',
+          id,
+          display_name: id,
+          created_at: '2025-01-01T00:00:00Z',
+        }));
+        res.end(JSON.stringify({ data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null }));
+        return;
+      }
+      const body = JSON.parse(Buffer.concat(chunks).toString() || '{}') as { model?: string };
+      if (req.url?.startsWith('/v1/messages/count_tokens')) {
+        res.end(JSON.stringify({ input_tokens: 5 }));
+        return;
+      }
+      double.requestedModels.push(String(body.model));
       res.end(
         JSON.stringify({
           id: 'msg_double',
@@ -36,7 +59,7 @@ export async function startAnthropicDouble(): Promise<AnthropicDouble> {
     });
   });
   const url = await listen(server);
-  return { url, keys, close: () => close(server) };
+  return Object.assign(double, { url, close: () => close(server) });
 }
 
 /** A real HTTP server standing in for an MCP server: answers every JSON-RPC POST with its id. */
