@@ -256,7 +256,7 @@ async function modelsPage(): Promise<HTMLElement[]> {
     const summary =
       !models || models.mode === 'all'
         ? 'All models'
-        : `${models.models?.length ?? 0} chosen model(s)${models.autoEnableNew ? ', new models enabled automatically' : ''}`;
+        : `${models.models?.length ?? 0} chosen model(s): ${(models.models ?? []).join(', ') || 'none'}${models.autoEnableNew ? '; new models enabled automatically' : ''}`;
     const editor = el('div');
     items.append(
       recordItem(
@@ -408,6 +408,7 @@ async function integrationsPage(): Promise<HTMLElement[]> {
           'secondary',
           `Rotate credentials of ${slug}`,
         ),
+        testButton('providers', slug) ?? el('span'),
         deleteButton('providers', slug, `integration @${slug}`, render),
         editor,
       ),

@@ -35,7 +35,9 @@ export async function startAnthropicDouble(): Promise<AnthropicDouble> {
           display_name: id,
           created_at: '2025-01-01T00:00:00Z',
         }));
-        res.end(JSON.stringify({ data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null }));
+        res.end(
+          JSON.stringify({ data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null }),
+        );
         return;
       }
       const body = JSON.parse(Buffer.concat(chunks).toString() || '{}') as { model?: string };

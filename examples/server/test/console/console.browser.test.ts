@@ -193,7 +193,7 @@ describe('the console in a real Chromium', () => {
     await editor.getByLabel('claude-opus-4-1').uncheck();
     await shot('model-selection');
     await editor.getByRole('button', { name: 'Save models' }).click();
-    await page.getByText('2 chosen model(s)').waitFor();
+    await page.getByText('2 chosen model(s): claude-haiku-4-5, claude-sonnet-4-5').waitFor();
     await expect(ask('claude-opus-4-1')).rejects.toMatchObject({ status: 403, code: 'model_not_enabled' });
     expect((await ask('claude-haiku-4-5')).choices[0]?.message.content).toBe('hello from the double');
     // A model the provider publishes only later is refused until auto-enable is on.
@@ -223,6 +223,9 @@ describe('the console in a real Chromium', () => {
     await form.getByLabel('Allowed custom hosts').fill(bedrock.origin);
     await form.getByRole('button', { name: 'Add integration' }).click();
     await page.getByRole('heading', { name: 'Knowledge bases (@console-kb)' }).waitFor();
+    await page.getByRole('button', { name: 'Test console-kb' }).click();
+    await page.getByText(/Works \(200\): The upstream accepted the signed request/).waitFor();
+    expect(bedrock.received.at(-1)?.signatureValid).toBe(true);
     await shot('integrations');
     const portkey = new Portkey({
       apiKey: CALLER,
