@@ -26,6 +26,7 @@ const projects = [
   'packages/sigv4-proxy',
   'packages/model-router',
   'packages/catalog',
+  'packages/console',
   'examples/server',
 ].map((dir) => ({ ...shared, displayName: dir.split('/').pop(), rootDir: dir }));
 

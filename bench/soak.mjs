@@ -44,7 +44,13 @@ function startGateway(mockPort) {
   );
   const child = fork(join(here, 'soak-gateway.mjs'), [], {
     execArgv: ['--expose-gc'],
-    env: { PATH: process.env.PATH, GATEWAY_CONFIG: config, GATEWAY_DATA_DIR: mkdtempSync(join(tmpdir(), 'gw-soak-data-')), PORT: '0', LOG_LEVEL: 'warn' },
+    env: {
+      PATH: process.env.PATH,
+      GATEWAY_CONFIG: config,
+      GATEWAY_DATA_DIR: mkdtempSync(join(tmpdir(), 'gw-soak-data-')),
+      PORT: '0',
+      LOG_LEVEL: 'warn',
+    },
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
   return new Promise((resolve) => child.once('message', (m) => resolve({ child, port: m.port })));

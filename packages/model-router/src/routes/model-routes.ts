@@ -176,16 +176,14 @@ export function createModelRoutes(options: ModelRouterOptions = {}): ModelRoutes
         });
         return;
       }
-      const data = catalog
-        .listProviders()
-        .flatMap((p) =>
-          enabledModels(p, catalog.modelsOf?.(p)).map((id) => ({
-            id: `@${p.slug}/${id}`,
-            object: 'model',
-            created: 0,
-            owned_by: p.slug,
-          })),
-        );
+      const data = catalog.listProviders().flatMap((p) =>
+        enabledModels(p, catalog.modelsOf?.(p)).map((id) => ({
+          id: `@${p.slug}/${id}`,
+          object: 'model',
+          created: 0,
+          owned_by: p.slug,
+        })),
+      );
       sendJson(res, 200, { object: 'list', data });
     } catch (error) {
       fail(res, error, 'openai');
