@@ -372,6 +372,49 @@ describe('the console in a real Chromium', () => {
     await page.setViewportSize({ width: 1100, height: 900 });
   });
 
+  it('works with the keyboard alone: sign in, move between sections, submit a form', async () => {
+    // A browser of its own, signed out.
+    const own = await browser.newContext({ viewport: { width: 1100, height: 900 } });
+    const keyboard = await own.newPage();
+    await keyboard.goto(`${gateway.url}/console/`);
+    await keyboard.getByRole('heading', { name: 'Sign in' }).waitFor();
+    const tabTo = async (matches: () => Promise<boolean>, most = 30) => {
+      for (let i = 0; i < most; i++) {
+        if (await matches()) return;
+        await keyboard.keyboard.press('Tab');
+      }
+      throw new Error('not reachable with Tab');
+    };
+    const focusedLabel = () =>
+      keyboard.evaluate(() => {
+        const active = document.activeElement as { id?: string; textContent?: string } | null;
+        const label = active?.id ? document.querySelector(`label[for="${active.id}"]`)?.textContent : undefined;
+        return label ?? active?.textContent ?? '';
+      });
+    await tabTo(async () => (await focusedLabel()).startsWith('Admin key'));
+    await keyboard.keyboard.type(adminKey);
+    await keyboard.keyboard.press('Enter');
+    await keyboard.getByRole('heading', { level: 1, name: 'Model catalog' }).waitFor();
+    await tabTo(async () => (await focusedLabel()) === 'MCP servers');
+    await keyboard.keyboard.press('Enter');
+    await keyboard.getByRole('heading', { level: 1, name: 'MCP servers' }).waitFor();
+    await tabTo(async () => (await focusedLabel()).startsWith('Slug'), 60);
+    await keyboard.keyboard.type('typed-by-keyboard');
+    await keyboard.keyboard.press('Tab');
+    await keyboard.keyboard.type('http://127.0.0.1:9/mcp');
+    await keyboard.keyboard.press('Enter');
+    await keyboard.getByRole('heading', { name: '/mcp/typed-by-keyboard' }).waitFor();
+    // A refused field gets its error beside it, and the focus.
+    await tabTo(async () => (await focusedLabel()).startsWith('Slug'), 80);
+    await keyboard.keyboard.type('typed-by-keyboard');
+    await keyboard.keyboard.press('Tab');
+    await keyboard.keyboard.type('not a url');
+    await keyboard.keyboard.press('Enter');
+    await keyboard.getByText(/url: must be an http\(s\) URL/).waitFor();
+    expect(await focusedLabel()).toMatch(/^URL/);
+    await own.close();
+  });
+
   it('signs out: the session cookie no longer opens the admin API', async () => {
     const cookie = (await context.cookies()).find((c) => c.name === 'gw_console')?.value as string;
     await page.getByRole('button', { name: 'Sign out' }).click();
