@@ -131,3 +131,13 @@ export class MethodNotAllowedError extends IdentityForwardingError {
     super(message, { allow: 'GET, POST, DELETE' });
   }
 }
+
+/**
+ * The request body was already read by a body parser mounted before the MCP proxy (such as
+ * `express.json()`), so there is nothing left to stream to the MCP server.
+ */
+export class RawBodyUnavailableError extends IdentityForwardingError {
+  readonly code = 'raw_body_unavailable';
+  readonly status = 500;
+  readonly type = 'api_error' as const;
+}

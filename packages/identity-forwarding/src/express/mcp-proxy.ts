@@ -16,6 +16,7 @@ import {
   McpServerNotFoundError,
   MethodNotAllowedError,
   MissingCredentialsError,
+  RawBodyUnavailableError,
   UpstreamTimeoutError,
   UpstreamUnreachableError,
 } from '../core/errors';
@@ -155,6 +156,7 @@ export function identityForwarding(options: IdentityForwardingOptions): Identity
     return next;
   };
   let routing = build(options.mcpServers, undefined, true);
+  let warnedAboutParser = false;
 
   const middleware = function identityForwardingMiddleware(req: Request, res: Response, next: NextFunction): void {
     const url = req.url;
@@ -172,6 +174,21 @@ export function identityForwarding(options: IdentityForwardingOptions): Identity
     const method = req.method;
     if (method !== 'POST' && method !== 'GET' && method !== 'DELETE') {
       next(new MethodNotAllowedError('MCP servers take GET, POST and DELETE only.'));
+      return;
+    }
+    if (bodyAlreadyRead(req)) {
+      if (!warnedAboutParser) {
+        warnedAboutParser = true;
+        options.logger?.warn(
+          { mcpServer: slug },
+          'identityForwarding is mounted after a body parser: MCP requests with a body are refused (500 raw_body_unavailable). Mount it before express.json().',
+        );
+      }
+      next(
+        new RawBodyUnavailableError(
+          'Mount identityForwarding before any body parser such as express.json(): it streams the request body to the MCP server as sent.',
+        ),
+      );
       return;
     }
     const rest = slash === -1 ? '' : path.slice(slash);
@@ -209,6 +226,16 @@ export function identityForwarding(options: IdentityForwardingOptions): Identity
       enumerable: true,
     },
   }) as IdentityForwardingMiddleware;
+}
+
+/**
+ * Whether a body parser read the request's body already: the request has one (a length or a
+ * chunked body) and the stream is over, or Express's parsers marked it (`req._body`).
+ */
+function bodyAlreadyRead(req: Request): boolean {
+  const length = req.headers['content-length'];
+  const hasBody = (length !== undefined && length !== '0') || req.headers['transfer-encoding'] !== undefined;
+  return hasBody && (req.readableEnded || (req as Request & { _body?: boolean })._body === true);
 }
 
 /**
