@@ -29,3 +29,4 @@ export {
   type McpServerSlugs,
 } from './express/protected-resource';
 export type { Logger, GatewayLocals } from './express/shared';
+export { identityForwardingErrorHandler } from './express/shared';

@@ -1,5 +1,5 @@
 import express from 'express';
-import { authenticate, identityForwarding } from '../src';
+import { authenticate, identityForwarding, identityForwardingErrorHandler } from '../src';
 import { alice, listen, mcpUpstream } from './support';
 
 describe('identityForwarding mounted after a body parser', () => {
@@ -18,10 +18,7 @@ describe('identityForwarding mounted after a body parser', () => {
         logger: { warn: (_o, message) => warnings.push(message) },
       }),
     );
-    app.use(((error, _req, res, _next) => {
-      const e = error as { status: number; code: string; message: string };
-      res.status(e.status).json({ error: { code: e.code, message: e.message } });
-    }) as express.ErrorRequestHandler);
+    app.use(identityForwardingErrorHandler());
     const gateway = await listen(app);
     try {
       for (let i = 0; i < 2; i++) {
@@ -50,6 +47,32 @@ describe('identityForwarding mounted after a body parser', () => {
     } finally {
       await gateway.close();
       await upstream.close();
+    }
+  });
+
+  it("renders the MCP gateway's errors with their status and headers through identityForwardingErrorHandler", async () => {
+    const app = express();
+    app.use(
+      '/mcp',
+      authenticate({ apiKeys: [alice] }),
+      identityForwarding({ mcpServers: [{ slug: 'tools', url: 'http://127.0.0.1:9/mcp' }] }),
+    );
+    app.use(identityForwardingErrorHandler());
+    const gateway = await listen(app);
+    try {
+      const anonymous = await fetch(`${gateway.url}/mcp/tools`, { method: 'POST' });
+      expect(anonymous.status).toBe(401);
+      expect(anonymous.headers.get('www-authenticate')).toMatch(/^Bearer/);
+      expect(await anonymous.json()).toEqual({
+        error: { message: expect.any(String), type: 'authentication_error', code: 'missing_credentials' },
+      });
+      const put = await fetch(`${gateway.url}/mcp/tools`, {
+        method: 'PUT',
+        headers: { 'x-api-key': alice.key as string },
+      });
+      expect([put.status, put.headers.get('allow')]).toEqual([405, 'GET, POST, DELETE']);
+    } finally {
+      await gateway.close();
     }
   });
 });

@@ -1,4 +1,4 @@
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Response } from 'express';
 import { resolveCustomHost } from './core/custom-host';
 import {
   BodyTooLargeError,
@@ -243,4 +243,25 @@ export function sigv4Proxy(options: Sigv4ProxyOptions): RequestHandler {
       next(error instanceof Sigv4ProxyError ? error : mapUpstreamError(error));
     }
   }
+}
+
+/**
+ * Express error handler for the SigV4 proxy's routes: renders a {@link Sigv4ProxyError} (and
+ * anything else, as `500 internal_error`) in the generic error shape
+ * `{"error":{"message","type","code"}}`. Mount it after `sigv4Proxy`. A response already started
+ * is left to Express.
+ */
+export function sigv4ErrorHandler(): ErrorRequestHandler {
+  return function sigv4ErrorHandler(error: unknown, _req: Request, res: Response, next: NextFunction) {
+    if (res.headersSent) return next(error);
+    if (error instanceof Sigv4ProxyError) {
+      res.status(error.status).json({ error: { message: error.message, type: error.type, code: error.code } });
+      return;
+    }
+    res
+      .status(500)
+      .json({
+        error: { message: 'The gateway failed to handle the request.', type: 'api_error', code: 'internal_error' },
+      });
+  };
 }

@@ -8,4 +8,4 @@ export * from './core/integration';
 export * from './core/custom-host';
 export * from './core/signer';
 export { mapUpstreamError, isForwardedResponseHeader, isEventStream } from './core/upstream';
-export { sigv4Proxy, type Sigv4ProxyOptions } from './express';
+export { sigv4Proxy, sigv4ErrorHandler, type Sigv4ProxyOptions } from './express';

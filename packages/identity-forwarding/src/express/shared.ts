@@ -1,3 +1,5 @@
+import type { ErrorRequestHandler, NextFunction, Request, Response } from 'express';
+import { IdentityForwardingError } from '../core/errors';
 import type { GatewayIdentity } from '../core/identity';
 
 declare global {
@@ -30,4 +32,26 @@ export function detectMissingCall(options: unknown, factory: string): void {
   if (typeof options === 'object' && options !== null && 'method' in options && 'socket' in options) {
     throw new TypeError(`${factory} is a factory: mount it as app.use(${factory}({ ... })), not app.use(${factory}).`);
   }
+}
+
+/**
+ * Express error handler for the MCP gateway's routes: renders an {@link IdentityForwardingError}
+ * (and anything else, as `500 internal_error`) in the generic error shape
+ * `{"error":{"message","type","code"}}`, with its headers (`WWW-Authenticate`, `Allow`). Mount it
+ * after `authenticate` and `identityForwarding`. A response already started is left to Express.
+ */
+export function identityForwardingErrorHandler(): ErrorRequestHandler {
+  return function identityForwardingErrorHandler(error: unknown, _req: Request, res: Response, next: NextFunction) {
+    if (res.headersSent) return next(error);
+    if (error instanceof IdentityForwardingError) {
+      res.status(error.status).set(error.headers);
+      res.json({ error: { message: error.message, type: error.type, code: error.code } });
+      return;
+    }
+    res
+      .status(500)
+      .json({
+        error: { message: 'The gateway failed to handle the request.', type: 'api_error', code: 'internal_error' },
+      });
+  };
 }
