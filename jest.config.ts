@@ -4,7 +4,7 @@ import type { Config } from 'jest';
  * ESM-only dependencies that jest (a CommonJS module system) must transform.
  * At run time Node >= 20.19 loads them natively through require(esm).
  */
-const esmOnly = ['quick-lru', 'jose', 'pkce-challenge'];
+const esmOnly = ['jose', 'pkce-challenge'];
 
 const shared = {
   testEnvironment: 'node',

@@ -1,4 +1,4 @@
-import QuickLRU from 'quick-lru';
+import { LRUCache } from 'lru-cache';
 
 /** Options of {@link IdentityTokenCache}. */
 export interface IdentityTokenCacheOptions {
@@ -32,7 +32,7 @@ export function refreshMargin(lifetimeSeconds: number): number {
  * requests for one key, the first signs and the rest find its token.
  */
 export class IdentityTokenCache {
-  private readonly entries: QuickLRU<string, Entry>;
+  private readonly entries: LRUCache<string, Entry>;
   private readonly now: () => number;
   private hits = 0;
   private misses = 0;
@@ -41,7 +41,7 @@ export class IdentityTokenCache {
     const maxSize = options.maxSize ?? 10_000;
     if (!Number.isInteger(maxSize) || maxSize < 1)
       throw new TypeError('tokenCacheSize must be a positive whole number.');
-    this.entries = new QuickLRU({ maxSize });
+    this.entries = new LRUCache<string, Entry>({ max: maxSize });
     this.now = options.now ?? Date.now;
   }
 
