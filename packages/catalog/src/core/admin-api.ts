@@ -5,6 +5,7 @@ import type { AdminAccess, AdminPrincipal } from './admin-access';
 import type { ConfigRecords } from './config-records';
 import {
   AdminRouteNotFoundError,
+  AdminInternalError,
   BodyTooLargeError,
   CatalogError,
   CatalogUnavailableError,
@@ -197,9 +198,40 @@ export function createAdminApi(options: AdminApiOptions): AdminApiHandler {
         return;
       }
       options.onInternalError?.(error);
-      sendError(res, new CatalogUnavailableError("The catalog's database cannot be reached just now; retry shortly."));
+      sendError(
+        res,
+        isDatabaseUnavailable(error)
+          ? new CatalogUnavailableError("The catalog's database cannot be reached just now; retry shortly.")
+          : new AdminInternalError('The admin API failed to handle the request.'),
+      );
     }
   };
+}
+
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+]);
+
+/**
+ * Whether an error means the database cannot be reached (then `503 catalog_unavailable`, worth a
+ * retry) rather than a fault of the gateway (`500 internal_error`): a network error, a PostgreSQL
+ * connection exception (SQLSTATE class 08), a shutdown (57P01–57P03), or the pool's timeouts.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  const code = (error as { code?: unknown })?.code;
+  if (typeof code === 'string' && (NETWORK_CODES.has(code) || code.startsWith('08') || /^57P0[123]$/.test(code))) {
+    return true;
+  }
+  const message = error instanceof Error ? error.message : '';
+  return /Connection terminated|timeout exceeded when trying to connect|Query read timeout|connection is closed|Client has encountered a connection error/i.test(
+    message,
+  );
 }
 
 function decodeSegment(segment: string): string {

@@ -123,3 +123,10 @@ export class CatalogUnavailableError extends CatalogError {
   readonly status = 503;
   override readonly type = 'api_error';
 }
+
+/** A fault of the gateway itself while handling an admin request (logged; the message says nothing more). */
+export class AdminInternalError extends CatalogError {
+  readonly code = 'internal_error';
+  readonly status = 500;
+  override readonly type = 'api_error';
+}
