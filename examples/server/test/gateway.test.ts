@@ -1,3 +1,6 @@
+import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer, type IncomingMessage, type ServerResponse, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
@@ -234,5 +237,33 @@ describe('developer tools', () => {
     expect(output).toContain('-----BEGIN PRIVATE KEY-----');
     expect(kid).toBe(await jose.calculateJwkThumbprint(entry));
     expect(runCli(['keys', 'rotate'], () => undefined)).toBe(2);
+  });
+
+  it('gw has help for each command, and refuses a key file inside a git work tree unless told to', () => {
+    const said = (args: string[]) => {
+      let output = '';
+      const code = runCli(args, (text) => (output += text));
+      return { code, output };
+    };
+    expect(said(['--help'])).toMatchObject({ code: 0, output: expect.stringContaining('keys generate') });
+    expect(said(['keys', 'generate', '--help']).output).toContain('--allow-in-git-tree');
+    expect(said(['catalog', 'reseal', '--help']).output).toContain('GATEWAY_PREVIOUS_ENCRYPTION_KEYS');
+    expect(said(['keys', 'generate', '--bits', '4096'])).toMatchObject({
+      code: 2,
+      output: expect.stringContaining('unknown option --bits'),
+    });
+    const repo = mkdtempSync(join(tmpdir(), 'gw-cli-'));
+    mkdirSync(join(repo, '.git'));
+    const inside = join(repo, 'keys', 'gateway-key.pem');
+    mkdirSync(join(repo, 'keys'));
+    expect(said(['keys', 'generate', '--out', inside])).toMatchObject({
+      code: 2,
+      output: expect.stringContaining('inside the git work tree'),
+    });
+    expect(existsSync(inside)).toBe(false);
+    expect(said(['keys', 'generate', '--out', inside, '--allow-in-git-tree']).code).toBe(0);
+    expect(readFileSync(inside, 'utf8')).toContain('-----BEGIN PRIVATE KEY-----');
+    const outside = join(mkdtempSync(join(tmpdir(), 'gw-cli-plain-')), 'key.pem');
+    expect(said(['keys', 'generate', '--out', outside]).code).toBe(0);
   });
 });
