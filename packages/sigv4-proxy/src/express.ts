@@ -8,6 +8,7 @@ import {
   Sigv4ProxyError,
 } from './core/errors';
 import { resolveIntegration, type AwsIntegration, type ResolvedIntegration } from './core/integration';
+import { rejectUnknownOptions } from './core/options';
 import { IntegrationSigner } from './core/signer';
 import { createDispatcher, isEventStream, isForwardedResponseHeader, mapUpstreamError } from './core/upstream';
 
@@ -102,6 +103,11 @@ export function sigv4Proxy(options: Sigv4ProxyOptions): RequestHandler {
       "sigv4Proxy needs { integrations: [...] } (the catalog's AWS integrations) or { resolveIntegration }.",
     );
   }
+  rejectUnknownOptions(
+    options,
+    ['integrations', 'resolveIntegration', 'maxBodyBytes', 'timeoutMs', 'idleTimeoutMs'],
+    'sigv4Proxy',
+  );
   const maxBodyBytes = options.maxBodyBytes ?? 10 * 1024 * 1024;
   const timeoutMs = options.timeoutMs ?? 30_000;
   if (!Number.isFinite(timeoutMs) || timeoutMs <= 0)
@@ -258,10 +264,8 @@ export function sigv4ErrorHandler(): ErrorRequestHandler {
       res.status(error.status).json({ error: { message: error.message, type: error.type, code: error.code } });
       return;
     }
-    res
-      .status(500)
-      .json({
-        error: { message: 'The gateway failed to handle the request.', type: 'api_error', code: 'internal_error' },
-      });
+    res.status(500).json({
+      error: { message: 'The gateway failed to handle the request.', type: 'api_error', code: 'internal_error' },
+    });
   };
 }

@@ -10,6 +10,7 @@ import {
   type VerifyTokenOptions,
 } from '@gw/jwks';
 import { readCredential } from './credentials';
+import { rejectUnknownOptions } from './options';
 import {
   IdentityProviderUnavailableError,
   InvalidCredentialsError,
@@ -78,6 +79,17 @@ interface KnownKey {
 }
 
 const SHA256_HEX = /^[0-9a-f]{64}$/i;
+const JWT_VALIDATION_OPTIONS = [
+  'jwksUri',
+  'requiredClaims',
+  'issuer',
+  'audience',
+  'algorithms',
+  'clockToleranceSeconds',
+  'keys',
+  'onKeySetFetch',
+  'keySet',
+];
 
 /** An RFC 9110 quoted-string: `"` and `\\` escaped, control characters dropped. */
 function quotedString(value: string): string {
@@ -101,9 +113,15 @@ export class Authenticator {
   readonly keySet: RemoteKeySet | undefined;
 
   constructor(options: AuthenticatorOptions = {}) {
+    if (typeof options !== 'object' || options === null) throw new TypeError('authenticate options must be an object.');
+    rejectUnknownOptions(options, ['apiKeys', 'jwtValidation', 'resourceMetadataUrl'], 'authenticate');
     this.keys = Authenticator.keyMap(options.apiKeys ?? []);
     const validation = options.jwtValidation;
+    if (validation !== undefined && (typeof validation !== 'object' || validation === null)) {
+      throw new TypeError('authenticate jwtValidation must be an object such as { jwksUri, issuer, audience }.');
+    }
     if (validation) {
+      rejectUnknownOptions(validation, JWT_VALIDATION_OPTIONS, 'authenticate jwtValidation');
       if (!validation.keys && !validation.jwksUri) {
         throw new TypeError(
           'jwt_validation needs a jwksUri, for example "https://idp.example.com/.well-known/jwks.json".',
@@ -159,6 +177,7 @@ export class Authenticator {
     const where = `auth.apiKeys[${index}]`;
     if (typeof entry !== 'object' || entry === null)
       throw new TypeError(`${where} must be an object with "key" or "keySha256" and "user".`);
+    rejectUnknownOptions(entry, ['key', 'keySha256', 'user', 'id'], where);
     if ((entry.key === undefined) === (entry.keySha256 === undefined)) {
       throw new TypeError(`${where} needs exactly one of "key" or "keySha256".`);
     }

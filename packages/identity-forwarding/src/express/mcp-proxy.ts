@@ -22,6 +22,7 @@ import {
 } from '../core/errors';
 import { DEFAULT_HEADER_NAMES, resolveServer, type McpServerConfig } from '../core/forwarding-config';
 import { IdentityForwarder } from '../core/forwarder';
+import { rejectUnknownOptions } from '../core/options';
 import { IdentityTokenCache } from '../core/token-cache';
 import { detectMissingCall, type GatewayLocals, type Logger } from './shared';
 
@@ -99,6 +100,21 @@ export function identityForwarding(options: IdentityForwardingOptions): Identity
   if (!options || !Array.isArray(options.mcpServers)) {
     throw new TypeError('identityForwarding needs { mcpServers: [...] }, the MCP servers of the config.');
   }
+  rejectUnknownOptions(
+    options,
+    [
+      'mcpServers',
+      'signer',
+      'acceptsIdentityTokens',
+      'tokenCacheSize',
+      'timeoutMs',
+      'streamIdleTimeoutMs',
+      'logger',
+      'now',
+      'trustedProxies',
+    ],
+    'identityForwarding',
+  );
   const timeoutMs = options.timeoutMs ?? 30_000;
   if (!Number.isFinite(timeoutMs) || timeoutMs <= 0)
     throw new TypeError('timeoutMs must be a positive number of milliseconds.');

@@ -48,10 +48,8 @@ export function identityForwardingErrorHandler(): ErrorRequestHandler {
       res.json({ error: { message: error.message, type: error.type, code: error.code } });
       return;
     }
-    res
-      .status(500)
-      .json({
-        error: { message: 'The gateway failed to handle the request.', type: 'api_error', code: 'internal_error' },
-      });
+    res.status(500).json({
+      error: { message: 'The gateway failed to handle the request.', type: 'api_error', code: 'internal_error' },
+    });
   };
 }

@@ -1,5 +1,6 @@
 import { ModelNotEnabledError, ProviderRequiredError, UnknownProviderError } from './errors';
 import { KNOWN_ANTHROPIC_MODELS } from './known-models';
+import { rejectUnknownOptions } from './options';
 import { ProviderKey } from './secret';
 
 /** Which models a provider integration serves. */
@@ -58,7 +59,27 @@ export function createInMemoryCatalog(
 ): Catalog {
   const entries = new Map<string, ProviderEntry>();
   for (const config of providers) {
-    if (!modelProviders.includes(config.provider)) continue;
+    if (typeof config !== 'object' || config === null) throw new TypeError('Each provider must be an object.');
+    const where = `providers[${String(config.slug).slice(0, 64)}]`;
+    // AWS integrations share the config's provider list; @gw/sigv4-proxy serves them.
+    if (config.provider === 'bedrock') continue;
+    if (!modelProviders.includes(config.provider)) {
+      throw new TypeError(
+        `${where}.provider must be ${modelProviders.map((p) => `"${p}"`).join(' or ')} (or "bedrock", served by @gw/sigv4-proxy); got "${String(config.provider).slice(0, 32)}".`,
+      );
+    }
+    rejectUnknownOptions(
+      config,
+      ['slug', 'name', 'provider', 'apiKey', 'baseUrl', 'models', 'defaultMaxTokens', 'knownModels'],
+      where,
+    );
+    if (typeof config.slug !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(config.slug)) {
+      throw new TypeError(`${where}.slug must be letters, digits, ".", "_" or "-" (at most 64), without "@".`);
+    }
+    if (config.baseUrl !== undefined && !isHttpUrl(config.baseUrl)) {
+      throw new TypeError(`${where}.baseUrl must be an http(s) URL such as "https://api.anthropic.com".`);
+    }
+    checkModelSelection(config.models, where);
     if (typeof config.apiKey !== 'string' || config.apiKey === '')
       throw new TypeError(`providers[${config.slug}].apiKey must be a non-empty string.`);
     if (entries.has(config.slug)) throw new TypeError(`providers has two entries with the slug "${config.slug}".`);
@@ -79,6 +100,39 @@ export function createInMemoryCatalog(
   }
   const list = [...entries.values()];
   return { resolveProvider: (slug) => entries.get(slug), listProviders: () => list };
+}
+
+function isHttpUrl(value: unknown): boolean {
+  if (typeof value !== 'string') return false;
+  try {
+    const url = new URL(value);
+    return url.protocol === 'https:' || url.protocol === 'http:';
+  } catch {
+    return false;
+  }
+}
+
+function checkModelSelection(models: unknown, where: string): void {
+  if (models === undefined) return;
+  const selection = models as { mode?: unknown; models?: unknown; autoEnableNew?: unknown };
+  if (typeof models !== 'object' || models === null || (selection.mode !== 'all' && selection.mode !== 'custom')) {
+    throw new TypeError(
+      `${where}.models must be { mode: "all" } or { mode: "custom", models: [...], autoEnableNew?: boolean }.`,
+    );
+  }
+  rejectUnknownOptions(
+    models,
+    selection.mode === 'all' ? ['mode'] : ['mode', 'models', 'autoEnableNew'],
+    `${where}.models`,
+  );
+  if (selection.mode === 'custom') {
+    if (!Array.isArray(selection.models) || selection.models.some((m) => typeof m !== 'string' || m === '')) {
+      throw new TypeError(`${where}.models.models must be a list of model ids such as ["claude-sonnet-4-5"].`);
+    }
+    if (selection.autoEnableNew !== undefined && typeof selection.autoEnableNew !== 'boolean') {
+      throw new TypeError(`${where}.models.autoEnableNew must be true or false.`);
+    }
+  }
 }
 
 /** Splits `@slug/model` into its parts; other models have no slug. */

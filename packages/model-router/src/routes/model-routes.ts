@@ -4,6 +4,7 @@ import { UnknownProviderError } from '../core/errors';
 import { gatewayHeader } from '../core/gateway-headers';
 import { parseBodyLimit, parseMaxJsonDepth, readJsonBody } from '../core/json-body';
 import { PromptStore, type PromptResolver, type PromptTemplate } from '../core/prompts';
+import { rejectUnknownOptions } from '../core/options';
 import { createDispatcher } from '../core/upstream';
 import { defaultCallerId, type CallerIdResolver } from '../core/caller';
 import { MODEL_PROVIDERS } from '../providers';
@@ -91,6 +92,25 @@ const PROMPTS_SUFFIX = '/completions';
  * validated here. Authentication is the host's.
  */
 export function createModelRoutes(options: ModelRouterOptions = {}): ModelRoutes {
+  if (typeof options !== 'object' || options === null) throw new TypeError('modelRouter options must be an object.');
+  rejectUnknownOptions(
+    options,
+    [
+      'providers',
+      'catalog',
+      'prompts',
+      'resolvePrompt',
+      'bodyLimit',
+      'maxJsonDepth',
+      'timeoutMs',
+      'streamIdleTimeoutMs',
+      'maxRetryAttempts',
+      'maxRetryTimeMs',
+      'callerId',
+      'onInternalError',
+    ],
+    'modelRouter',
+  );
   const catalog = options.catalog ?? createInMemoryCatalog(options.providers ?? [], MODEL_PROVIDERS);
   const prompts = options.resolvePrompt
     ? PromptStore.fromResolver(options.resolvePrompt)

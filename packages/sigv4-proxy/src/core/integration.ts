@@ -1,3 +1,4 @@
+import { rejectUnknownOptions } from './options';
 import { Secret } from './secret';
 
 /** An AWS integration of the catalog: credentials the gateway signs with, and where it may send them. */
@@ -37,6 +38,11 @@ export function resolveIntegration(integration: AwsIntegration): ResolvedIntegra
   const where = `providers[${String(integration?.slug)}]`;
   if (typeof integration !== 'object' || integration === null)
     throw new TypeError('An AWS integration must be an object.');
+  rejectUnknownOptions(
+    integration,
+    ['slug', 'name', 'provider', 'accessKeyId', 'secretAccessKey', 'sessionToken', 'region', 'allowedHosts', 'models'],
+    where,
+  );
   if (typeof integration.slug !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(integration.slug)) {
     throw new TypeError(`${where}.slug must be letters, digits, ".", "_" or "-".`);
   }
