@@ -8,7 +8,7 @@ import {
   Sigv4ProxyError,
 } from './core/errors';
 import { resolveIntegration, type AwsIntegration, type ResolvedIntegration } from './core/integration';
-import { rejectUnknownOptions } from './core/options';
+import { rejectUnknownOptions } from '@gw/options';
 import { IntegrationSigner } from './core/signer';
 import { createDispatcher, isEventStream, isForwardedResponseHeader, mapUpstreamError } from './core/upstream';
 

@@ -10,7 +10,7 @@ import {
   type VerifyTokenOptions,
 } from '@gw/jwks';
 import { readCredential } from './credentials';
-import { rejectUnknownOptions } from './options';
+import { rejectUnknownOptions } from '@gw/options';
 import {
   IdentityProviderUnavailableError,
   InvalidCredentialsError,

@@ -22,7 +22,7 @@ import {
 } from '../core/errors';
 import { DEFAULT_HEADER_NAMES, resolveServer, type McpServerConfig } from '../core/forwarding-config';
 import { IdentityForwarder } from '../core/forwarder';
-import { rejectUnknownOptions } from '../core/options';
+import { rejectUnknownOptions } from '@gw/options';
 import { IdentityTokenCache } from '../core/token-cache';
 import { detectMissingCall, type GatewayLocals, type Logger } from './shared';
 

@@ -1,6 +1,6 @@
 import { ModelNotEnabledError, ProviderRequiredError, UnknownProviderError } from './errors';
 import { KNOWN_ANTHROPIC_MODELS } from './known-models';
-import { rejectUnknownOptions } from './options';
+import { rejectUnknownOptions } from '@gw/options';
 import { ProviderKey } from './secret';
 
 /** Which models a provider integration serves. */

@@ -4,7 +4,7 @@ import { UnknownProviderError } from '../core/errors';
 import { gatewayHeader } from '../core/gateway-headers';
 import { parseBodyLimit, parseMaxJsonDepth, readJsonBody } from '../core/json-body';
 import { PromptStore, type PromptResolver, type PromptTemplate } from '../core/prompts';
-import { rejectUnknownOptions } from '../core/options';
+import { rejectUnknownOptions } from '@gw/options';
 import { createDispatcher } from '../core/upstream';
 import { defaultCallerId, type CallerIdResolver } from '../core/caller';
 import { MODEL_PROVIDERS } from '../providers';

@@ -1,4 +1,4 @@
-import { rejectUnknownOptions } from './options';
+import { rejectUnknownOptions } from '@gw/options';
 import { Secret } from './secret';
 
 /** An AWS integration of the catalog: credentials the gateway signs with, and where it may send them. */

@@ -1,3 +1,8 @@
+/**
+ * @gw/options: the option checks every @gw factory shares, so a misspelt option is refused the same
+ * way everywhere: at the factory call, named as the caller wrote it, with the spelling to write.
+ */
+
 /** An option's name with case, `_` and `-` set aside: `base_url`, `baseURL` and `baseUrl` compare alike. */
 function looseName(name: string): string {
   return name.replace(/[_-]/g, '').toLowerCase();
