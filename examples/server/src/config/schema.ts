@@ -1,20 +1,12 @@
+import { recordSchemas } from '@gw/catalog';
 import { z } from 'zod';
 
-const slug = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'must be letters, digits, ".", "_" or "-"');
-const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
+const { httpUrl, anthropicProvider, mcpServer, prompt } = recordSchemas;
 const optionalString = z
   .string()
   .optional()
   .transform((v) => (v === '' ? undefined : v));
-
-const user = z.looseObject({
-  user_id: z.string().optional(),
-  sub: z.string().optional(),
-  email: z.string().optional(),
-  username: z.string().optional(),
-  workspace_id: z.string().optional(),
-  organisation_id: z.string().optional(),
-});
+const user = recordSchemas.apiKeyUser;
 
 const apiKey = z
   .strictObject({
@@ -39,61 +31,10 @@ const jwtValidation = z.strictObject({
   clockToleranceSeconds: z.number().int().min(0).max(600).optional(),
 });
 
-const models = z.discriminatedUnion('mode', [
-  z.strictObject({ mode: z.literal('all') }),
-  z.strictObject({
-    mode: z.literal('custom'),
-    models: z.array(z.string().min(1)),
-    autoEnableNew: z.boolean().optional(),
-  }),
-]);
-
-const anthropicProvider = z.strictObject({
-  slug,
-  name: z.string().optional(),
-  provider: z.literal('anthropic'),
-  apiKey: z.string().min(1, 'must not be empty'),
-  baseUrl: httpUrl.optional(),
-  models: models.optional(),
-  defaultMaxTokens: z.number().int().min(1).optional(),
-});
-
-const bedrockProvider = z.strictObject({
-  slug,
-  name: z.string().optional(),
-  provider: z.literal('bedrock'),
-  accessKeyId: z.string().min(1, 'must not be empty'),
-  secretAccessKey: z.string().min(1, 'must not be empty'),
-  sessionToken: optionalString,
-  region: z.string().regex(/^[a-z]{2}(-[a-z]+)+-\d+$/, 'must be an AWS region such as "us-east-1"'),
-  allowedHosts: z.array(z.string()).optional(),
-  models: models.optional(),
-});
-
-const mcpServer = z.strictObject({
-  slug,
-  url: httpUrl,
-  user_identity_forwarding: z
-    .strictObject({
-      method: z.enum(['claims_header', 'bearer', 'jwt_header']),
-      include_claims: z.array(z.string().min(1)).optional(),
-      header_name: z.string().min(1).optional(),
-      jwt_expiry_seconds: z.number().int().min(1).max(86_400).optional(),
-    })
-    .optional(),
-  forward_headers: z
-    .strictObject({ mode: z.enum(['all-except', 'only']).optional(), headers: z.array(z.string()).optional() })
-    .optional(),
-  jwt_audience: z.string().min(1).optional(),
-  bearer_audience: z.string().min(1).optional(),
-});
-
-const prompt = z.looseObject({
-  id: z.string().min(1),
-  provider: z.string().min(1),
-  model: z.string().min(1),
-  messages: z.array(z.looseObject({ role: z.string(), content: z.unknown() })).min(1),
-});
+// Providers, MCP servers and prompts have the catalog's shapes, so a record moves between the
+// config file and the admin API unchanged. In the file, an empty session token (`${AWS_SESSION_TOKEN:-}`)
+// means none.
+const bedrockProvider = recordSchemas.bedrockProvider.extend({ sessionToken: optionalString });
 
 function unique<T>(items: T[], key: (item: T) => string, what: string, ctx: z.RefinementCtx, path: string): void {
   const seen = new Set<string>();

@@ -83,6 +83,23 @@ const apiKeyUser = z.looseObject({
 });
 const apiKey = z.strictObject({ user: apiKeyUser, name: z.string().min(1).max(200).optional() });
 
+/**
+ * The shapes of the catalog's records (zod schemas), the one definition of what a provider, an
+ * AWS integration, an MCP server, a prompt template and an API key's user look like: the admin API
+ * validates with them, and a host's config file can build on them so both sources accept the same
+ * records.
+ */
+export const recordSchemas = {
+  slug,
+  httpUrl,
+  models,
+  anthropicProvider,
+  bedrockProvider,
+  mcpServer,
+  prompt,
+  apiKeyUser,
+};
+
 /** The fields of each kind that are secrets: stored sealed, answered only as `<field>Hint`. */
 export const SECRET_FIELDS: ReadonlyMap<string, readonly string[]> = new Map([
   ['anthropic', ['apiKey']],
