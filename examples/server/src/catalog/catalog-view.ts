@@ -6,9 +6,10 @@ import {
   type PromptTemplate,
   type ProviderEntry,
 } from '@gw/model-router';
-import { resolveIntegration, type AwsIntegration } from '@gw/sigv4-proxy';
+import type { AwsIntegration } from '@gw/sigv4-proxy';
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '../config/schema';
+import { providerRefusal } from './record-checks';
 
 /**
  * The catalog as the request path reads it: the config file's records and the database's, merged,
@@ -43,13 +44,8 @@ function checkedProvider(record: OpenedRecord): { data: Record<string, unknown>;
   let result = checked.get(record);
   if (!result) {
     const data = fields(record);
-    try {
-      if (data.provider === 'bedrock') resolveIntegration(data as unknown as AwsIntegration);
-      else createInMemoryCatalog([data as unknown as ModelProviderConfig]);
-      result = { data };
-    } catch (error) {
-      result = { data, refusal: (error as Error).message };
-    }
+    const refusal = providerRefusal(data);
+    result = refusal === undefined ? { data } : { data, refusal };
     checked.set(record, result);
   }
   return result;

@@ -31,19 +31,20 @@ export function catalogRecordChecks(options: RecordCheckOptions): CatalogStoreHo
   const currentModels = options.currentModels ?? (() => KNOWN_ANTHROPIC_MODELS);
   return {
     check(kind: RecordKind, data: Record<string, unknown>) {
-      try {
-        if (kind === 'providers' && data.provider === 'bedrock') resolveIntegration(data as unknown as AwsIntegration);
-        else if (kind === 'providers') createInMemoryCatalog([data as unknown as ModelProviderConfig]);
-        else if (kind === 'mcp-servers') {
+      let refusal: string | undefined;
+      if (kind === 'providers') refusal = providerRefusal(data);
+      else if (kind === 'mcp-servers') {
+        try {
           identityForwarding({
             mcpServers: [data as unknown as McpServerConfig],
             signer: options.signer(),
             acceptsIdentityTokens: options.acceptsIdentityTokens,
           });
+        } catch (error) {
+          refusal = (error as Error).message;
         }
-      } catch (error) {
-        throw new InvalidRecordError((error as Error).message, fieldNamed((error as Error).message));
       }
+      if (refusal !== undefined) throw new InvalidRecordError(refusal, paramOf(refusal));
     },
     annotate(kind, data, changed) {
       const models = data.models as { mode?: string } | undefined;
@@ -53,13 +54,27 @@ export function catalogRecordChecks(options: RecordCheckOptions): CatalogStoreHo
   };
 }
 
-/** The field a package's message names first (`user_identity_forwarding.method`, `allowedHosts`, …), or null. */
-function fieldNamed(message: string): string | null {
-  const named =
-    /\b(user_identity_forwarding(?:\.[a-z_]+)?|allowedHosts|region|accessKeyId|secretAccessKey|baseUrl|apiKey|defaultMaxTokens|url|header_name|models)\b/.exec(
-      message,
-    );
-  return named?.[1] ?? null;
+/**
+ * Why the package that serves a provider record refuses it (the SigV4 proxy an AWS integration,
+ * the model router a model provider), or undefined when it accepts it.
+ */
+export function providerRefusal(data: Record<string, unknown>): string | undefined {
+  try {
+    if (data.provider === 'bedrock') resolveIntegration(data as unknown as AwsIntegration);
+    else createInMemoryCatalog([data as unknown as ModelProviderConfig]);
+    return undefined;
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
+/**
+ * The field a package's refusal is about, from the path its message starts with
+ * (`mcpServers[tools].user_identity_forwarding.method is …` → `user_identity_forwarding.method`,
+ * `providers[kb].allowedHosts[0] must …` → `allowedHosts`), or null.
+ */
+function paramOf(message: string): string | null {
+  return /^(?:providers|mcpServers)\[[^\]]*\]\.([A-Za-z_][\w.]*)/.exec(message)?.[1] ?? null;
 }
 
 /** The model list of a provider with `enabled` per model, for `GET /admin/v1/providers/<slug>/models`. */

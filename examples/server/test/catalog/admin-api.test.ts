@@ -297,7 +297,20 @@ describe.each(engines)('the admin API on %s', (_name, database) => {
       url: mcpDouble.url,
       user_identity_forwarding: { method: 'bearer' },
     });
-    expect([bearer.status, bearer.body.error.code]).toEqual([400, 'invalid_request']);
+    expect([bearer.status, bearer.body.error.code, bearer.body.error.param]).toEqual([
+      400,
+      'invalid_request',
+      'user_identity_forwarding.method',
+    ]);
+    const hosts = await admin('POST', '/providers', {
+      slug: 'bad-hosts',
+      provider: 'bedrock',
+      accessKeyId: 'AKIA0000',
+      secretAccessKey: 'secret',
+      region: 'us-east-1',
+      allowedHosts: ['https://vpce.example.com/path'],
+    });
+    expect([hosts.status, hosts.body.error.param]).toEqual([400, 'allowedHosts']);
     const res = await fetch(`${gateway.url}/admin/v1/providers`, {
       method: 'POST',
       headers: { authorization: `Bearer ${env.GATEWAY_ADMIN_KEY}`, 'content-type': 'application/json' },
@@ -312,6 +325,21 @@ describe.each(engines)('the admin API on %s', (_name, database) => {
     expect(plain.status).toBe(415);
     expect((await admin('GET', '/providers/nope')).body.error.code).toBe('not_found');
     expect((await admin('GET', '/audit?record=bad')).body.error.param).toBe('record');
+    expect((await admin('GET', '/audit?limit=501')).body.error.param).toBe('limit');
+    const deep = await admin('POST', '/prompts', {
+      id: 'deep',
+      provider: '@from-config',
+      model: 'm',
+      messages: [{ role: 'user', content: JSON.parse(`${'['.repeat(40)}${']'.repeat(40)}`) }],
+    });
+    expect([deep.status, deep.body.error.code]).toEqual([400, 'invalid_request']);
+    const large = await admin('POST', '/prompts', {
+      id: 'large',
+      provider: '@from-config',
+      model: 'm',
+      messages: [{ role: 'user', content: 'x'.repeat(1024 * 1024) }],
+    });
+    expect([large.status, large.body.error.code]).toEqual([413, 'body_too_large']);
   });
 
   it("lists a provider's models with enabled per model", async () => {
