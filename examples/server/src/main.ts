@@ -193,11 +193,25 @@ export async function startFromEnvironment(
   const signing: { signer?: IdentityTokenSigner } = {};
   const modelLists = new ProviderModelLists();
   cleanups.push(async () => modelLists.stop());
+  let catalogState: 'ok' | 'degraded' = 'ok';
   const catalog = await openGatewayCatalog({
     env,
     config,
     logger,
     developmentDefault: !env.GATEWAY_CONFIG,
+    // One line when the database goes away and one when the catalog has caught up, not one a reload.
+    onStatus: (status) => {
+      if (status.state === catalogState) return;
+      catalogState = status.state;
+      if (status.state === 'degraded') {
+        logger.warn(
+          { reason: status.reason, servingSince: status.loadedAt.toISOString() },
+          'catalog database unreachable: serving the last catalog read (GET /healthz says degraded)',
+        );
+      } else {
+        logger.info({}, 'catalog database reachable again: the catalog has caught up');
+      }
+    },
     hooks: catalogRecordChecks({
       signer: () => signing.signer,
       acceptsIdentityTokens: config.auth?.jwt_validation !== undefined,

@@ -92,6 +92,10 @@ describe('two gateway instances sharing PostgreSQL', () => {
       const metrics = await (await fetch(`${gateway.url}/metrics`)).text();
       expect(metrics).toMatch(/^gateway_catalog_degraded 1$/m);
     }
+    for (const gateway of [a, b]) {
+      await within(2_000, async () => gateway.logs.some((l) => l.includes('catalog database unreachable')));
+      expect(gateway.logs.filter((l) => l.includes('catalog database unreachable'))).toHaveLength(1);
+    }
     const refused = await adminA('POST', '/providers', { slug: 'later', provider: 'anthropic', apiKey: 'sk-ant-x' });
     expect([refused.status, refused.body.error.code]).toEqual([503, 'catalog_unavailable']);
 
@@ -112,6 +116,7 @@ describe('two gateway instances sharing PostgreSQL', () => {
         const health = (await (await fetch(`${gateway.url}/healthz`)).json()) as { status: string };
         return health.status === 'ok';
       });
+      await within(2_000, async () => gateway.logs.some((l) => l.includes('catalog database reachable again')));
     }
   });
 });
