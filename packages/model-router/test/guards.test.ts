@@ -271,9 +271,9 @@ describe('request_timeout on native /v1/messages', () => {
 });
 
 describe('PDF size limit at the byte', () => {
-  const outcome = (base64: string): string => {
+  const outcome = async (base64: string): Promise<string> => {
     try {
-      checkPdf(base64, 'messages[0].content[0]');
+      await checkPdf(base64, 'messages[0].content[0]');
     } catch (error) {
       return (error as { code: string }).code;
     }
@@ -284,15 +284,15 @@ describe('PDF size limit at the byte', () => {
     return Buffer.concat([head, Buffer.alloc(bytes - head.length, 0x20)]);
   };
 
-  it('accepts exactly 32 MiB and refuses 32 MiB + 1 byte, padded or not', () => {
+  it('accepts exactly 32 MiB and refuses 32 MiB + 1 byte, padded or not', async () => {
     expect(MAX_PDF_BYTES).toBe(32 * 1024 * 1024);
     const exact = pdfOf(MAX_PDF_BYTES).toString('base64');
     const over = pdfOf(MAX_PDF_BYTES + 1).toString('base64');
-    expect(outcome(exact)).toBe('accepted');
-    expect(outcome(exact.replace(/=+$/, ''))).toBe('accepted');
-    expect(outcome(over)).toBe('pdf_too_large');
-    expect(outcome(over.replace(/=+$/, ''))).toBe('pdf_too_large');
-    expect(outcome(pdfOf(MAX_PDF_BYTES + 2).toString('base64'))).toBe('pdf_too_large');
+    expect(await outcome(exact)).toBe('accepted');
+    expect(await outcome(exact.replace(/=+$/, ''))).toBe('accepted');
+    expect(await outcome(over)).toBe('pdf_too_large');
+    expect(await outcome(over.replace(/=+$/, ''))).toBe('pdf_too_large');
+    expect(await outcome(pdfOf(MAX_PDF_BYTES + 2).toString('base64'))).toBe('pdf_too_large');
   });
 });
 
