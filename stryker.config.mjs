@@ -43,12 +43,16 @@ const config = {
     // Per mutant, only the test files that import the mutated file (then only the covering tests).
     enableFindRelatedTests: true,
     config: {
-      // Wall-clock responsiveness probes (under 100 ms while a PDF is read) measure the machine,
-      // not the code: instrumented code on a shared runner misses them whatever the mutant.
-      testNamePattern: '^(?!.*within 100 ms).*$',
+      // Wall-clock tests measure the machine, not the code: instrumented code (every expression
+      // behind a mutant switch) misses the 100 ms responsiveness probes and the 2 s PDF check
+      // budget on 150,000 "/Type /Pages" whatever the mutant. Plain `jest` runs them.
+      testNamePattern: '^(?!.*(within 100 ms|in linear time, within the budget)).*$',
     },
   },
   coverageAnalysis: 'perTest',
+  // Module-level mutants (constant tables, regexes built once) run every test of the package:
+  // a fifth of the mutants, three quarters of the time. Reported as ignored, not in the score.
+  ignoreStatic: true,
   checkers: ['typescript'],
   tsconfigFile: 'tsconfig.json',
   typescriptChecker: { prioritizePerformanceOverAccuracy: true },
