@@ -20,7 +20,7 @@ const shared = {
   testMatch: ['<rootDir>/test/**/*.test.ts'],
 } satisfies Config['projects'] extends (infer P)[] | undefined ? Exclude<P, string> : never;
 
-const projects = [
+const packageDirs = [
   'packages/jwks',
   'packages/identity-forwarding',
   'packages/sigv4-proxy',
@@ -28,21 +28,48 @@ const projects = [
   'packages/catalog',
   'packages/console',
   'examples/server',
-].map((dir) => ({ ...shared, displayName: dir.split('/').pop(), rootDir: dir }));
+];
 
-const config: Config = {
-  reporters: ['default', '<rootDir>/scripts/jest-summary-reporter.cjs'],
-  projects: [
-    ...projects,
-    {
-      ...shared,
-      displayName: 'bench',
-      rootDir: 'bench',
-      transform: {
-        '^.+\\.[cm]?[tj]s$': ['ts-jest', { tsconfig: '<rootDir>/../tsconfig.jest.json', diagnostics: false }],
-      },
+/**
+ * `GW_JEST_FLAT=jwks,sigv4-proxy` runs those packages' tests as ONE top-level project instead of
+ * `projects`. Mutation testing (stryker.config.mjs) sets it: StrykerJS's jest runner installs its
+ * coverage-collecting test environment on the top-level config only, never inside `projects`.
+ */
+const flat = process.env.GW_JEST_FLAT?.split(',').filter(Boolean);
+
+function flatConfig(names: readonly string[]): Config {
+  const dirs = names.map((name) => {
+    const dir = packageDirs.find((d) => d.split('/').pop() === name);
+    if (!dir) throw new Error(`GW_JEST_FLAT: no package named "${name}".`);
+    return dir;
+  });
+  return {
+    ...shared,
+    transform: {
+      '^.+\\.[cm]?[tj]s$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.jest.json', diagnostics: false }],
     },
-  ],
-};
+    roots: dirs.map((dir) => `<rootDir>/${dir}`),
+    testMatch: dirs.map((dir) => `<rootDir>/${dir}/test/**/*.test.ts`),
+  };
+}
+
+const projects = packageDirs.map((dir) => ({ ...shared, displayName: dir.split('/').pop(), rootDir: dir }));
+
+const config: Config = flat
+  ? flatConfig(flat)
+  : {
+      reporters: ['default', '<rootDir>/scripts/jest-summary-reporter.cjs'],
+      projects: [
+        ...projects,
+        {
+          ...shared,
+          displayName: 'bench',
+          rootDir: 'bench',
+          transform: {
+            '^.+\\.[cm]?[tj]s$': ['ts-jest', { tsconfig: '<rootDir>/../tsconfig.jest.json', diagnostics: false }],
+          },
+        },
+      ],
+    };
 
 export default config;
