@@ -1,4 +1,6 @@
 // @ts-check
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /**
@@ -15,6 +17,8 @@ const packages = ['jwks', 'identity-forwarding', 'sigv4-proxy', 'model-router'];
 
 // jest.config.ts turns these into one flat project (see there). Inherited by the test runners.
 process.env.GW_JEST_FLAT ??= packages.join(',');
+// Where the test runner that does the dry run leaves each test's file for the other runners.
+process.env.GW_STRYKER_DRY_RUN_FILE ??= join(tmpdir(), `gw-stryker-dry-run-${process.pid}.json`);
 
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 const config = {
@@ -49,6 +53,9 @@ const config = {
     // Per mutant, only the test files that import the mutated file (then only the covering tests).
     enableFindRelatedTests: true,
     config: {
+      // Stop at the first failing file (a killed mutant needs no more), cheapest files first.
+      bail: 1,
+      testSequencer: fileURLToPath(new URL('./scripts/stryker/file-order-sequencer.cjs', import.meta.url)),
       // Wall-clock tests measure the machine, not the code: instrumented code (every expression
       // behind a mutant switch) misses the 100 ms responsiveness probes and the 2 s PDF check
       // budget on 150,000 "/Type /Pages" whatever the mutant. Plain `jest` runs them.
