@@ -133,6 +133,7 @@ export async function openGatewayCatalog(options: OpenCatalogOptions): Promise<G
       mcpServers: config.mcpServers,
       prompts: config.prompts as { id: string }[] | undefined,
       apiKeys: config.auth?.apiKeys,
+      policies: config.policies,
     });
     live = new LiveCatalog(db, store, {
       // The embedded database has one writer, this process, whose every write notifies it: the
