@@ -166,8 +166,12 @@ export class ToolPins {
 
   private async flush(): Promise<void> {
     while (this.pending.size > 0) {
-      const [key, entry] = this.pending.entries().next().value as [string, { server: string; tool: ListedTool; digest: string }];
-      const description = typeof entry.tool.description === 'string' ? entry.tool.description.slice(0, MAX_DESCRIPTION) : null;
+      const [key, entry] = this.pending.entries().next().value as [
+        string,
+        { server: string; tool: ListedTool; digest: string },
+      ];
+      const description =
+        typeof entry.tool.description === 'string' ? entry.tool.description.slice(0, MAX_DESCRIPTION) : null;
       try {
         await this.db.query(
           `INSERT INTO gw_mcp_tools (server, name, seen_digest, seen_description, first_seen_at, seen_at)
@@ -200,11 +204,17 @@ export class ToolPins {
            approved_at = now(), approved_by = $3 WHERE server = $1 AND name = $2 RETURNING *`,
         [server, name, actor],
       );
-      if (!updated) throw new RecordNotFoundError(`MCP server "${server.slice(0, 64)}" has no tool "${name.slice(0, 128)}" on record.`);
-      await tx.query(
-        'INSERT INTO gw_audit (actor, action, kind, slug, fields) VALUES ($1, $2, $3, $4, $5)',
-        [actor, 'approve_tool', 'mcp-servers', server, JSON.stringify([`tools.${name}`])],
-      );
+      if (!updated)
+        throw new RecordNotFoundError(
+          `MCP server "${server.slice(0, 64)}" has no tool "${name.slice(0, 128)}" on record.`,
+        );
+      await tx.query('INSERT INTO gw_audit (actor, action, kind, slug, fields) VALUES ($1, $2, $3, $4, $5)', [
+        actor,
+        'approve_tool',
+        'mcp-servers',
+        server,
+        JSON.stringify([`tools.${name}`]),
+      ]);
       return updated;
     });
     let tools = this.pins.get(server);
