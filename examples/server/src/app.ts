@@ -20,6 +20,8 @@ import { AdminAccess, createAdminApi, useParsedBody, type AdminClaim } from '@gw
 import { gatewayConsole } from '@gw/console';
 import { ProviderModelLists, createModelRoutes, type ProviderEntry } from '@gw/model-router';
 import { sigv4Proxy } from '@gw/sigv4-proxy';
+import type { AccessMode } from '@gw/access';
+import { accessHooks, CONSOLE_TEST_SUBJECT } from './access/access-hooks';
 import { buildCatalogView, type CatalogView } from './catalog/catalog-view';
 import type { GatewayCatalog } from './catalog/open-catalog';
 import { providerModelList } from './catalog/record-checks';
@@ -55,6 +57,8 @@ export interface GatewayOptions {
   adminClaim?: AdminClaim;
   /** Each provider's own model list (its `GET /v1/models`). Default: one of the gateway's own, stopped by `close`. */
   modelLists?: ProviderModelLists;
+  /** `access.mode` / `GATEWAY_ACCESS_MODE` (CONTRACT section 10). Default `open`. */
+  accessMode?: AccessMode;
 }
 
 /** The assembled gateway: the Express app and what operators observe. */
@@ -91,12 +95,24 @@ export function createGateway(options: GatewayOptions): Gateway {
   const validation = config.auth?.jwt_validation;
   // The console's "test" buttons call the gateway with a key that exists only in this process.
   const consoleTestKey = catalog
-    ? { key: `gw-console-test-${randomBytes(24).toString('base64url')}`, user: CONSOLE_TEST_USER }
+    ? {
+        key: `gw-console-test-${randomBytes(24).toString('base64url')}`,
+        user: CONSOLE_TEST_USER,
+        id: CONSOLE_TEST_SUBJECT.slice('key:'.length),
+      }
     : undefined;
   const extraKeys = consoleTestKey ? [consoleTestKey] : [];
   let selfUrl: string | undefined;
   // What every request reads: replaced whole when the catalog changes (one assignment).
-  let view = buildCatalogView(config, catalog?.live.snapshot, logger, extraKeys);
+  const accessMode = options.accessMode ?? 'open';
+  let view = buildCatalogView(config, catalog?.live.snapshot, logger, extraKeys, accessMode);
+  // Every hook reads the view of the moment; in open mode the model and integration routes get none (as before).
+  const access = accessHooks({
+    view: () => view,
+    groupsClaim: config.auth?.groups_claim ?? 'groups',
+    toolPins: catalog?.toolPins,
+  });
+  const enforcing = accessMode === 'policies';
   // Metrics read the token cache of the MCP gateway built below, when scraped.
   const metrics = new GatewayMetrics(() => mcp.tokenCache.stats, {
     catalogStatus: catalog ? () => catalog.live.status : undefined,
@@ -114,6 +130,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     acceptsIdentityTokens: validation !== undefined,
     logger,
     trustedProxies: options.trustedProxies,
+    authorize: access.mcp,
   });
   const liveMcpSlugs = { has: (slug: string) => view.mcpSlugs.has(slug) };
   const v1Authenticator = new Authenticator({ apiKeys: view.apiKeys, jwtValidation });
@@ -128,13 +145,17 @@ export function createGateway(options: GatewayOptions): Gateway {
     },
     resolvePrompt: (id) => view.prompts.get(id),
     onInternalError: (error) => logUnhandled(logger, error),
+    ...(enforcing ? { authorize: access.model } : {}),
   });
-  const bedrock = sigv4Proxy({ resolveIntegration: (slug) => view.awsIntegrations.get(slug) });
+  const bedrock = sigv4Proxy({
+    resolveIntegration: (slug) => view.awsIntegrations.get(slug),
+    ...(enforcing ? { authorize: access.integration } : {}),
+  });
 
   /** Swaps in the catalog's new snapshot: every package reads it from the next request on. */
   const apply = () => {
     if (!catalog) return;
-    const next = buildCatalogView(config, catalog.live.snapshot, logger, extraKeys);
+    const next = buildCatalogView(config, catalog.live.snapshot, logger, extraKeys, accessMode);
     try {
       mcp.update(next.mcpServers);
     } catch (error) {
@@ -197,7 +218,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     },
   );
   if (catalog) {
-    const access = new AdminAccess({
+    const adminAccess = new AdminAccess({
       adminKey: catalog.adminKey,
       adminClaim: options.adminClaim,
       verifyToken: options.adminClaim
@@ -207,7 +228,9 @@ export function createGateway(options: GatewayOptions): Gateway {
     });
     const admin = createAdminApi({
       store: catalog.store,
-      access,
+      access: adminAccess,
+      explainAccess: access.explain,
+      toolPins: catalog.toolPins,
       configRecords: catalog.configRecords,
       // The next request on this instance sees the change: the snapshot is reloaded before the answer.
       afterWrite: () => catalog.live.reload(),
@@ -238,7 +261,7 @@ export function createGateway(options: GatewayOptions): Gateway {
         method: 'ALL',
         paths: ['/console'],
         handler: gatewayConsole({
-          access,
+          access: adminAccess,
           adminApi: admin,
           sessionSecret: catalog.sessionSecret,
           publicBaseUrl: options.publicBaseUrl,

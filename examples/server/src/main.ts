@@ -172,6 +172,16 @@ function parseAdminClaim(value: string | undefined, config: GatewayConfig): Admi
   return { claim: match[1] as string, value: match[2] as string };
 }
 
+/** The access mode: `GATEWAY_ACCESS_MODE`, else the config's `access.mode`, else `open`. */
+export function accessMode(env: NodeJS.ProcessEnv, config: GatewayConfig): 'open' | 'policies' {
+  const value = env.GATEWAY_ACCESS_MODE?.trim();
+  if (value === undefined || value === '') return config.access?.mode ?? 'open';
+  if (value !== 'open' && value !== 'policies') {
+    throw new Error(`GATEWAY_ACCESS_MODE must be "open" or "policies" (got "${value.slice(0, 40)}").`);
+  }
+  return value;
+}
+
 /** Starts the gateway from the environment; resolves once it listens. */
 export async function startFromEnvironment(
   env: NodeJS.ProcessEnv = process.env,
@@ -190,6 +200,13 @@ export async function startFromEnvironment(
     identityProviderKeys = defaults.demoIdentityProviderKeys;
   }
   const adminClaim = parseAdminClaim(env.GATEWAY_ADMIN_CLAIM, config);
+  const access = accessMode(env, config);
+  if (access === 'open' && env.NODE_ENV === 'production') {
+    logger.warn(
+      { accessMode: 'open' },
+      'access mode is open: every authenticated caller reaches every provider, MCP server and integration. Set GATEWAY_ACCESS_MODE=policies (or access.mode in the config) and define policies to limit them.',
+    );
+  }
   const signing: { signer?: IdentityTokenSigner } = {};
   const modelLists = new ProviderModelLists();
   cleanups.push(async () => modelLists.stop());
@@ -275,6 +292,7 @@ export async function startFromEnvironment(
     catalog,
     adminClaim,
     modelLists,
+    accessMode: access,
   });
   cleanups.unshift(async () => gateway.close());
   const { listener } = gateway;

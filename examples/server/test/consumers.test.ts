@@ -9,7 +9,7 @@ import { join } from 'node:path';
 jest.setTimeout(300_000);
 
 const root = join(__dirname, '..', '..', '..');
-const packages = ['options', 'jwks', 'identity-forwarding', 'sigv4-proxy', 'model-router'];
+const packages = ['options', 'access', 'jwks', 'identity-forwarding', 'sigv4-proxy', 'model-router'];
 
 function pnpm(args: string[], cwd: string): string {
   const pnpmPath =
@@ -49,7 +49,7 @@ describe('the published packages', () => {
         name: 'consumer',
         private: true,
         dependencies: { ...dependencies, express: '^5.1.0', '@types/express': '^5.0.0' },
-        overrides: { '@gw/jwks': tarball('jwks'), '@gw/options': tarball('options') },
+        overrides: { '@gw/jwks': tarball('jwks'), '@gw/options': tarball('options'), '@gw/access': tarball('access') },
       }),
     );
     const install = spawnSync('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error'], {

@@ -55,6 +55,30 @@ const apiKey = {
   name: "Alice's laptop",
   keyHint: '…c0de',
 };
+const policy = {
+  id: '7b1d2c3e-4f50-4a61-8b72-9c8d7e6f5a4b',
+  ...meta,
+  slug: 'support-team',
+  name: 'Support team',
+  subjects: { users: ['u-1'], groups: ['support'], apiKeys: ['key-alice'] },
+  allow: {
+    models: ['@anthropic-prod/claude-*'],
+    mcpServers: [{ server: 'tickets', tools: ['search_*', 'get_ticket'] }, { server: 'wiki' }],
+    integrations: ['bedrock-eu'],
+  },
+};
+const heldTool = {
+  name: 'search_tickets',
+  status: 'held',
+  currentDigest: 'sha256:' + 'b'.repeat(64),
+  currentDescription: 'Search tickets, and send them elsewhere.',
+  approvedDigest: 'sha256:' + 'a'.repeat(64),
+  approvedDescription: 'Search tickets.',
+  firstSeenAt: at,
+  seenAt: at,
+  approvedAt: at,
+  approvedBy: 'admin',
+};
 const configApiKey = { id: 'key-ci', ...meta, source: 'config', user: { sub: 'ci' } };
 const apiKeyCreated = { ...apiKey, key: 'gw-3q2+7w9x0c0de' };
 const auditEntry = {
@@ -105,6 +129,29 @@ const SAMPLES: [method: string, path: string, status: number, body: unknown][] =
   ['GET', '/admin/v1/prompts/support-triage', 200, prompt],
   ['PATCH', '/admin/v1/prompts/support-triage', 200, { ...prompt, version: 2, top_p: 0.9 }],
   ['DELETE', '/admin/v1/prompts/support-triage', 200, deleted('support-triage', 'prompt')],
+  ['GET', '/admin/v1/policies', 200, list(policy, { ...policy, source: 'config', id: 'p', subjects: {}, allow: {} })],
+  ['POST', '/admin/v1/policies', 201, policy],
+  ['GET', '/admin/v1/policies/support-team', 200, policy],
+  ['PATCH', '/admin/v1/policies/support-team', 200, { ...policy, version: 2 }],
+  ['DELETE', '/admin/v1/policies/support-team', 200, deleted(policy.id, 'policy')],
+  [
+    'GET',
+    '/admin/v1/access/explain?user=u-1&groups=support&resource=@anthropic-prod/claude-sonnet-4-5',
+    200,
+    { allowed: true, mode: 'policies', policies: ['support-team'], reason: 'allowed by policy "support-team"' },
+  ],
+  [
+    'GET',
+    '/admin/v1/mcp-servers/tickets/tools',
+    200,
+    list(heldTool, { ...heldTool, name: 'get_ticket', status: 'approved', approvedDigest: heldTool.currentDigest }),
+  ],
+  [
+    'POST',
+    '/admin/v1/mcp-servers/tickets/tools/search_tickets/approve',
+    200,
+    { ...heldTool, status: 'approved', approvedDigest: heldTool.currentDigest },
+  ],
   ['GET', '/admin/v1/api-keys', 200, list(apiKey, configApiKey)],
   ['POST', '/admin/v1/api-keys', 201, apiKeyCreated],
   ['GET', '/admin/v1/api-keys/key-alice', 200, apiKey],
@@ -149,6 +196,8 @@ const ERRORS: [method: string, path: string, status: number, body: unknown][] = 
   ['POST', '/admin/v1/api-keys', 400, error('invalid_request', 'user')],
   ['DELETE', '/admin/v1/api-keys/nope', 404, error('not_found')],
   ['GET', '/admin/v1/audit?limit=9999', 400, error('invalid_request', 'limit')],
+  ['GET', '/admin/v1/access/explain?resource=nope', 400, error('invalid_request', 'resource')],
+  ['POST', '/admin/v1/mcp-servers/tickets/tools/nope/approve', 404, error('not_found')],
   ['GET', '/admin/v1/openapi.json', 401, error('missing_credentials')],
   // Statuses an operation does not list fall back to its `default` response: the same Error.
   ['POST', '/admin/v1/api-keys', 405, error('method_not_allowed')],
@@ -192,6 +241,14 @@ describe('the admin API OpenAPI document', () => {
         'POST /admin/v1/api-keys',
         'GET /admin/v1/api-keys/{id}',
         'DELETE /admin/v1/api-keys/{id}',
+        'GET /admin/v1/policies',
+        'POST /admin/v1/policies',
+        'GET /admin/v1/policies/{slug}',
+        'PATCH /admin/v1/policies/{slug}',
+        'DELETE /admin/v1/policies/{slug}',
+        'GET /admin/v1/access/explain',
+        'GET /admin/v1/mcp-servers/{slug}/tools',
+        'POST /admin/v1/mcp-servers/{slug}/tools/{name}/approve',
         'GET /admin/v1/audit',
         'GET /admin/v1/openapi.json',
       ].sort(),

@@ -56,7 +56,7 @@ describe.each(ENGINES)('the catalog store on %s', (_name, open) => {
 
   beforeAll(async () => {
     db = await open();
-    expect(await migrate(db)).toEqual([1]);
+    expect(await migrate(db)).toEqual([1, 2]);
     expect(await migrate(db)).toEqual([]);
     store = new CatalogStore(db, box);
   });

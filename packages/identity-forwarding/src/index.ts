@@ -10,6 +10,7 @@ export * from './core/forwarding-config';
 export * from './core/header-policy';
 export * from './core/token-cache';
 export * from './core/forwarder';
+export * from './core/tool-gate';
 export { authenticate, type AuthenticateOptions, type AuthenticateMiddleware } from './express/authenticate';
 export {
   identityForwarding,

@@ -1,6 +1,7 @@
 import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Response } from 'express';
 import { resolveCustomHost } from './core/custom-host';
 import {
+  AccessDeniedError,
   BodyTooLargeError,
   CustomHostRequiredError,
   InvalidConfigHeaderError,
@@ -32,6 +33,12 @@ export interface Sigv4ProxyOptions {
    * A client that reads slowly does not count. Default 60000.
    */
   idleTimeoutMs?: number;
+  /**
+   * The host's access rule: called with the request and the integration's slug before anything
+   * else is done for it; `false` answers `403 access_denied`. Must not wait. Default: none (every
+   * caller may use every integration).
+   */
+  authorize?: (req: Request, integration: { slug: string }) => boolean;
 }
 
 interface GatewayLocals {
@@ -105,9 +112,13 @@ export function sigv4Proxy(options: Sigv4ProxyOptions): RequestHandler {
   }
   rejectUnknownOptions(
     options,
-    ['integrations', 'resolveIntegration', 'maxBodyBytes', 'timeoutMs', 'idleTimeoutMs'],
+    ['integrations', 'resolveIntegration', 'maxBodyBytes', 'timeoutMs', 'idleTimeoutMs', 'authorize'],
     'sigv4Proxy',
   );
+  const authorize = options.authorize;
+  if (authorize !== undefined && typeof authorize !== 'function') {
+    throw new TypeError('authorize must be a function (req, { slug }) => boolean.');
+  }
   const maxBodyBytes = options.maxBodyBytes ?? 10 * 1024 * 1024;
   const timeoutMs = options.timeoutMs ?? 30_000;
   if (!Number.isFinite(timeoutMs) || timeoutMs <= 0)
@@ -159,6 +170,10 @@ export function sigv4Proxy(options: Sigv4ProxyOptions): RequestHandler {
     const entry = named === undefined ? undefined : lookup(named.replace(/^@/, ''));
     if (entry === undefined) {
       next();
+      return;
+    }
+    if (authorize !== undefined && authorize(req, { slug: entry.integration.slug }) !== true) {
+      next(new AccessDeniedError(`The caller may not use the integration "${entry.integration.slug}".`));
       return;
     }
     const customHost =

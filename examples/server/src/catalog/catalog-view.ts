@@ -1,4 +1,5 @@
-import type { CatalogSnapshot, OpenedRecord } from '@gw/catalog';
+import { compileAccess, type AccessMode, type AccessPolicy, type AccessSnapshot } from '@gw/access';
+import { configApiKeyId, type CatalogSnapshot, type OpenedRecord } from '@gw/catalog';
 import type { ApiKeyEntry, McpServerConfig } from '@gw/identity-forwarding';
 import {
   createInMemoryCatalog,
@@ -24,6 +25,12 @@ export interface CatalogView {
   readonly mcpSlugs: ReadonlySet<string>;
   readonly prompts: ReadonlyMap<string, PromptTemplate>;
   readonly apiKeys: readonly ApiKeyEntry[];
+  /** The API key id of each API-key caller's subject (`key:<…>`): a record's id, or `config-<digest>` for the config file's. */
+  readonly apiKeyIds: ReadonlyMap<string, string>;
+  /** The access policies (config file and database), compiled. */
+  readonly access: AccessSnapshot;
+  /** The slugs of the MCP servers with `tool_pinning: true`. */
+  readonly pinnedMcpServers: ReadonlySet<string>;
   /** Records of each kind, for metrics. */
   readonly counts: ReadonlyMap<string, number>;
 }
@@ -61,10 +68,11 @@ export function buildCatalogView(
   snapshot: CatalogSnapshot | undefined,
   logger?: Logger,
   extraApiKeys: readonly ApiKeyEntry[] = [],
+  accessMode: AccessMode = 'open',
 ): CatalogView {
   const skip = (kind: string, slug: string, reason: string) =>
     logger?.error({ record: `${kind}/${slug}` }, `catalog record ${kind}/${slug} is not served: ${reason}`);
-  const records = (kind: 'providers' | 'mcp-servers' | 'prompts' | 'api-keys') => [
+  const records = (kind: 'providers' | 'mcp-servers' | 'prompts' | 'api-keys' | 'policies') => [
     ...(snapshot?.records.get(kind)?.values() ?? []),
   ];
 
@@ -89,14 +97,21 @@ export function buildCatalogView(
   const modelProviderList = modelCatalog.listProviders();
   const modelProviders = new Map(modelProviderList.map((p) => [p.slug, p]));
 
-  const mcpServers: McpServerConfig[] = [...((config.mcpServers ?? []) as McpServerConfig[])];
+  // `tool_pinning` is the gateway's, not the MCP proxy's: it is kept aside.
+  const pinnedMcpServers = new Set<string>();
+  const mcpServer = (server: Record<string, unknown>): McpServerConfig => {
+    const { tool_pinning, ...rest } = server;
+    if (tool_pinning === true) pinnedMcpServers.add(String(rest.slug));
+    return rest as unknown as McpServerConfig;
+  };
+  const mcpServers: McpServerConfig[] = (config.mcpServers ?? []).map((s) => mcpServer(s));
   const mcpSlugs = new Set(mcpServers.map((s) => s.slug));
   for (const record of records('mcp-servers')) {
     if (mcpSlugs.has(record.slug)) {
       skip('mcp-servers', record.slug, 'the config file defines the same slug');
       continue;
     }
-    mcpServers.push(fields(record) as unknown as McpServerConfig);
+    mcpServers.push(mcpServer(fields(record)));
     mcpSlugs.add(record.slug);
   }
 
@@ -110,17 +125,55 @@ export function buildCatalogView(
     prompts.set(record.slug, fields(record) as unknown as PromptTemplate);
   }
 
-  const apiKeys: ApiKeyEntry[] = [...((config.auth?.apiKeys ?? []) as ApiKeyEntry[]), ...extraApiKeys];
+  const configKeys = (config.auth?.apiKeys ?? []) as ApiKeyEntry[];
+  const apiKeys: ApiKeyEntry[] = [...configKeys, ...extraApiKeys];
+  const apiKeyIds = new Map<string, string>();
+  configKeys.forEach((entry, index) => apiKeyIds.set(`key:${index}`, configApiKeyId(entry)));
   for (const record of records('api-keys')) {
     const { keySha256, user } = record.data as { keySha256?: string; user?: ApiKeyEntry['user'] };
-    if (typeof keySha256 === 'string' && user) apiKeys.push({ keySha256, user, id: record.id });
+    if (typeof keySha256 === 'string' && user) {
+      apiKeys.push({ keySha256, user, id: record.id });
+      apiKeyIds.set(`key:${record.id}`, record.id);
+    }
   }
+
+  const policies: AccessPolicy[] = [...((config.policies ?? []) as AccessPolicy[])];
+  const policySlugs = new Set(policies.map((p) => p.slug));
+  for (const record of records('policies')) {
+    if (policySlugs.has(record.slug)) {
+      skip('policies', record.slug, 'the config file defines the same slug');
+      continue;
+    }
+    const policy = record.data as unknown as AccessPolicy;
+    try {
+      compileAccess({ policies: [policy] });
+    } catch (error) {
+      skip('policies', record.slug, (error as Error).message);
+      continue;
+    }
+    policies.push(policy);
+    policySlugs.add(record.slug);
+  }
+  const access = compileAccess({ mode: accessMode, policies });
 
   const counts = new Map([
     ['providers', modelProviders.size + awsIntegrations.size],
     ['mcp-servers', mcpServers.length],
     ['prompts', prompts.size],
     ['api-keys', apiKeys.length],
+    ['policies', policies.length],
   ]);
-  return { modelProviders, modelProviderList, awsIntegrations, mcpServers, mcpSlugs, prompts, apiKeys, counts };
+  return {
+    modelProviders,
+    modelProviderList,
+    awsIntegrations,
+    mcpServers,
+    mcpSlugs,
+    prompts,
+    apiKeys,
+    apiKeyIds,
+    access,
+    pinnedMcpServers,
+    counts,
+  };
 }

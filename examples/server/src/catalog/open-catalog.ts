@@ -8,6 +8,7 @@ import {
   MIN_ADMIN_KEY_LENGTH,
   RECORD_KINDS,
   SecretBox,
+  ToolPins,
   migrate,
   openEmbeddedDatabase,
   openPostgres,
@@ -29,6 +30,8 @@ export interface GatewayCatalog {
   adminKey: string | undefined;
   /** Signs console session cookies: derived from the encryption key, so the same on every instance. */
   sessionSecret: Buffer;
+  /** The tools of MCP servers with `tool_pinning`, as seen and approved. */
+  toolPins: ToolPins;
   /** Stops following the database and closes it. */
   close(): Promise<void>;
 }
@@ -133,6 +136,7 @@ export async function openGatewayCatalog(options: OpenCatalogOptions): Promise<G
       mcpServers: config.mcpServers,
       prompts: config.prompts as { id: string }[] | undefined,
       apiKeys: config.auth?.apiKeys,
+      policies: config.policies,
     });
     live = new LiveCatalog(db, store, {
       // The embedded database has one writer, this process, whose every write notifies it: the
@@ -147,6 +151,11 @@ export async function openGatewayCatalog(options: OpenCatalogOptions): Promise<G
         ),
     });
     await live.start();
+    // Other instances' approvals arrive within a second when they share a PostgreSQL server.
+    const toolPins = new ToolPins(db, (error) =>
+      logger.warn({ err: { message: (error as Error).message } }, 'a tool sighting could not be recorded'),
+    );
+    await toolPins.start(db.kind === 'postgres' ? 1_000 : 0);
     for (const kind of RECORD_KINDS) {
       for (const slug of live.snapshot.records.get(kind)?.keys() ?? []) {
         if (configRecords.has(kind, slug)) {
@@ -168,7 +177,9 @@ export async function openGatewayCatalog(options: OpenCatalogOptions): Promise<G
       configRecords,
       adminKey: admin,
       sessionSecret: Buffer.from(hkdfSync('sha256', current, Buffer.alloc(0), 'gw-console-session', 32)),
+      toolPins,
       close: async () => {
+        await toolPins.stop();
         await started.stop();
         await db.close();
       },

@@ -34,9 +34,11 @@ export function catalogRecordChecks(options: RecordCheckOptions): CatalogStoreHo
       let refusal: string | undefined;
       if (kind === 'providers') refusal = providerRefusal(data);
       else if (kind === 'mcp-servers') {
+        // `tool_pinning` is the gateway's own field, not the MCP proxy's.
+        const { tool_pinning: _pinning, ...server } = data;
         try {
           identityForwarding({
-            mcpServers: [data as unknown as McpServerConfig],
+            mcpServers: [server as unknown as McpServerConfig],
             signer: options.signer(),
             acceptsIdentityTokens: options.acceptsIdentityTokens,
           });

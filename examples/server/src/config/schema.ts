@@ -1,7 +1,7 @@
 import { recordSchemas } from '@gw/catalog';
 import { z } from 'zod';
 
-const { httpUrl, anthropicProvider, mcpServer, prompt } = recordSchemas;
+const { httpUrl, anthropicProvider, mcpServer, prompt, policy } = recordSchemas;
 const optionalString = z
   .string()
   .optional()
@@ -49,7 +49,15 @@ function unique<T>(items: T[], key: (item: T) => string, what: string, ctx: z.Re
 /** The gateway's JSON config file. */
 export const gatewayConfigSchema = z
   .strictObject({
-    auth: z.strictObject({ apiKeys: z.array(apiKey).optional(), jwt_validation: jwtValidation.optional() }).optional(),
+    auth: z
+      .strictObject({
+        apiKeys: z.array(apiKey).optional(),
+        jwt_validation: jwtValidation.optional(),
+        groups_claim: z.string().min(1).max(200).optional(),
+      })
+      .optional(),
+    access: z.strictObject({ mode: z.enum(['open', 'policies']).optional() }).optional(),
+    policies: z.array(policy).optional(),
     providers: z.array(z.discriminatedUnion('provider', [anthropicProvider, bedrockProvider])).optional(),
     mcpServers: z.array(mcpServer).optional(),
     prompts: z.array(prompt).optional(),
@@ -58,6 +66,7 @@ export const gatewayConfigSchema = z
     unique(config.providers ?? [], (p) => p.slug, 'provider slug', ctx, 'providers');
     unique(config.mcpServers ?? [], (s) => s.slug, 'MCP server slug', ctx, 'mcpServers');
     unique(config.prompts ?? [], (p) => p.id, 'prompt id', ctx, 'prompts');
+    unique(config.policies ?? [], (p) => p.slug, 'policy slug', ctx, 'policies');
   });
 
 /** A validated config. */

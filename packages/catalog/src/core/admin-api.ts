@@ -19,6 +19,27 @@ import {
 } from './errors';
 import { RECORD_KINDS, type RecordKind } from './records';
 import type { CatalogStore } from './store';
+import type { ToolPinView } from './tool-pins';
+
+/** The question of `GET /admin/v1/access/explain`. */
+export interface AccessQuestion {
+  /** The user id (`user=`). Default: none. */
+  user?: string;
+  /** The groups (`groups=a,b`). Default `[]`. */
+  groups: string[];
+  /** The API key id (`apiKey=`). Default: none. */
+  apiKey?: string;
+  /** The resource as written: `@<slug>/<model>`, `mcp:<server>`, `mcp:<server>/<tool>` or `integration:<slug>`. */
+  resource: string;
+}
+
+/** The answer of `GET /admin/v1/access/explain`. */
+export interface AccessAnswer {
+  allowed: boolean;
+  mode: string;
+  policies: string[];
+  reason: string;
+}
 
 /** One model of a provider's list, as `GET /admin/v1/providers/<slug>/models` answers it. */
 export interface AdminModel {
@@ -52,6 +73,19 @@ export interface AdminApiOptions {
   providerModels?: (slug: string) => AdminModelList | undefined | Promise<AdminModelList | undefined>;
   /** Largest request body, in bytes. Default 1048576 (1 MiB). */
   bodyLimitBytes?: number;
+  /**
+   * Answers `GET /admin/v1/access/explain` with the gateway's own access decision; throws an error
+   * with `code: "invalid_resource"` for a resource it cannot read. Default: none (404).
+   */
+  explainAccess?: (question: AccessQuestion) => AccessAnswer;
+  /**
+   * Tool pinning of MCP servers: `GET /admin/v1/mcp-servers/<slug>/tools` and
+   * `POST /admin/v1/mcp-servers/<slug>/tools/<name>/approve`. Default: none (404).
+   */
+  toolPins?: {
+    list(server: string): Promise<ToolPinView[]>;
+    approve(server: string, name: string, actor: string): Promise<ToolPinView>;
+  };
   /** Called with every failure that is not the admin API's own (answered `503 catalog_unavailable`), for the host's log. Default: none. */
   onInternalError?: (error: unknown) => void;
 }
@@ -69,7 +103,11 @@ const OBJECT_NAMES = new Map<RecordKind, string>([
   ['mcp-servers', 'mcp_server'],
   ['prompts', 'prompt'],
   ['api-keys', 'api_key'],
+  ['policies', 'policy'],
 ]);
+
+/** Most groups one explain question names. */
+const MAX_EXPLAIN_GROUPS = 100;
 
 let openApiDocument: string | undefined;
 /** The OpenAPI document of the admin API, as shipped with the package. */
@@ -100,9 +138,57 @@ export function createAdminApi(options: AdminApiOptions): AdminApiHandler {
     const question = path.indexOf('?');
     const query = new URLSearchParams(question === -1 ? '' : path.slice(question + 1));
     const segments = (question === -1 ? path : path.slice(0, question)).split('/').filter((s) => s !== '');
-    if (segments.length > 3) throw new AdminRouteNotFoundError('No admin route has this path.');
+    if (segments.length > 5) throw new AdminRouteNotFoundError('No admin route has this path.');
     const method = req.method ?? 'GET';
-    const [first, second, third] = segments.map(decodeSegment);
+    const [first, second, third, fourth, fifth] = segments.map(decodeSegment);
+
+    if (first === 'access' && second === 'explain' && segments.length === 2 && options.explainAccess) {
+      allow(method, ['GET']);
+      const resource = query.get('resource');
+      if (resource === null || resource === '') {
+        throw new InvalidRecordError('resource is required, for example "@anthropic/claude-sonnet-4-5".', 'resource');
+      }
+      const groups = (query.get('groups') ?? '')
+        .split(',')
+        .map((g) => g.trim())
+        .filter((g) => g !== '');
+      if (groups.length > MAX_EXPLAIN_GROUPS) {
+        throw new InvalidRecordError(`groups names more than ${MAX_EXPLAIN_GROUPS} groups.`, 'groups');
+      }
+      const question: AccessQuestion = { groups, resource };
+      const user = query.get('user');
+      if (user !== null && user !== '') question.user = user;
+      const apiKey = query.get('apiKey');
+      if (apiKey !== null && apiKey !== '') question.apiKey = apiKey;
+      let answer: AccessAnswer;
+      try {
+        answer = options.explainAccess(question);
+      } catch (error) {
+        if ((error as { code?: unknown })?.code === 'invalid_resource') {
+          throw new InvalidRecordError((error as Error).message, 'resource');
+        }
+        throw error;
+      }
+      send(res, 200, answer);
+      return;
+    }
+    if (first === 'mcp-servers' && second !== undefined && third === 'tools' && options.toolPins) {
+      if (configRecords?.get('mcp-servers', second) === undefined) await store.get('mcp-servers', second);
+      if (segments.length === 3) {
+        allow(method, ['GET']);
+        send(res, 200, { object: 'list', data: await options.toolPins.list(second) });
+        return;
+      }
+      if (segments.length === 5 && fourth !== undefined && fifth === 'approve') {
+        allow(method, ['POST']);
+        const approved = await options.toolPins.approve(second, fourth, principal.actor);
+        await written('mcp-servers');
+        send(res, 200, approved);
+        return;
+      }
+      throw new AdminRouteNotFoundError('No admin route has this path.');
+    }
+    if (segments.length > 3) throw new AdminRouteNotFoundError('No admin route has this path.');
 
     if (first === 'openapi.json' && segments.length === 1) {
       allow(method, ['GET']);
@@ -115,7 +201,7 @@ export function createAdminApi(options: AdminApiOptions): AdminApiHandler {
     if (first === 'audit' && segments.length === 1) {
       allow(method, ['GET']);
       const record = query.get('record') ?? undefined;
-      if (record !== undefined && !/^(providers|mcp-servers|prompts|api-keys)\/[^/]{1,128}$/.test(record)) {
+      if (record !== undefined && !/^(providers|mcp-servers|prompts|api-keys|policies)\/[^/]{1,128}$/.test(record)) {
         throw new InvalidRecordError(
           'record must be <kind>/<slug-or-id>, for example "providers/anthropic-prod".',
           'record',

@@ -39,6 +39,25 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX gw_audit_record ON gw_audit (kind, slug, id DESC);
     `,
   },
+  {
+    version: 2,
+    description: 'MCP tool pinning: each tool seen and the digest an admin approved',
+    sql: `
+      CREATE TABLE gw_mcp_tools (
+        server text NOT NULL,
+        name text NOT NULL,
+        seen_digest text NOT NULL,
+        seen_description text,
+        approved_digest text,
+        approved_description text,
+        first_seen_at timestamptz NOT NULL,
+        seen_at timestamptz NOT NULL,
+        approved_at timestamptz,
+        approved_by text,
+        PRIMARY KEY (server, name)
+      );
+    `,
+  },
 ];
 
 /** An arbitrary constant: the advisory lock that lets one instance migrate at a time. */

@@ -2,10 +2,10 @@ import { z } from 'zod';
 import { InvalidRecordError } from './errors';
 
 /** The kinds of record, as named in the admin API's paths. */
-export type RecordKind = 'providers' | 'mcp-servers' | 'prompts' | 'api-keys';
+export type RecordKind = 'providers' | 'mcp-servers' | 'prompts' | 'api-keys' | 'policies';
 
 /** Every kind, in the order the admin API lists them. */
-export const RECORD_KINDS: readonly RecordKind[] = ['providers', 'mcp-servers', 'prompts', 'api-keys'];
+export const RECORD_KINDS: readonly RecordKind[] = ['providers', 'mcp-servers', 'prompts', 'api-keys', 'policies'];
 
 const slug = z
   .string()
@@ -64,6 +64,7 @@ const mcpServer = z.strictObject({
     .optional(),
   jwt_audience: z.string().min(1).optional(),
   bearer_audience: z.string().min(1).optional(),
+  tool_pinning: z.boolean().optional(),
 });
 
 const prompt = z.looseObject({
@@ -80,8 +81,32 @@ const apiKeyUser = z.looseObject({
   username: z.string().optional(),
   workspace_id: z.string().optional(),
   organisation_id: z.string().optional(),
+  groups: z.array(z.string().min(1).max(256)).max(100).optional(),
 });
 const apiKey = z.strictObject({ user: apiKeyUser, name: z.string().min(1).max(200).optional() });
+
+/** A `*` pattern of an access policy: `*` stands for any run of characters. */
+const pattern = z
+  .string()
+  .min(1, 'must not be empty')
+  .max(256)
+  .refine((p) => p.split('*').length <= 17, 'has more than 16 "*"');
+const names = z.array(z.string().min(1).max(256)).max(1000);
+const patterns = z.array(pattern).max(1000);
+
+const policy = z.strictObject({
+  slug,
+  name: z.string().min(1).max(200).optional(),
+  subjects: z.strictObject({ users: names.optional(), groups: names.optional(), apiKeys: names.optional() }),
+  allow: z.strictObject({
+    models: patterns.optional(),
+    mcpServers: z
+      .array(z.strictObject({ server: pattern, tools: patterns.optional() }))
+      .max(1000)
+      .optional(),
+    integrations: patterns.optional(),
+  }),
+});
 
 /**
  * The shapes of the catalog's records (zod schemas), the one definition of what a provider, an
@@ -98,6 +123,7 @@ export const recordSchemas = {
   mcpServer,
   prompt,
   apiKeyUser,
+  policy,
 };
 
 /** The fields of each kind that are secrets: stored sealed, answered only as `<field>Hint`. */
@@ -129,6 +155,8 @@ function schemaOf(kind: RecordKind, input: unknown): z.ZodType {
       return prompt;
     case 'api-keys':
       return apiKey;
+    case 'policies':
+      return policy;
   }
 }
 

@@ -38,7 +38,7 @@ export interface AuditEntry {
   id: number;
   at: string;
   actor: string;
-  action: 'create' | 'update' | 'delete' | 'revoke';
+  action: 'create' | 'update' | 'delete' | 'revoke' | 'approve_tool';
   record: string;
   version: number | null;
   fields: string[];

@@ -141,3 +141,24 @@ export class RawBodyUnavailableError extends IdentityForwardingError {
   readonly status = 500;
   readonly type = 'api_error' as const;
 }
+
+/** The host's access rules do not let the caller use this MCP server (`authorize` said no). */
+export class AccessDeniedError extends IdentityForwardingError {
+  readonly code = 'access_denied';
+  readonly status = 403;
+  readonly type = 'permission_error';
+}
+
+/** An MCP request whose tools the gateway inspects is larger than it reads (`maxInspectedBodyBytes`). */
+export class McpBodyTooLargeError extends IdentityForwardingError {
+  readonly code = 'body_too_large';
+  readonly status = 413;
+  readonly type = 'invalid_request_error';
+}
+
+/** An inspected MCP answer could not be read (compressed, too large, or cut short). */
+export class UpstreamInvalidResponseError extends IdentityForwardingError {
+  readonly code = 'upstream_invalid_response';
+  readonly status = 502;
+  readonly type = 'api_error';
+}

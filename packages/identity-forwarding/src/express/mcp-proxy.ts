@@ -12,6 +12,9 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { createProxyMiddleware } from 'http-proxy-middleware';
 import type { IdentityTokenSigner } from '@gw/jwks';
 import {
+  AccessDeniedError,
+  McpBodyTooLargeError,
+  UpstreamInvalidResponseError,
   InvalidMcpPathError,
   McpServerNotFoundError,
   MethodNotAllowedError,
@@ -24,6 +27,8 @@ import { DEFAULT_HEADER_NAMES, resolveServer, type McpServerConfig } from '../co
 import { IdentityForwarder } from '../core/forwarder';
 import { rejectUnknownOptions } from '@gw/options';
 import { IdentityTokenCache } from '../core/token-cache';
+import type { GatewayIdentity } from '../core/identity';
+import { filterJsonAnswer, inspectRequest, SseToolFilter, type McpAccess, type McpToolGate } from '../core/tool-gate';
 import { detectMissingCall, type GatewayLocals, type Logger } from './shared';
 
 /** Options of {@link identityForwarding}. */
@@ -55,6 +60,19 @@ export interface IdentityForwardingOptions {
    * address. Default `[]`: every client's own `x-forwarded-for`, `forwarded` and `x-real-ip` are dropped.
    */
   trustedProxies?: readonly string[];
+  /**
+   * The host's access rule, called for every request with the caller and the server's slug before
+   * anything is sent: `{ allowed: false }` answers `403 access_denied`; `tools` makes the gateway
+   * read the request body (POST, at most `maxInspectedBodyBytes`) to answer a `tools/call` the gate
+   * refuses itself (JSON-RPC error `-32602`, never sent to the server) and to keep only allowed
+   * tools in `tools/list` answers (JSON or event stream). Every other request and answer streams
+   * through untouched. Must not wait. Default: none (every caller, every tool).
+   */
+  authorize?: (identity: GatewayIdentity, server: string) => McpAccess;
+  /** Largest request body read when `authorize` gives a tool gate, in bytes. Default 4194304 (4 MiB). */
+  maxInspectedBodyBytes?: number;
+  /** Largest JSON answer to a `tools/list` read to filter its tools, in bytes. Default 16777216 (16 MiB). */
+  maxInspectedAnswerBytes?: number;
 }
 
 /** The middleware returned by {@link identityForwarding}, with what the host's metrics read. */
@@ -78,6 +96,12 @@ interface ProxyState {
   next: NextFunction;
   started: number;
   timedOut: boolean;
+  /** The request body read for inspection: sent instead of the (consumed) stream. */
+  body?: Buffer;
+  /** `tools/list` ids whose answers are filtered through `gate`. */
+  listIds?: ReadonlySet<string>;
+  gate?: McpToolGate;
+  maxAnswerBytes?: number;
 }
 
 type ProxiedRequest = IncomingMessage & { [UPSTREAM_PATH]?: string; [PROXY_STATE]?: ProxyState };
@@ -112,8 +136,27 @@ export function identityForwarding(options: IdentityForwardingOptions): Identity
       'logger',
       'now',
       'trustedProxies',
+      'authorize',
+      'maxInspectedBodyBytes',
+      'maxInspectedAnswerBytes',
     ],
     'identityForwarding',
+  );
+  const authorize = options.authorize;
+  if (authorize !== undefined && typeof authorize !== 'function') {
+    throw new TypeError('authorize must be a function (identity, server) => { allowed, tools? }.');
+  }
+  const positiveBytes = (name: string, value: number | undefined, fallback: number) => {
+    if (value === undefined) return fallback;
+    if (!Number.isInteger(value) || value <= 0)
+      throw new TypeError(`${name} must be a positive whole number of bytes, for example ${fallback}.`);
+    return value;
+  };
+  const maxInspectedBodyBytes = positiveBytes('maxInspectedBodyBytes', options.maxInspectedBodyBytes, 4 * 1024 * 1024);
+  const maxInspectedAnswerBytes = positiveBytes(
+    'maxInspectedAnswerBytes',
+    options.maxInspectedAnswerBytes,
+    16 * 1024 * 1024,
   );
   const timeoutMs = options.timeoutMs ?? 30_000;
   if (!Number.isFinite(timeoutMs) || timeoutMs <= 0)
@@ -217,9 +260,20 @@ export function identityForwarding(options: IdentityForwardingOptions): Identity
       next(new MissingCredentialsError('No authenticated caller.', { 'www-authenticate': 'Bearer' }));
       return;
     }
+    let gate: McpToolGate | undefined;
+    if (authorize !== undefined) {
+      const access = authorize(identity, slug);
+      if (access?.allowed !== true) {
+        next(new AccessDeniedError(`The caller may not use MCP server "${slug.slice(0, 64)}".`));
+        return;
+      }
+      gate = method === 'POST' ? access.tools : undefined;
+    }
     try {
       const headers = forwarder.upstreamHeaders(req.headers, identity);
       headers['x-forwarded-for'] = forwardedFor(req, trustedProxies);
+      // Answers the gateway reads must come uncompressed.
+      if (gate !== undefined) headers['accept-encoding'] = 'identity';
       req.headers = headers as Request['headers'];
     } catch (error) {
       next(error);
@@ -228,9 +282,32 @@ export function identityForwarding(options: IdentityForwardingOptions): Identity
     const upstream = forwarder.server.url;
     (req as ProxiedRequest)[UPSTREAM_PATH] =
       `${upstream.pathname}${rest}${upstreamQuery(upstream.search, current.configuredQueryNames.get(slug) as ReadonlySet<string>, query === -1 ? '' : url.slice(query + 1))}`;
-    (req as ProxiedRequest)[PROXY_STATE] = { next, started: performance.now(), timedOut: false };
+    const state: ProxyState = { next, started: performance.now(), timedOut: false };
+    (req as ProxiedRequest)[PROXY_STATE] = state;
     locals(res).target = slug;
-    (current.proxies.get(slug) as RequestHandler)(req, res, next);
+    const proxy = current.proxies.get(slug) as RequestHandler;
+    if (gate === undefined) {
+      proxy(req, res, next);
+      return;
+    }
+    const toolGate = gate;
+    readInspectedBody(req, maxInspectedBodyBytes).then((body) => {
+      const inspected = inspectRequest(body.toString('utf8'), toolGate);
+      if (inspected.answer !== undefined) {
+        res.statusCode = 200;
+        res.setHeader('content-type', 'application/json');
+        res.setHeader('content-length', Buffer.byteLength(inspected.answer));
+        res.end(inspected.answer);
+        return;
+      }
+      state.body = body;
+      if (inspected.listIds.size > 0) {
+        state.listIds = inspected.listIds;
+        state.gate = toolGate;
+        state.maxAnswerBytes = maxInspectedAnswerBytes;
+      }
+      proxy(req, res, next);
+    }, next);
   };
   return Object.defineProperties(middleware, {
     tokenCache: { value: tokenCache, enumerable: true },
@@ -381,6 +458,12 @@ function createUpstreamProxy(url: URL, timeoutMs: number, idleTimeoutMs: number)
         }, timeoutMs);
         proxyReq.once('response', () => clearTimeout(timer));
         proxyReq.once('close', () => clearTimeout(timer));
+        if (state.body !== undefined) {
+          // The stream was read for inspection: its bytes go as read (the proxy then ends the request).
+          proxyReq.removeHeader('transfer-encoding');
+          proxyReq.setHeader('content-length', state.body.length);
+          proxyReq.write(state.body);
+        }
         res.once('close', () => {
           if (!res.writableFinished) proxyReq.destroy();
         });
@@ -393,6 +476,10 @@ function createUpstreamProxy(url: URL, timeoutMs: number, idleTimeoutMs: number)
         record.upstreamMs = performance.now() - state.started;
         if (response.headersSent || response.destroyed) {
           proxyRes.destroy();
+          return;
+        }
+        if (state.listIds !== undefined && state.gate !== undefined) {
+          filterToolList(proxyRes, response, state);
           return;
         }
         response.writeHead(proxyRes.statusCode ?? 502, endToEndResponseHeaders(proxyRes.headers));
@@ -431,4 +518,110 @@ function createUpstreamProxy(url: URL, timeoutMs: number, idleTimeoutMs: number)
 export function mapUpstreamError(error: NodeJS.ErrnoException, timedOut: boolean): Error {
   if (timedOut || error.code === 'ETIMEDOUT') return new UpstreamTimeoutError('The MCP server did not answer in time.');
   return new UpstreamUnreachableError('The MCP server could not be reached.');
+}
+
+/** Reads a request body of at most `limit` bytes (`413 body_too_large` past it). */
+function readInspectedBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > limit) {
+    req.resume();
+    return Promise.reject(new McpBodyTooLargeError(`The MCP request body is larger than ${limit} bytes.`));
+  }
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        req.off('data', onData);
+        req.resume();
+        reject(new McpBodyTooLargeError(`The MCP request body is larger than ${limit} bytes.`));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    req.on('data', onData);
+    req.once('end', () => resolve(Buffer.concat(chunks)));
+    req.once('error', reject);
+  });
+}
+
+/**
+ * Writes an MCP server's answer to a request holding `tools/list` with only the allowed tools: a
+ * JSON answer is read whole (at most `maxAnswerBytes`), an event stream is filtered event by event
+ * as it arrives; any other answer passes unchanged. A compressed answer is refused (502).
+ */
+function filterToolList(proxyRes: IncomingMessage, response: ServerResponse, state: ProxyState): void {
+  const listIds = state.listIds as ReadonlySet<string>;
+  const gate = state.gate as McpToolGate;
+  const type = String(proxyRes.headers['content-type'] ?? '').toLowerCase();
+  const encoding = String(proxyRes.headers['content-encoding'] ?? 'identity').toLowerCase();
+  const headers = endToEndResponseHeaders(proxyRes.headers);
+  const status = proxyRes.statusCode ?? 502;
+  const isJson = type.startsWith('application/json');
+  const isStream = type.startsWith('text/event-stream');
+  if ((isJson || isStream) && encoding !== 'identity') {
+    proxyRes.destroy();
+    state.next(
+      new UpstreamInvalidResponseError('The MCP server answered tools/list compressed; the gateway cannot filter it.'),
+    );
+    return;
+  }
+  if (isJson) {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    proxyRes.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > (state.maxAnswerBytes as number)) {
+        proxyRes.destroy();
+        if (!response.headersSent)
+          state.next(
+            new UpstreamInvalidResponseError('The MCP server answered tools/list with more than the gateway reads.'),
+          );
+        return;
+      }
+      chunks.push(chunk);
+    });
+    proxyRes.once('end', () => {
+      if (response.headersSent || response.destroyed) return;
+      const text = filterJsonAnswer(Buffer.concat(chunks).toString('utf8'), listIds, gate);
+      delete headers['content-length'];
+      headers['content-length'] = Buffer.byteLength(text);
+      response.writeHead(status, headers);
+      response.end(text);
+    });
+    proxyRes.once('error', () => response.destroy());
+    return;
+  }
+  if (isStream) delete headers['content-length'];
+  response.writeHead(status, headers);
+  if (isStream) response.flushHeaders();
+  if (!isStream) {
+    proxyRes.once('error', () => response.destroy());
+    proxyRes.pipe(response);
+    return;
+  }
+  const filter = new SseToolFilter(listIds, gate);
+  proxyRes.on('data', (chunk: Buffer) => {
+    let text: string;
+    try {
+      text = filter.push(chunk);
+    } catch {
+      proxyRes.destroy();
+      response.destroy();
+      return;
+    }
+    if (text !== '') response.write(text);
+  });
+  proxyRes.once('end', () => {
+    try {
+      response.end(filter.end());
+    } catch {
+      response.destroy();
+    }
+  });
+  proxyRes.once('error', () => response.destroy());
+  response.once('close', () => {
+    if (!proxyRes.complete) proxyRes.destroy();
+  });
 }

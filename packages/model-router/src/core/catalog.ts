@@ -1,4 +1,5 @@
-import { ModelNotEnabledError, ProviderRequiredError, UnknownProviderError } from './errors';
+import type { IncomingMessage } from 'node:http';
+import { AccessDeniedError, ModelNotEnabledError, ProviderRequiredError, UnknownProviderError } from './errors';
 import { KNOWN_ANTHROPIC_MODELS } from './known-models';
 import { rejectUnknownOptions } from '@gw/options';
 import { ProviderKey } from './secret';
@@ -189,4 +190,29 @@ export function enabledModels(provider: ProviderEntry, available?: readonly stri
     for (const id of available) if (!listed.has(id) && isModelEnabled(provider, id)) enabled.push(id);
   }
   return enabled;
+}
+
+/** A model a request resolved to: the provider's slug and the model id without `@slug/`. */
+export interface ModelResource {
+  provider: string;
+  model: string;
+}
+
+/**
+ * Decides whether the caller of `req` may use a model; `false` answers `403 access_denied` (param
+ * `model`) before the provider is called. Must not wait (it runs on every model request).
+ */
+export type ModelAuthorizer = (req: IncomingMessage, resource: ModelResource) => boolean;
+
+/** Throws `403 access_denied` when `authorize` refuses the caller of `req` the model. */
+export function checkModelAccess(
+  authorize: ModelAuthorizer | undefined,
+  req: IncomingMessage,
+  resource: ModelResource,
+): void {
+  if (authorize === undefined || authorize(req, resource) === true) return;
+  throw new AccessDeniedError(
+    `The caller may not use @${resource.provider.slice(0, 64)}/${resource.model.slice(0, 128)}.`,
+    { param: 'model' },
+  );
 }

@@ -151,6 +151,13 @@ export class ModelNotEnabledError extends ModelRouterError {
   override readonly type = 'permission_error';
 }
 
+/** The host's access rules do not let the caller use this model (`authorize` said no). */
+export class AccessDeniedError extends ModelRouterError {
+  readonly code = 'access_denied';
+  readonly status = 403;
+  override readonly type = 'permission_error';
+}
+
 /** No stored prompt template has this id. */
 export class PromptNotFoundError extends ModelRouterError {
   readonly code = 'prompt_not_found';

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import { createParser } from 'eventsource-parser';
 import type { Dispatcher } from 'undici';
-import { resolveModel, type Catalog } from '../core/catalog';
+import { checkModelAccess, resolveModel, type Catalog, type ModelAuthorizer } from '../core/catalog';
 import type { CallerIdResolver } from '../core/caller';
 import { upstreamJson } from '../core/streaming-json';
 import { UnknownProviderError } from '../core/errors';
@@ -35,6 +35,8 @@ export interface ChatContext {
   timeoutMs: number;
   limits: UpstreamLimits;
   callerId: CallerIdResolver;
+  /** The host's access rule for models. Default: none (every caller may use every enabled model). */
+  authorize?: ModelAuthorizer;
 }
 
 /** Runs one chat completion (also used by prompt templates), streaming or not. */
@@ -51,6 +53,7 @@ export async function runChatCompletion(
     bodyModel,
     gatewayHeader(req.headers, 'provider') ?? config.provider,
   );
+  checkModelAccess(context.authorize, req, { provider: provider.slug, model });
   if (provider.provider !== 'anthropic')
     throw new UnknownProviderError(`@${provider.slug} does not serve chat completions.`, { param: 'model' });
   const { request, ignoredParams, jsonTool } = await toAnthropicConversion(body, {

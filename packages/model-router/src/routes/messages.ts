@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
-import { resolveModel, type Catalog } from '../core/catalog';
+import { checkModelAccess, resolveModel, type Catalog, type ModelAuthorizer } from '../core/catalog';
 import { InvalidRequestError, MaxTokensRequiredError, UnknownProviderError } from '../core/errors';
 import { gatewayHeader, readGatewayConfig } from '../core/gateway-headers';
 import { anthropicApi } from '../providers/anthropic';
@@ -51,6 +51,7 @@ export async function runNativeMessages(
     timeoutMs: number;
     limits: UpstreamLimits;
     callerId: CallerIdResolver;
+    authorize?: ModelAuthorizer;
   },
   endpoint: 'messages' | 'countTokens',
   req: IncomingMessage,
@@ -66,6 +67,7 @@ export async function runNativeMessages(
     body.model,
     gatewayHeader(req.headers, 'provider') ?? config.provider,
   );
+  checkModelAccess(context.authorize, req, { provider: provider.slug, model });
   if (provider.provider !== 'anthropic')
     throw new UnknownProviderError(`@${provider.slug} does not serve messages.`, { param: 'model' });
   if (endpoint === 'messages' && (body.max_tokens === undefined || body.max_tokens === null)) {

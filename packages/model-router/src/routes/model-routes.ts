@@ -1,5 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createInMemoryCatalog, enabledModels, type Catalog, type ModelProviderConfig } from '../core/catalog';
+import {
+  createInMemoryCatalog,
+  enabledModels,
+  type Catalog,
+  type ModelAuthorizer,
+  type ModelProviderConfig,
+} from '../core/catalog';
 import { UnknownProviderError } from '../core/errors';
 import { gatewayHeader } from '../core/gateway-headers';
 import { parseBodyLimit, parseMaxJsonDepth, readJsonBody } from '../core/json-body';
@@ -65,6 +71,13 @@ export interface ModelRouterOptions {
    * `500 internal_error`), for the host's log. Default: none.
    */
   onInternalError?: (error: unknown) => void;
+  /**
+   * The host's access rule: called with the request and the resolved `{ provider, model }` of every
+   * chat completion, messages, count_tokens and prompt request; `false` answers `403 access_denied`
+   * with `param: "model"` before the provider is called, and `GET /models` leaves the model out.
+   * Must not wait. Default: none (every caller may use every enabled model).
+   */
+  authorize?: ModelAuthorizer;
 }
 
 /**
@@ -108,6 +121,7 @@ export function createModelRoutes(options: ModelRouterOptions = {}): ModelRoutes
       'maxRetryTimeMs',
       'callerId',
       'onInternalError',
+      'authorize',
     ],
     'modelRouter',
   );
@@ -135,6 +149,10 @@ export function createModelRoutes(options: ModelRouterOptions = {}): ModelRoutes
       `maxRetryAttempts must be a whole number from 0 to 10, for example 3 (got ${String(options.maxRetryAttempts)}).`,
     );
   }
+  if (options.authorize !== undefined && typeof options.authorize !== 'function') {
+    throw new TypeError('authorize must be a function (req, { provider, model }) => boolean.');
+  }
+  const authorize = options.authorize;
   if (options.callerId !== undefined && typeof options.callerId !== 'function') {
     throw new TypeError('callerId must be a function (req) => string | undefined.');
   }
@@ -148,6 +166,7 @@ export function createModelRoutes(options: ModelRouterOptions = {}): ModelRoutes
       maxRetryTimeMs: options.maxRetryTimeMs ?? 30_000,
     },
     callerId: options.callerId ?? defaultCallerId,
+    authorize,
   };
   const onInternalError = options.onInternalError;
 
@@ -187,22 +206,26 @@ export function createModelRoutes(options: ModelRouterOptions = {}): ModelRoutes
         if (!provider) throw new UnknownProviderError(`No model provider is configured as "${named.slice(0, 64)}".`);
         sendJson(res, 200, {
           object: 'list',
-          data: enabledModels(provider, catalog.modelsOf?.(provider)).map((id) => ({
-            id,
-            object: 'model',
-            created: 0,
-            owned_by: provider.slug,
-          })),
+          data: enabledModels(provider, catalog.modelsOf?.(provider))
+            .filter((id) => authorize === undefined || authorize(req, { provider: provider.slug, model: id }))
+            .map((id) => ({
+              id,
+              object: 'model',
+              created: 0,
+              owned_by: provider.slug,
+            })),
         });
         return;
       }
       const data = catalog.listProviders().flatMap((p) =>
-        enabledModels(p, catalog.modelsOf?.(p)).map((id) => ({
-          id: `@${p.slug}/${id}`,
-          object: 'model',
-          created: 0,
-          owned_by: p.slug,
-        })),
+        enabledModels(p, catalog.modelsOf?.(p))
+          .filter((id) => authorize === undefined || authorize(req, { provider: p.slug, model: id }))
+          .map((id) => ({
+            id: `@${p.slug}/${id}`,
+            object: 'model',
+            created: 0,
+            owned_by: p.slug,
+          })),
       );
       sendJson(res, 200, { object: 'list', data });
     } catch (error) {

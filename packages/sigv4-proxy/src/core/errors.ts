@@ -13,6 +13,13 @@ export abstract class Sigv4ProxyError extends Error {
   }
 }
 
+/** The host's access rules do not let the caller use this integration (`authorize` said no). */
+export class AccessDeniedError extends Sigv4ProxyError {
+  readonly code = 'access_denied';
+  readonly status = 403;
+  override readonly type: string = 'permission_error';
+}
+
 /** An AWS integration was named but no custom host was given. */
 export class CustomHostRequiredError extends Sigv4ProxyError {
   readonly code = 'custom_host_required';
