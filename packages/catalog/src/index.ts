@@ -14,4 +14,5 @@ export * from './core/live-catalog';
 export * from './core/config-records';
 export * from './core/admin-access';
 export * from './core/admin-api';
+export * from './core/request-log';
 export { adminApi } from './express';

@@ -1,4 +1,5 @@
 import type { CatalogDatabase } from './database';
+import { REQUEST_LOG_MIGRATION_SQL } from './request-log';
 
 /** One versioned schema change. Versions only ever grow; a released migration never changes. */
 export interface Migration {
@@ -39,6 +40,7 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX gw_audit_record ON gw_audit (kind, slug, id DESC);
     `,
   },
+  { version: 2, description: 'request records', sql: REQUEST_LOG_MIGRATION_SQL },
 ];
 
 /** An arbitrary constant: the advisory lock that lets one instance migrate at a time. */
