@@ -89,7 +89,7 @@ describe('x-gateway-metadata', () => {
       max_tokens: 16,
       messages: [{ role: 'user', content: 'hi' }],
     });
-    expect(data.choices[0]?.message.content).toBe('SECRET-ANSWER');
+    expect(data.choices?.[0]?.message?.content).toBe('SECRET-ANSWER');
     await eventually(10_000, async () => {
       const page = await admin('GET', '/requests?metadata.source=portkey-sdk');
       return page.body.data.length === 1;
