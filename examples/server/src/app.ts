@@ -16,7 +16,7 @@ import {
   protectedResourceMetadata,
   type IdentityForwardingMiddleware,
 } from '@gw/identity-forwarding';
-import { AdminAccess, createAdminApi, useParsedBody, type AdminClaim } from '@gw/catalog';
+import { AdminAccess, RequestLogWriter, createAdminApi, useParsedBody, type AdminClaim } from '@gw/catalog';
 import { gatewayConsole } from '@gw/console';
 import { ProviderModelLists, createModelRoutes, type ProviderEntry } from '@gw/model-router';
 import { sigv4Proxy } from '@gw/sigv4-proxy';
@@ -32,6 +32,8 @@ import { errorHandler, logUnhandled, refuseBadRequestTarget, routeNotFound } fro
 import { requestContext } from './http/request-context';
 import { mountRouteTable, type NodeMiddleware, type RouteTable, type RouteTableEntry } from './http/route-table';
 import { GatewayMetrics } from './observability/metrics';
+import type { RequestRecord } from './observability/request-record';
+import type { TracingStats } from './observability/tracing';
 
 /** Everything the gateway is built from. */
 export interface GatewayOptions {
@@ -59,6 +61,14 @@ export interface GatewayOptions {
   modelLists?: ProviderModelLists;
   /** `access.mode` / `GATEWAY_ACCESS_MODE` (CONTRACT section 10). Default `open`. */
   accessMode?: AccessMode;
+  /**
+   * Request records in the catalog's database (CONTRACT section 9): `false` keeps them out of the
+   * database (they are still logged). Default, with a catalog: kept 30 days
+   * (`GATEWAY_REQUEST_LOG_DAYS`), at most 10000 waiting to be inserted.
+   */
+  requestLog?: false | { retentionDays?: number; maxQueue?: number; flushIntervalMs?: number };
+  /** The OpenTelemetry SDK's counts, for the metrics, when `startTracing` started it. Default: none. */
+  tracingStats?: () => TracingStats;
 }
 
 /** The assembled gateway: the Express app and what operators observe. */
@@ -78,8 +88,10 @@ export interface Gateway {
   mcp: IdentityForwardingMiddleware;
   /** The catalog as requests read it now. */
   readonly view: CatalogView;
-  /** Stops following the catalog's changes. */
-  close(): void;
+  /** The writer of request records to the catalog's database, when there is one. */
+  readonly requestLog: RequestLogWriter | undefined;
+  /** Stops following the catalog's changes and writes the request records still queued (at most 5 s). */
+  close(): Promise<void>;
   /** Tells the gateway the address it listens on (the console's "test" buttons call it there). */
   listeningOn(baseUrl: string): void;
 }
@@ -113,11 +125,26 @@ export function createGateway(options: GatewayOptions): Gateway {
     toolPins: catalog?.toolPins,
   });
   const enforcing = accessMode === 'policies';
+  const requestLog =
+    catalog && options.requestLog !== false
+      ? new RequestLogWriter({
+          db: catalog.db,
+          ...options.requestLog,
+          onError: (error) =>
+            logger.warn(
+              { err: { message: String((error as Error)?.message ?? error).slice(0, 200) } },
+              'request records not written to the catalog database (retrying; the queue is bounded)',
+            ),
+        })
+      : undefined;
   // Metrics read the token cache of the MCP gateway built below, when scraped.
   const metrics = new GatewayMetrics(() => mcp.tokenCache.stats, {
     catalogStatus: catalog ? () => catalog.live.status : undefined,
     catalogCounts: () => view.counts,
+    requestLog: requestLog ? () => requestLog.stats : undefined,
+    tracing: options.tracingStats,
   });
+  const recordSink = requestLog ? (record: RequestRecord) => void requestLog.push(record) : undefined;
   const jwtValidation = validation && {
     ...validation,
     keys: options.identityProviderKeys,
@@ -234,6 +261,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       configRecords: catalog.configRecords,
       // The next request on this instance sees the change: the snapshot is reloaded before the answer.
       afterWrite: () => catalog.live.reload(),
+      requestRecords: requestLog ? catalog.db : undefined,
       providerModels: async (slug) => {
         const provider = view.modelProviders.get(slug);
         // The first look at a provider waits for its own list (at most the lists' timeout).
@@ -274,13 +302,13 @@ export function createGateway(options: GatewayOptions): Gateway {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', false);
-  app.use(requestContext(logger, metrics));
+  app.use(requestContext(logger, metrics, recordSink));
   app.use(refuseBadRequestTarget);
   mountRouteTable(app, routes);
   app.use(routeNotFound);
   app.use(errorHandler(logger));
 
-  const listener = createDirectListener({ logger, metrics, routes, app });
+  const listener = createDirectListener({ logger, metrics, routes, app, recordSink });
   return {
     listener,
     app,
@@ -293,9 +321,11 @@ export function createGateway(options: GatewayOptions): Gateway {
     listeningOn: (baseUrl: string) => {
       selfUrl = baseUrl;
     },
-    close: () => {
+    requestLog,
+    close: async () => {
       unsubscribe?.();
       if (!options.modelLists) modelLists.stop();
+      await requestLog?.close();
     },
   };
 }

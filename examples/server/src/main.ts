@@ -12,6 +12,7 @@ import type { GatewayConfig } from './config/schema';
 import { startDemoMcpServer } from './demo/demo-mcp-server';
 import { DEMO_API_KEY, embeddedDefault } from './demo/embedded-default';
 import { createLogger, flushLogger } from './observability/logger';
+import { startTracing } from './observability/tracing';
 
 /** `PUBLIC_BASE_URL`: the gateway's public origin (for RFC 9728 metadata behind a proxy). */
 function parsePublicBaseUrl(value: string): string {
@@ -188,6 +189,10 @@ export async function startFromEnvironment(
 ): Promise<{ server: Server; stop: () => Promise<void> }> {
   const logger = createLogger(env.LOG_LEVEL ?? 'info');
   const cleanups: (() => Promise<void>)[] = [];
+  const requestLogDays = wholeNumberEnv(env, 'GATEWAY_REQUEST_LOG_DAYS', 30, 1);
+  // The OpenTelemetry SDK only when an OTLP endpoint is set; otherwise nothing is started.
+  const tracing = startTracing(env);
+  if (tracing) cleanups.push(() => tracing.shutdown());
   let config: GatewayConfig;
   let identityProviderKeys;
   if (env.GATEWAY_CONFIG) {
@@ -293,8 +298,11 @@ export async function startFromEnvironment(
     adminClaim,
     modelLists,
     accessMode: access,
+    requestLog: { retentionDays: requestLogDays },
+    tracingStats: tracing ? () => tracing.stats : undefined,
   });
-  cleanups.unshift(async () => gateway.close());
+  // First, while the database is open: the request records still queued are written.
+  cleanups.unshift(() => gateway.close());
   const { listener } = gateway;
   const port = Number(env.PORT ?? 8787);
   const host = env.HOST ?? '127.0.0.1';
@@ -373,10 +381,13 @@ export async function startFromEnvironment(
       force.unref();
       server.close(() => {
         clearTimeout(force);
-        void Promise.all(cleanups.map((c) => c())).then(() => {
-          flushLogger(logger);
-          resolve();
-        });
+        // In order: the gateway (its queued records), then the catalog database, the rest.
+        void cleanups
+          .reduce((previous, cleanup) => previous.then(() => cleanup().catch(() => undefined)), Promise.resolve())
+          .then(() => {
+            flushLogger(logger);
+            resolve();
+          });
       });
       server.closeIdleConnections();
     }));

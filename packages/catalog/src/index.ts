@@ -15,4 +15,5 @@ export * from './core/config-records';
 export * from './core/admin-access';
 export * from './core/admin-api';
 export * from './core/tool-pins';
+export * from './core/request-log';
 export { adminApi } from './express';

@@ -43,7 +43,14 @@ export {
   type ModelRoutes,
   type ModelRouteHandler,
 } from './routes/model-routes';
-export { sendError, sendJson, gatewayLocals, type ErrorShape, type GatewayLocals } from './routes/respond';
+export {
+  sendError,
+  sendJson,
+  gatewayLocals,
+  type ErrorShape,
+  type GatewayLocals,
+  type GatewayUsage,
+} from './routes/respond';
 export { openAiErrorBody, anthropicErrorBody, toRenderable, type RenderableError } from './routes/errors';
 
 /** The Express middleware returned by {@link modelRouter}, with its framework-free routes. */

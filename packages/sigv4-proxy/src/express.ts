@@ -11,6 +11,15 @@ import {
 import { resolveIntegration, type AwsIntegration, type ResolvedIntegration } from './core/integration';
 import { rejectUnknownOptions } from '@gw/options';
 import { IntegrationSigner } from './core/signer';
+import {
+  SpanKind,
+  SpanStatusCode,
+  injectTraceHeaders,
+  requestTraceContext,
+  setDefinedAttributes,
+  startSpan,
+  type Context,
+} from '@gw/options';
 import { createDispatcher, isEventStream, isForwardedResponseHeader, mapUpstreamError } from './core/upstream';
 
 /** Options of {@link sigv4Proxy}. */
@@ -230,6 +239,25 @@ export function sigv4Proxy(options: Sigv4ProxyOptions): RequestHandler {
       if (!res.writableFinished) abort.abort();
     });
     const started = performance.now();
+    // The AWS call's span; the endpoint gets a traceparent naming it (outside the signed headers).
+    const { span, context } = startSpan(
+      TRACER_NAME,
+      `${req.method} bedrock`,
+      requestTraceContext(req),
+      SpanKind.CLIENT,
+      {
+        'http.request.method': req.method,
+        'server.address': target.origin.hostname,
+        'cloud.region': target.region,
+        'gateway.provider.slug': locals.target,
+      },
+    );
+    res.once('close', () => {
+      setDefinedAttributes(span, { 'http.response.status_code': locals.upstreamStatus });
+      if (locals.upstreamStatus === undefined || locals.upstreamStatus >= 500)
+        span.setStatus({ code: SpanStatusCode.ERROR });
+      span.end();
+    });
     try {
       const signed = await signer.sign(
         { method: req.method, origin: target.origin, path, query, headers, body },
@@ -239,7 +267,7 @@ export function sigv4Proxy(options: Sigv4ProxyOptions): RequestHandler {
         origin: target.origin.origin,
         method: req.method as 'GET',
         path: q === -1 ? path : `${path}?${query}`,
-        headers: signed,
+        headers: withTraceHeaders(context, signed),
         body: body.length > 0 ? body : undefined,
         headersTimeout: timeoutMs,
         // undici refreshes this timer with every chunk and stops it while the client holds the body back.
@@ -264,6 +292,16 @@ export function sigv4Proxy(options: Sigv4ProxyOptions): RequestHandler {
       next(error instanceof Sigv4ProxyError ? error : mapUpstreamError(error));
     }
   }
+}
+
+/** The instrumentation scope of the proxy's spans. */
+const TRACER_NAME = '@gw/sigv4-proxy';
+
+/** The signed headers plus `traceparent`/`tracestate` of the call's span. */
+function withTraceHeaders(context: Context, signed: Record<string, string>): Record<string, string> {
+  const headers: Record<string, string> = { ...signed };
+  injectTraceHeaders(context, headers);
+  return headers;
 }
 
 /**

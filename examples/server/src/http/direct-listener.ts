@@ -2,7 +2,7 @@ import type { RequestListener } from 'node:http';
 import type { Logger } from 'pino';
 import type { GatewayMetrics } from '../observability/metrics';
 import { renderError, requestTargetRefusal, routeNotFoundError } from './errors';
-import { trackRequest } from './request-context';
+import { trackRequest, type RequestRecordSink } from './request-context';
 import { serveRouteGroup, type RouteGroup, type RouteTable } from './route-table';
 
 export type { NodeMiddleware } from './route-table';
@@ -15,6 +15,8 @@ export interface DirectListenerOptions {
   routes: RouteTable;
   /** The Express app mounted from `routes` (`mountRouteTable`): every request the listener leaves. */
   app: RequestListener;
+  /** Where request records go besides the log. Default: the log only. */
+  recordSink?: RequestRecordSink;
 }
 
 /** A route group as the listener dispatches to it. */
@@ -71,13 +73,13 @@ function isLeftToApp(direct: DirectRouteGroup, path: string): boolean {
  * gateway's CPU per request on these routes (`docs/decisions.md`).
  */
 export function createDirectListener(options: DirectListenerOptions): RequestListener {
-  const { logger, metrics, app } = options;
+  const { logger, metrics, app, recordSink } = options;
   const groups = directRouteGroups(options.routes);
 
   return function gatewayListener(req, res) {
     const refusal = requestTargetRefusal(req);
     if (refusal) {
-      trackRequest(logger, metrics, req, res, '/');
+      trackRequest(logger, metrics, req, res, '/', recordSink);
       return renderError(logger, res, '/', refusal);
     }
     const url = req.url ?? '/';
@@ -87,7 +89,7 @@ export function createDirectListener(options: DirectListenerOptions): RequestLis
     const query = url.indexOf('?');
     const path = query === -1 ? url : url.slice(0, query);
     if (isLeftToApp(direct, path)) return app(req, res);
-    trackRequest(logger, metrics, req, res, path);
+    trackRequest(logger, metrics, req, res, path, recordSink);
     // Below the mount point, as the handlers (and Express) expect.
     req.url = url.slice(prefixEnd);
     const method = req.method;

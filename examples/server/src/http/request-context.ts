@@ -1,18 +1,76 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
+import {
+  SpanKind,
+  SpanStatusCode,
+  contextWithParent,
+  newSpanId,
+  parseTraceparent,
+  setDefinedAttributes,
+  setRequestTraceContext,
+  startSpan,
+} from '@gw/options';
+import type { GatewayIdentity } from '@gw/identity-forwarding';
 import type { GatewayLocals } from '@gw/model-router';
 import type { GatewayMetrics } from '../observability/metrics';
-import { routeFamily } from './route-family';
+import type { RequestRecord } from '../observability/request-record';
+import { routeFamily, type RouteFamily } from './route-family';
 
 const TRACE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+const W3C_TRACE_ID = /^(?!0{32})[0-9a-f]{32}$/;
+
+/** The instrumentation scope of the gateway's own spans. */
+export const TRACER_NAME = '@gw/example-server';
+
+/** Where finished request records go (the catalog database's writer), besides the log line. */
+export type RequestRecordSink = (record: RequestRecord) => void;
+
+/** What the gateway learns about a request while serving it, for its record. */
+export interface RequestState {
+  /** The caller, once authenticated. */
+  identity?: GatewayIdentity;
+  /** The last four characters of the caller's API key. */
+  keyHint?: string;
+  /** The request's `x-gateway-metadata`. */
+  metadata?: Record<string, string>;
+}
+
+const STATE = Symbol('gateway.requestState');
+
+/** The request's {@link RequestState}, created when absent. */
+export function requestState(req: IncomingMessage): RequestState {
+  const holder = req as IncomingMessage & { [STATE]?: RequestState };
+  return (holder[STATE] ??= {});
+}
+
+/** Route families whose requests are recorded (model, MCP and AWS traffic; not health, metrics or admin). */
+const RECORDED: ReadonlySet<RouteFamily> = new Set(['chat', 'models', 'prompts', 'messages', 'mcp', 'aws']);
 
 /**
- * Gives the response `x-gateway-request-id` and `x-gateway-trace-id` (echoed from
- * `x-gateway-trace-id` or `x-portkey-trace-id` when well-formed, otherwise generated), and
- * writes one log line and the metrics of the request when it ends. `path` is the request path
- * without its query string. Works on any node:http request.
+ * The trace a request belongs to: the caller's `traceparent` (W3C Trace Context) when valid; else
+ * a new trace whose id is the caller's `x-gateway-trace-id` when that is 32 hex digits, or derived
+ * from it (its SHA-256), so requests sent with one trace id share one trace; else a new random trace.
+ */
+function incomingTrace(req: IncomingMessage, sent: string | undefined) {
+  const remote = parseTraceparent(req.headers.traceparent, req.headers.tracestate);
+  if (remote) return remote;
+  if (sent === undefined) return undefined;
+  const traceId = W3C_TRACE_ID.test(sent) ? sent : createHash('sha256').update(sent).digest('hex').slice(0, 32);
+  // A made-up parent: the request span is the trace's first recorded span.
+  return { traceId, spanId: newSpanId(), traceFlags: 1, isRemote: true };
+}
+
+/** A non-negative whole number of tokens, or null. */
+const tokens = (value: number | undefined): number | null => (value === undefined ? null : value);
+
+/**
+ * Starts a request's span (continuing the caller's W3C trace, else a new one), gives the response
+ * `x-gateway-request-id` and `x-gateway-trace-id` (the caller's `x-gateway-trace-id` or
+ * `x-portkey-trace-id` when well-formed, else the trace's id), and when it ends writes one log
+ * line with the request's record, the metrics, and the record to `sink` (model, MCP and AWS routes
+ * only). `path` is the request path without its query string. Works on any node:http request.
  */
 export function trackRequest(
   logger: Logger,
@@ -20,47 +78,102 @@ export function trackRequest(
   req: IncomingMessage,
   res: ServerResponse,
   path: string,
+  sink?: RequestRecordSink,
 ): void {
   const started = performance.now();
+  const startedAt = Date.now();
   const requestId = randomUUID();
-  const sent = req.headers['x-gateway-trace-id'] ?? req.headers['x-portkey-trace-id'];
-  const traceId = typeof sent === 'string' && TRACE_ID.test(sent) ? sent : randomUUID();
+  const header = req.headers['x-gateway-trace-id'] ?? req.headers['x-portkey-trace-id'];
+  const sent = typeof header === 'string' && TRACE_ID.test(header) ? header : undefined;
+  const parent = incomingTrace(req, sent);
+  const family = routeFamily(path);
+  const method = req.method ?? 'GET';
+  const request = startSpan(
+    TRACER_NAME,
+    `${method} ${family}`,
+    parent ? contextWithParent(parent) : contextWithParent(INVALID_PARENT),
+    SpanKind.SERVER,
+    { 'http.request.method': method, 'gateway.route': family, 'gateway.request_id': requestId },
+  );
+  setRequestTraceContext(req, request.context);
+  const traceId = sent ?? request.span.spanContext().traceId;
   res.setHeader('x-gateway-request-id', requestId);
   res.setHeader('x-gateway-trace-id', traceId);
   res.once('close', () => {
-    const family = routeFamily(path);
-    const gateway: GatewayLocals = (res as { locals?: { gateway?: GatewayLocals } }).locals?.gateway ?? {};
+    const gateway: GatewayLocals & { mcpMethod?: string; mcpTool?: string } =
+      (res as { locals?: { gateway?: GatewayLocals } }).locals?.gateway ?? {};
     const status = res.headersSent ? res.statusCode : 499;
+    const ended = performance.now();
     metrics.recordRequest(family, status, gateway.target, gateway.upstreamMs);
     if (gateway.streamIdleTimeout) metrics.recordStreamIdleTimeout(family, gateway.target);
     if (gateway.upstreamAttempts !== undefined && gateway.upstreamAttempts > 1) {
       metrics.recordRetries(family, gateway.target, gateway.upstreamAttempts - 1);
     }
+    setDefinedAttributes(request.span, {
+      'http.response.status_code': status,
+      'error.type': gateway.errorCode,
+    });
+    if (status >= 500 || status === 499) request.span.setStatus({ code: SpanStatusCode.ERROR });
+    request.span.end();
+    const state = requestState(req);
+    const usage = gateway.usage;
+    const record: RequestRecord = {
+      time: new Date(startedAt).toISOString(),
+      requestId,
+      traceId,
+      route: family,
+      method,
+      path,
+      userId: callerUserId(state.identity),
+      keyHint: state.keyHint ?? null,
+      provider: gateway.target ?? null,
+      modelRequested: gateway.requestModel ?? null,
+      modelAnswered: gateway.responseModel ?? null,
+      mcpMethod: gateway.mcpMethod ?? null,
+      status,
+      errorCode: gateway.errorCode ?? (status >= 400 ? `http_${status}` : null),
+      durationMs: Math.round((ended - started) * 100) / 100,
+      ttfbMs: Math.round(((gateway.firstByteAt ?? ended) - started) * 100) / 100,
+      inputTokens: tokens(usage?.inputTokens),
+      outputTokens: tokens(usage?.outputTokens),
+      cacheCreationTokens: tokens(usage?.cacheCreationInputTokens),
+      cacheReadTokens: tokens(usage?.cacheReadInputTokens),
+      cacheStatus: null,
+      metadata: state.metadata ?? null,
+    };
     logger.info(
       {
-        requestId,
-        traceId,
-        method: req.method,
-        route: family,
-        path,
-        status,
+        ...record,
+        // pino writes the line's own `time` (when the request ended).
+        time: undefined,
+        startedAt: record.time,
         target: gateway.target,
         upstreamStatus: gateway.upstreamStatus,
         upstreamMs: gateway.upstreamMs === undefined ? undefined : Math.round(gateway.upstreamMs * 100) / 100,
         upstreamAttempts: gateway.upstreamAttempts,
         streamIdleTimeout: gateway.streamIdleTimeout,
-        durationMs: Math.round((performance.now() - started) * 100) / 100,
         completed: res.writableFinished,
       },
       'request',
     );
+    if (sink && RECORDED.has(family)) sink(record);
   });
 }
 
+/** No parent: the request span starts a new trace. */
+const INVALID_PARENT = { traceId: '00000000000000000000000000000000', spanId: '0000000000000000', traceFlags: 0 };
+
+/** The caller's user id: an API key's `user_id` (else `sub`), a token's `sub`. */
+function callerUserId(identity: GatewayIdentity | undefined): string | null {
+  if (identity === undefined) return null;
+  const id = identity.method === 'api_key' ? (identity.claims.user_id ?? identity.claims.sub) : identity.claims.sub;
+  return typeof id === 'string' ? id.slice(0, 256) : null;
+}
+
 /** {@link trackRequest} as the Express app's first middleware. */
-export function requestContext(logger: Logger, metrics: GatewayMetrics) {
+export function requestContext(logger: Logger, metrics: GatewayMetrics, sink?: RequestRecordSink) {
   return function requestContextMiddleware(req: Request, res: Response, next: NextFunction): void {
-    trackRequest(logger, metrics, req, res, req.path);
+    trackRequest(logger, metrics, req, res, req.path, sink);
     next();
   };
 }

@@ -2,6 +2,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Express, RequestHandler } from 'express';
 import type { Authenticator, GatewayIdentity } from '@gw/identity-forwarding';
 import type { ModelRoutes } from '@gw/model-router';
+import { SpanKind, SpanStatusCode, requestTraceContext, startSpan } from '@gw/options';
+import { readMetadata } from '../observability/metadata';
+import { requestState, TRACER_NAME } from './request-context';
 
 /** An Express-style middleware called with plain node:http objects. */
 export type NodeMiddleware = (req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void) => void;
@@ -75,13 +78,40 @@ export function serveRouteGroup(
   done: RouteGroupDone,
 ): void {
   const challenge = group.resourceMetadataUrl ? { resourceMetadataUrl: group.resourceMetadataUrl(req) } : undefined;
+  const { span } = startSpan(TRACER_NAME, 'gateway.authenticate', requestTraceContext(req), SpanKind.INTERNAL);
   group.authenticator
     .authenticate(req.rawHeaders, challenge)
-    .then((identity) => {
-      (req as IncomingMessage & { callerIdentity?: GatewayIdentity }).callerIdentity = identity;
-      runHandlers(group.handlers, 0, req, res, pathBelow, done);
-    }, done)
+    .then(
+      (identity) => {
+        span.setAttribute('gateway.auth.method', identity.method);
+        span.end();
+        (req as IncomingMessage & { callerIdentity?: GatewayIdentity }).callerIdentity = identity;
+        const state = requestState(req);
+        state.identity = identity;
+        if (identity.method === 'api_key') state.keyHint = apiKeyHint(req);
+        // Metadata is read once the caller is known: a stranger learns nothing from its checks.
+        state.metadata = readMetadata(req.headers);
+        runHandlers(group.handlers, 0, req, res, pathBelow, done);
+      },
+      (error: unknown) => {
+        span.setStatus({ code: SpanStatusCode.ERROR });
+        span.setAttribute('error.type', String((error as { code?: unknown })?.code ?? 'error').slice(0, 64));
+        span.end();
+        done(error);
+      },
+    )
     .catch(done);
+}
+
+/** The last four characters of the API key a request carries (`…7f3a`), as the admin API shows key hints. */
+function apiKeyHint(req: IncomingMessage): string | undefined {
+  const headers = req.headers;
+  let key = headers['x-gateway-api-key'] ?? headers['x-portkey-api-key'] ?? headers['x-api-key'];
+  if (key === undefined) {
+    const authorization = headers.authorization;
+    if (typeof authorization === 'string' && /^bearer /i.test(authorization)) key = authorization.slice(7).trim();
+  }
+  return typeof key === 'string' && key.length >= 8 ? `…${key.slice(-4)}` : undefined;
 }
 
 /** Runs `handlers` from index `from` on until one answers; `done()` when none does. */

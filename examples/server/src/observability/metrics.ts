@@ -9,6 +9,26 @@ export interface CatalogMetricsSources {
   catalogStatus?: () => { state: 'ok' | 'degraded'; loadedAt: Date };
   /** Records served, by kind. */
   catalogCounts?: () => ReadonlyMap<string, number>;
+  /** The request record writer's counts. Default: no writer (no catalog database). */
+  requestLog?: () => { written: number; dropped: number; queued: number } | undefined;
+  /** The span pipeline's counts. Default: no OpenTelemetry SDK started. */
+  tracing?: () =>
+    { exported: number; dropped: { queueFull: number; exportFailed: number }; queued: number } | undefined;
+}
+
+/** A counter that reads a running total from `read` when scraped. */
+function totalCounter(name: string, help: string, registers: Registry[], read: () => number | undefined): void {
+  let seen = 0;
+  new Counter({
+    name,
+    help,
+    registers,
+    collect() {
+      const now = read() ?? 0;
+      if (now > seen) this.inc(now - seen);
+      seen = Math.max(seen, now);
+    },
+  });
 }
 
 /** The gateway's Prometheus metrics, in a registry of its own. */
@@ -97,6 +117,58 @@ export class GatewayMetrics {
       registers,
       collect() {
         this.set((catalog.catalogStatus?.().loadedAt.getTime() ?? 0) / 1000);
+      },
+    });
+    totalCounter(
+      'gateway_request_records_written_total',
+      'Request records inserted into the catalog database.',
+      registers,
+      () => catalog.requestLog?.()?.written,
+    );
+    totalCounter(
+      'gateway_request_records_dropped_total',
+      'Request records lost because the queue was full (the database slow or unreachable) or at shutdown.',
+      registers,
+      () => catalog.requestLog?.()?.dropped,
+    );
+    new Gauge({
+      name: 'gateway_request_records_queued',
+      help: 'Request records waiting to be inserted.',
+      registers,
+      collect() {
+        this.set(catalog.requestLog?.()?.queued ?? 0);
+      },
+    });
+    totalCounter(
+      'gateway_trace_spans_exported_total',
+      'Spans the OTLP collector accepted.',
+      registers,
+      () => catalog.tracing?.()?.exported,
+    );
+    const spansDropped = new Counter({
+      name: 'gateway_trace_spans_dropped_total',
+      help: 'Spans not exported: the queue was full (queue_full), or the export failed or timed out (export_failed).',
+      labelNames: ['reason'],
+      registers,
+      collect() {
+        const dropped = catalog.tracing?.()?.dropped;
+        for (const [reason, now] of [
+          ['queue_full', dropped?.queueFull ?? 0],
+          ['export_failed', dropped?.exportFailed ?? 0],
+        ] as const) {
+          const before = droppedSeen.get(reason) ?? 0;
+          if (now > before) spansDropped.inc({ reason }, now - before);
+          droppedSeen.set(reason, Math.max(before, now));
+        }
+      },
+    });
+    const droppedSeen = new Map<string, number>();
+    new Gauge({
+      name: 'gateway_trace_spans_queued',
+      help: 'Spans ended and waiting for (or in) an export.',
+      registers,
+      collect() {
+        this.set(catalog.tracing?.()?.queued ?? 0);
       },
     });
     new Gauge({

@@ -40,6 +40,8 @@ export interface AccessAnswer {
   policies: string[];
   reason: string;
 }
+import type { CatalogDatabase } from './database';
+import { queryRequestRecords, usageSummary } from './request-log';
 
 /** One model of a provider's list, as `GET /admin/v1/providers/<slug>/models` answers it. */
 export interface AdminModel {
@@ -86,6 +88,10 @@ export interface AdminApiOptions {
     list(server: string): Promise<ToolPinView[]>;
     approve(server: string, name: string, actor: string): Promise<ToolPinView>;
   };
+   * The database holding request records (`gw_requests`): `GET /admin/v1/requests` and
+   * `GET /admin/v1/usage` read it. Default: none (those routes answer 404).
+   */
+  requestRecords?: CatalogDatabase;
   /** Called with every failure that is not the admin API's own (answered `503 catalog_unavailable`), for the host's log. Default: none. */
   onInternalError?: (error: unknown) => void;
 }
@@ -213,6 +219,12 @@ export function createAdminApi(options: AdminApiOptions): AdminApiHandler {
         throw new InvalidRecordError(`limit must be a whole number from 1 to ${MAX_AUDIT_LIMIT}.`, 'limit');
       }
       send(res, 200, { object: 'list', data: await store.auditLog(record, count) });
+      return;
+    }
+    if ((first === 'requests' || first === 'usage') && segments.length === 1 && options.requestRecords) {
+      allow(method, ['GET']);
+      const db = options.requestRecords;
+      send(res, 200, first === 'requests' ? await queryRequestRecords(db, query) : await usageSummary(db, query));
       return;
     }
     const kind = RECORD_KINDS.find((k) => k === first);

@@ -1,4 +1,5 @@
 import type { CatalogDatabase } from './database';
+import { REQUEST_LOG_MIGRATION_SQL } from './request-log';
 
 /** One versioned schema change. Versions only ever grow; a released migration never changes. */
 export interface Migration {
@@ -58,6 +59,7 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  { version: 3, description: 'request records', sql: REQUEST_LOG_MIGRATION_SQL },
 ];
 
 /** An arbitrary constant: the advisory lock that lets one instance migrate at a time. */

@@ -25,7 +25,17 @@ import {
 } from '../core/errors';
 import { DEFAULT_HEADER_NAMES, resolveServer, type McpServerConfig } from '../core/forwarding-config';
 import { IdentityForwarder } from '../core/forwarder';
-import { rejectUnknownOptions } from '@gw/options';
+import {
+  SpanKind,
+  SpanStatusCode,
+  injectTraceHeaders,
+  rejectUnknownOptions,
+  requestTraceContext,
+  setDefinedAttributes,
+  startSpan,
+  type Context,
+  type Span,
+} from '@gw/options';
 import { IdentityTokenCache } from '../core/token-cache';
 import type { GatewayIdentity } from '../core/identity';
 import { filterJsonAnswer, inspectRequest, SseToolFilter, type McpAccess, type McpToolGate } from '../core/tool-gate';
@@ -102,6 +112,52 @@ interface ProxyState {
   listIds?: ReadonlySet<string>;
   gate?: McpToolGate;
   maxAnswerBytes?: number;
+  /** The MCP call's span. */
+  span: Span;
+}
+
+/** The instrumentation scope of the MCP gateway's spans. */
+const TRACER_NAME = '@gw/identity-forwarding';
+
+/** Most bytes of a request body read for its JSON-RPC method: 64 KiB (a larger body's method is not read). */
+const MAX_METHOD_SCAN_BYTES = 64 * 1024;
+const RPC_NAME = /^[A-Za-z0-9_./:-]{1,128}$/;
+
+/**
+ * Reads the JSON-RPC `method` (and the tool of a `tools/call`) of an MCP request body as it streams
+ * to the server, from the first 64 KiB, into the call's record and span. Only those names are
+ * kept: never arguments or content.
+ */
+function tapRpcMethod(req: IncomingMessage, record: GatewayLocals, span: Span): void {
+  const type = String(req.headers['content-type'] ?? '');
+  if (req.method !== 'POST' || !type.startsWith('application/json')) return;
+  let chunks: Buffer[] | undefined = [];
+  let size = 0;
+  req.on('data', (chunk: Buffer) => {
+    if (chunks === undefined) return;
+    size += chunk.length;
+    if (size > MAX_METHOD_SCAN_BYTES) chunks = undefined;
+    else chunks.push(chunk);
+  });
+  req.once('end', () => {
+    if (chunks === undefined) return;
+    let message: unknown;
+    try {
+      message = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    } catch {
+      return;
+    }
+    chunks = undefined;
+    // A batch is named after its first message.
+    const first = (Array.isArray(message) ? message[0] : message) as { method?: unknown; params?: { name?: unknown } };
+    const method = first?.method;
+    if (typeof method !== 'string' || !RPC_NAME.test(method)) return;
+    record.mcpMethod = method;
+    const tool = method === 'tools/call' ? first.params?.name : undefined;
+    if (typeof tool === 'string' && RPC_NAME.test(tool)) record.mcpTool = tool;
+    setDefinedAttributes(span, { 'mcp.method.name': method, 'gen_ai.tool.name': record.mcpTool });
+    span.updateName(record.mcpTool ? `${method} ${record.mcpTool}` : method);
+  });
 }
 
 type ProxiedRequest = IncomingMessage & { [UPSTREAM_PATH]?: string; [PROXY_STATE]?: ProxyState };
@@ -269,22 +325,37 @@ export function identityForwarding(options: IdentityForwardingOptions): Identity
       }
       gate = method === 'POST' ? access.tools : undefined;
     }
+    const traceContext = requestTraceContext(req);
+    const call = startSpan(TRACER_NAME, `mcp ${slug}`, traceContext, SpanKind.CLIENT, {
+      'gateway.mcp_server.slug': slug,
+      'server.address': forwarder.server.url.hostname,
+      'http.request.method': method,
+    });
+    const record = locals(res);
+    res.once('close', () => {
+      setDefinedAttributes(call.span, { 'http.response.status_code': record.upstreamStatus });
+      if (record.upstreamStatus === undefined || record.upstreamStatus >= 500)
+        call.span.setStatus({ code: SpanStatusCode.ERROR });
+      call.span.end();
+    });
     try {
-      const headers = forwarder.upstreamHeaders(req.headers, identity);
+      const headers = signedHeaders(forwarder, req, identity, tokenCache, call.context);
       headers['x-forwarded-for'] = forwardedFor(req, trustedProxies);
       // Answers the gateway reads must come uncompressed.
       if (gate !== undefined) headers['accept-encoding'] = 'identity';
+      injectTraceHeaders(call.context, headers);
       req.headers = headers as Request['headers'];
     } catch (error) {
+      call.span.setStatus({ code: SpanStatusCode.ERROR });
       next(error);
       return;
     }
     const upstream = forwarder.server.url;
     (req as ProxiedRequest)[UPSTREAM_PATH] =
       `${upstream.pathname}${rest}${upstreamQuery(upstream.search, current.configuredQueryNames.get(slug) as ReadonlySet<string>, query === -1 ? '' : url.slice(query + 1))}`;
-    const state: ProxyState = { next, started: performance.now(), timedOut: false };
+    const state: ProxyState = { next, started: performance.now(), timedOut: false, span: call.span };
     (req as ProxiedRequest)[PROXY_STATE] = state;
-    locals(res).target = slug;
+    record.target = slug;
     const proxy = current.proxies.get(slug) as RequestHandler;
     if (gate === undefined) {
       proxy(req, res, next);
@@ -319,6 +390,33 @@ export function identityForwarding(options: IdentityForwardingOptions): Identity
       enumerable: true,
     },
   }) as IdentityForwardingMiddleware;
+}
+
+/**
+ * The MCP server's request headers from the forwarder; a `jwt_header` server's token is signed (or
+ * read from the cache) in a span of its own, `gateway.identity_token.sign`, whose
+ * `gateway.token_cache.hit` says which.
+ */
+function signedHeaders(
+  forwarder: IdentityForwarder,
+  req: Request,
+  identity: NonNullable<Request['callerIdentity']>,
+  tokenCache: IdentityTokenCache,
+  parent: Context,
+): OutgoingHttpHeaders {
+  if (forwarder.server.method !== 'jwt_header') return forwarder.upstreamHeaders(req.headers, identity);
+  const { span } = startSpan(TRACER_NAME, 'gateway.identity_token.sign', parent, SpanKind.INTERNAL);
+  const hitsBefore = tokenCache.stats.hits;
+  try {
+    return forwarder.upstreamHeaders(req.headers, identity);
+  } catch (error) {
+    span.setStatus({ code: SpanStatusCode.ERROR });
+    throw error;
+  } finally {
+    // Signing is synchronous: a hit in between is this call's.
+    span.setAttribute('gateway.token_cache.hit', tokenCache.stats.hits > hitsBefore);
+    span.end();
+  }
 }
 
 /**
@@ -451,6 +549,8 @@ function createUpstreamProxy(url: URL, timeoutMs: number, idleTimeoutMs: number)
     on: {
       proxyReq: (proxyReq: ClientRequest, req, res) => {
         const state = (req as ProxiedRequest)[PROXY_STATE] as ProxyState;
+        // Here, just before the proxy pipes the body, so the tap sees every chunk.
+        tapRpcMethod(req, locals(res), state.span);
         // The timeout covers waiting for the response headers; a stream may then last.
         const timer = setTimeout(() => {
           state.timedOut = true;
@@ -491,7 +591,10 @@ function createUpstreamProxy(url: URL, timeoutMs: number, idleTimeoutMs: number)
           proxyRes.destroy();
           response.destroy();
         }, idleTimeoutMs);
-        proxyRes.on('data', () => idle.refresh());
+        proxyRes.on('data', () => {
+          record.firstByteAt ??= performance.now();
+          idle.refresh();
+        });
         proxyRes.once('close', () => clearTimeout(idle));
         response.once('close', () => clearTimeout(idle));
         proxyRes.once('error', () => response.destroy());

@@ -25,6 +25,12 @@ export interface GatewayLocals {
   upstreamMs?: number;
   /** True when the response was cut off because the upstream sent nothing for `streamIdleTimeoutMs`. */
   streamIdleTimeout?: boolean;
+  /** When the first byte of the MCP server's response body was passed on (`performance.now()`). */
+  firstByteAt?: number;
+  /** The JSON-RPC method of the call (`tools/call`…), when its body named one. */
+  mcpMethod?: string;
+  /** The tool of a `tools/call`. */
+  mcpTool?: string;
 }
 
 /** Throws when a factory is mounted without being called (`app.use(authenticate)`). */

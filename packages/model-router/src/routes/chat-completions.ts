@@ -24,9 +24,18 @@ import {
   providerBase,
   readUpstreamJson,
   readUpstreamText,
+  startStreamSpan,
   type UpstreamLimits,
 } from './upstream-call';
-import { gatewayLocals } from './respond';
+import { anthropicUsage, gatewayLocals } from './respond';
+import { requestTraceContext } from '@gw/options';
+
+/** The `code` of an OpenAI-shaped provider error (else its `type`), for the request's record. */
+function upstreamErrorCode(error: unknown): string | undefined {
+  const inner = (error as { error?: { code?: unknown; type?: unknown } }).error;
+  const code = typeof inner?.code === 'string' ? inner.code : inner?.type;
+  return typeof code === 'string' ? code.slice(0, 64) : undefined;
+}
 
 /** What the chat completion handler needs. */
 export interface ChatContext {
@@ -76,7 +85,11 @@ export async function runChatCompletion(
     config,
     target: provider.slug,
     res,
+    traceContext: requestTraceContext(req),
+    operation: 'chat',
+    model,
   });
+  const locals = gatewayLocals(res);
   if (response.statusCode >= 400) {
     const text = await readUpstreamText(response.body, MAX_UPSTREAM_ERROR_BYTES);
     let parsed: unknown;
@@ -87,11 +100,16 @@ export async function runChatCompletion(
     }
     const retryAfter = response.headers['retry-after'];
     if (typeof retryAfter === 'string') res.setHeader('retry-after', retryAfter);
-    sendJson(res, response.statusCode, toOpenAiError(response.statusCode, parsed));
+    const error = toOpenAiError(response.statusCode, parsed);
+    locals.errorCode = upstreamErrorCode(error);
+    sendJson(res, response.statusCode, error);
     return;
   }
   if (!stream) {
-    const completion = toChatCompletion(await readUpstreamJson(response.body), {
+    const answer = await readUpstreamJson(response.body);
+    locals.usage = anthropicUsage(answer.usage);
+    if (typeof answer.model === 'string') locals.responseModel = answer.model.slice(0, 256);
+    const completion = toChatCompletion(answer, {
       strict,
       model,
       jsonTool,
@@ -108,14 +126,19 @@ export async function runChatCompletion(
   res.setHeader('cache-control', 'no-cache');
   res.setHeader('x-accel-buffering', 'no');
   res.flushHeaders();
+  const streamEvent = startStreamSpan(res);
   // Bytes received since the last complete event: a provider that never ends an event (or a line)
   // cannot make the gateway buffer without bound.
   let pending = 0;
   const parser = createParser({
     onEvent(event) {
       pending = 0;
+      streamEvent();
       const frame = translator.push(event.event ?? 'message', event.data);
-      if (frame) res.write(frame);
+      if (frame) {
+        locals.firstByteAt ??= performance.now();
+        res.write(frame);
+      }
     },
   });
   const decoder = new TextDecoder();
@@ -160,8 +183,11 @@ export async function runChatCompletion(
     });
     upstream.once('close', finish);
   });
+  locals.usage = anthropicUsage(translator.reportedUsage);
+  locals.responseModel = translator.reportedModel.slice(0, 256);
   if (!translator.done) {
-    if (idle) gatewayLocals(res).streamIdleTimeout = true;
+    locals.errorCode = oversized ? 'upstream_invalid_response' : idle ? 'upstream_timeout' : 'upstream_stream_ended';
+    if (idle) locals.streamIdleTimeout = true;
     res.write(
       translator.abortFrame(
         oversized

@@ -5,7 +5,9 @@ import { InvalidRequestError, MaxTokensRequiredError, UnknownProviderError } fro
 import { gatewayHeader, readGatewayConfig } from '../core/gateway-headers';
 import { anthropicApi } from '../providers/anthropic';
 import { upstreamJson } from '../core/streaming-json';
-import { callProvider, isBodyTimeout, providerBase, type UpstreamLimits } from './upstream-call';
+import { callProvider, isBodyTimeout, providerBase, startStreamSpan, type UpstreamLimits } from './upstream-call';
+import { UsageTap } from './usage-tap';
+import { requestTraceContext } from '@gw/options';
 import { gatewayLocals } from './respond';
 import { providerUserId, type CallerIdResolver } from '../core/caller';
 
@@ -90,7 +92,11 @@ export async function runNativeMessages(
     config,
     target: provider.slug,
     res,
+    traceContext: requestTraceContext(req),
+    operation: endpoint === 'messages' ? 'chat' : 'count_tokens',
+    model,
   });
+  const locals = gatewayLocals(res);
   res.statusCode = response.statusCode;
   for (const name in response.headers) {
     const value = response.headers[name];
@@ -99,6 +105,16 @@ export async function runNativeMessages(
   // Event streams start now; other answers leave with their first bytes (one write fewer).
   const eventStream = String(response.headers['content-type'] ?? '').startsWith('text/event-stream');
   if (eventStream) res.flushHeaders();
+  const streamEvent = eventStream ? startStreamSpan(res) : undefined;
+  // The model and usage of a successful answer, read as its bytes pass.
+  const tap = response.statusCode < 400 ? new UsageTap(locals, eventStream) : undefined;
+  response.body.on('data', (chunk: Buffer) => {
+    locals.firstByteAt ??= performance.now();
+    streamEvent?.();
+    tap?.push(chunk);
+  });
+  if (tap) response.body.once('end', () => tap.end());
+  if (response.statusCode >= 400) locals.errorCode = `upstream_${response.statusCode}`;
   // Whether the bytes passed on so far end with a whole event, after which an error event may follow.
   let tail = '\n\n';
   if (eventStream) {
@@ -108,7 +124,8 @@ export async function runNativeMessages(
   }
   response.body.on('error', (error) => {
     if (!isBodyTimeout(error)) return res.destroy();
-    gatewayLocals(res).streamIdleTimeout = true;
+    locals.streamIdleTimeout = true;
+    locals.errorCode = 'upstream_timeout';
     if (!eventStream || !endsWithBlankLine(tail) || res.destroyed) return res.destroy();
     response.body.unpipe(res);
     const message = `The provider sent nothing for ${context.limits.streamIdleTimeoutMs} ms; the stream was ended.`;

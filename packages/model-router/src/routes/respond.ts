@@ -13,6 +13,39 @@ export interface GatewayLocals {
   upstreamAttempts?: number;
   /** True when the answer was ended because the upstream sent nothing for the idle timeout. */
   streamIdleTimeout?: boolean;
+  /** The model the request asked for (without its `@slug/` prefix). */
+  requestModel?: string;
+  /** The model the provider reported in its answer. */
+  responseModel?: string;
+  /** Tokens the provider reported for the answer. */
+  usage?: GatewayUsage;
+  /** When the first byte of the answer's body was written (`performance.now()`); unset until then. */
+  firstByteAt?: number;
+  /** The `code` (or, for a provider's error, the error type) of an error answer. */
+  errorCode?: string;
+}
+
+/** Tokens of one answer, as the provider reported them. */
+export interface GatewayUsage {
+  inputTokens?: number;
+  outputTokens?: number;
+  cacheCreationInputTokens?: number;
+  cacheReadInputTokens?: number;
+}
+
+const count = (value: unknown): number | undefined =>
+  typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : undefined;
+
+/** {@link GatewayUsage} from an Anthropic `usage` object (missing or malformed fields left out). */
+export function anthropicUsage(usage: unknown): GatewayUsage | undefined {
+  if (typeof usage !== 'object' || usage === null) return undefined;
+  const u = usage as Record<string, unknown>;
+  return {
+    inputTokens: count(u.input_tokens),
+    outputTokens: count(u.output_tokens),
+    cacheCreationInputTokens: count(u.cache_creation_input_tokens),
+    cacheReadInputTokens: count(u.cache_read_input_tokens),
+  };
 }
 
 type WithLocals = ServerResponse & { locals?: { gateway?: GatewayLocals } };
@@ -26,6 +59,7 @@ export function gatewayLocals(res: ServerResponse): GatewayLocals {
 /** Writes `body` as a JSON response in one write (no ETag: these are answers to POSTs). */
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
+  gatewayLocals(res).firstByteAt ??= performance.now();
   res.statusCode = status;
   res.setHeader('content-type', 'application/json; charset=utf-8');
   res.setHeader('content-length', Buffer.byteLength(text));
@@ -55,6 +89,7 @@ const BODIES: ReadonlyMap<ErrorShape, (r: RenderableError) => unknown> = new Map
  */
 export function sendError(res: ServerResponse, error: unknown, shape: ErrorShape): RenderableError {
   const renderable = toRenderable(error);
+  gatewayLocals(res).errorCode = renderable.code;
   if (res.headersSent) {
     res.destroy();
     return renderable;

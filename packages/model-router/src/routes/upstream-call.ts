@@ -7,7 +7,19 @@ import { retryDelay } from '../core/retry';
 import type { ChunkedJson } from '../core/streaming-json';
 import { mapUpstreamError } from '../core/upstream';
 import { ClientAbortError, UpstreamInvalidResponseError, UpstreamTimeoutError } from '../core/errors';
-import { gatewayLocals } from './respond';
+import {
+  SpanKind,
+  SpanStatusCode,
+  injectTraceHeaders,
+  setDefinedAttributes,
+  startSpan,
+  type Context,
+  type Span,
+} from '@gw/options';
+import { gatewayLocals, type GatewayLocals } from './respond';
+
+/** The instrumentation scope of the router's spans. */
+export const TRACER_NAME = '@gw/model-router';
 
 /** The operator's limits of every provider call (options of `createModelRoutes`). */
 export interface UpstreamLimits {
@@ -32,6 +44,35 @@ export interface ProviderCall {
   config: GatewayRequestConfig;
   target: string;
   res: ServerResponse;
+  /** The request's trace context (`requestTraceContext(req)`): the provider call's span is its child. */
+  traceContext: Context;
+  /** The GenAI operation (`chat`, or `count_tokens` for token counting). */
+  operation: string;
+  /** The model asked for, as sent upstream. */
+  model: string;
+}
+
+const upstreamSpans = new WeakMap<ServerResponse, { span: Span; context: Context }>();
+
+/** The provider call's span of a response and its context (for the stream span), when one was started. */
+export function upstreamSpan(res: ServerResponse): { span: Span; context: Context } | undefined {
+  return upstreamSpans.get(res);
+}
+
+/** Ends the provider call's span with what the answer reported (GenAI semantic conventions). */
+function endUpstreamSpan(span: Span, locals: GatewayLocals, status: number): void {
+  const usage = locals.usage;
+  setDefinedAttributes(span, {
+    'gen_ai.response.model': locals.responseModel,
+    'gen_ai.usage.input_tokens': usage?.inputTokens,
+    'gen_ai.usage.output_tokens': usage?.outputTokens,
+    'gen_ai.usage.cache_creation.input_tokens': usage?.cacheCreationInputTokens,
+    'gen_ai.usage.cache_read.input_tokens': usage?.cacheReadInputTokens,
+    'http.response.status_code': locals.upstreamStatus,
+    'error.type': locals.errorCode ?? (status >= 400 ? String(status) : undefined),
+  });
+  if (locals.errorCode !== undefined || status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+  span.end();
 }
 
 /**
@@ -97,6 +138,20 @@ export async function callProvider(call: ProviderCall): Promise<Dispatcher.Respo
   });
   const locals = gatewayLocals(call.res);
   locals.target = call.target;
+  locals.requestModel = call.model;
+  // One span for the provider call (its retries included) until the answer is over; the provider
+  // gets a traceparent naming it.
+  const upstream = startSpan(TRACER_NAME, `${call.operation} ${call.model}`, call.traceContext, SpanKind.CLIENT, {
+    'gen_ai.operation.name': call.operation,
+    'gen_ai.provider.name': 'anthropic',
+    'gen_ai.request.model': call.model,
+    'gateway.provider.slug': call.target,
+    'server.address': safeHost(call.origin),
+  });
+  upstreamSpans.set(call.res, upstream);
+  call.res.once('close', () => endUpstreamSpan(upstream.span, locals, call.res.statusCode));
+  const headers = { ...call.headers };
+  injectTraceHeaders(upstream.context, headers);
   const attempts = Math.min(call.config.retry?.attempts ?? 0, call.limits.maxRetryAttempts);
   const statuses = call.config.retry?.on_status_codes ?? DEFAULT_RETRY_STATUSES;
   const deadline = performance.now() + call.limits.maxRetryTimeMs;
@@ -122,9 +177,7 @@ export async function callProvider(call: ProviderCall): Promise<Dispatcher.Respo
         path: call.path,
         method: 'POST',
         headers:
-          typeof call.body === 'string'
-            ? call.headers
-            : { ...call.headers, 'content-length': String(call.body.byteLength) },
+          typeof call.body === 'string' ? headers : { ...headers, 'content-length': String(call.body.byteLength) },
         body: typeof call.body === 'string' ? call.body : Readable.from(call.body.chunks(), { objectMode: false }),
         headersTimeout: call.timeoutMs,
         // undici refreshes this timer with every chunk and stops it while the client holds the body back.
@@ -153,6 +206,41 @@ export async function callProvider(call: ProviderCall): Promise<Dispatcher.Respo
     return response;
   }
 }
+
+/** The host of an origin, for `server.address`. */
+function safeHost(origin: string): string | undefined {
+  try {
+    return new URL(origin).hostname;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Starts the span of a streamed answer, child of the provider call's span: it records the time to
+ * the first event (`gateway.stream.time_to_first_token_ms` and a `first_token` event) and the
+ * events relayed, and ends when the response closes. Returns the function to call for each event.
+ */
+export function startStreamSpan(res: ServerResponse): () => void {
+  const parent = upstreamSpans.get(res);
+  if (parent === undefined || !parent.span.isRecording()) return noop;
+  const { span } = startSpan(TRACER_NAME, 'gateway.stream', parent.context, SpanKind.INTERNAL);
+  const started = performance.now();
+  let events = 0;
+  res.once('close', () => {
+    span.setAttribute('gateway.stream.events', events);
+    span.setAttribute('gateway.stream.completed', res.writableFinished);
+    span.end();
+  });
+  return () => {
+    if (events++ === 0) {
+      span.addEvent('first_token');
+      span.setAttribute('gateway.stream.time_to_first_token_ms', Math.round((performance.now() - started) * 100) / 100);
+    }
+  };
+}
+
+const noop = () => undefined;
 
 /** Whether an upstream body failed because the provider sent nothing for the idle timeout. */
 export function isBodyTimeout(error: unknown): boolean {

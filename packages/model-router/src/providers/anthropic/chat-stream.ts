@@ -52,6 +52,16 @@ export class ChatStreamTranslator {
     return `data: ${this.prefix}${JSON.stringify([{ index: 0, delta, logprobs: null, finish_reason: finish }])}}\n\n`;
   }
 
+  /** The provider's usage so far (Anthropic field names), from `message_start` and `message_delta`. */
+  get reportedUsage(): Readonly<Record<string, unknown>> {
+    return this.usage;
+  }
+
+  /** The model the provider reported in `message_start` (the model sent until then). */
+  get reportedModel(): string {
+    return this.model;
+  }
+
   /** Feeds one upstream event (its name and raw data); returns the SSE text to write now. */
   push(event: string, data: string): string {
     if (this.ended || event === 'ping') return '';

@@ -1,0 +1,531 @@
+import type { CatalogDatabase } from './database';
+import { InvalidRecordError } from './errors';
+
+/**
+ * One request as the gateway records it (CONTRACT section 9): never message content, a secret or
+ * a token. Tokens are null when the provider reported none; `cacheStatus` is null while no cache
+ * answered the request.
+ */
+export interface RequestRecord {
+  /** When the request arrived (ISO 8601). */
+  time: string;
+  /** `x-gateway-request-id`. */
+  requestId: string;
+  /** `x-gateway-trace-id`. */
+  traceId: string;
+  /** Route family (`chat`, `messages`, `mcp`, `aws`, `models`, `prompts`). */
+  route: string;
+  method: string;
+  /** The request path, without its query string. */
+  path: string;
+  /** The caller's user id (an API key's `user_id`, a token's `sub`). */
+  userId: string | null;
+  /** The last four characters of the caller's API key (`…7f3a`). */
+  keyHint: string | null;
+  /** The provider, integration or MCP server slug the request went to. */
+  provider: string | null;
+  modelRequested: string | null;
+  /** The model the provider reported. */
+  modelAnswered: string | null;
+  /** The JSON-RPC method of an MCP request. */
+  mcpMethod: string | null;
+  status: number;
+  /** The error's stable `code`, when the answer is an error. */
+  errorCode: string | null;
+  durationMs: number;
+  /** Time to the first byte of the answer's body. */
+  ttfbMs: number | null;
+  inputTokens: number | null;
+  outputTokens: number | null;
+  cacheCreationTokens: number | null;
+  cacheReadTokens: number | null;
+  cacheStatus: string | null;
+  /** `x-gateway-metadata`. */
+  metadata: Record<string, string> | null;
+}
+
+/** The schema of the request records (migration 2). */
+export const REQUEST_LOG_MIGRATION_SQL = `
+  CREATE TABLE gw_requests (
+    seq bigserial PRIMARY KEY,
+    at timestamptz NOT NULL,
+    request_id text NOT NULL,
+    trace_id text NOT NULL,
+    route text NOT NULL,
+    method text NOT NULL,
+    path text NOT NULL,
+    user_id text,
+    key_hint text,
+    provider text,
+    model_requested text,
+    model_answered text,
+    mcp_method text,
+    status integer NOT NULL,
+    error_code text,
+    duration_ms double precision NOT NULL,
+    ttfb_ms double precision,
+    input_tokens bigint,
+    output_tokens bigint,
+    cache_creation_tokens bigint,
+    cache_read_tokens bigint,
+    cache_status text,
+    metadata jsonb
+  );
+  CREATE INDEX gw_requests_at ON gw_requests (at DESC, seq DESC);
+  CREATE INDEX gw_requests_user ON gw_requests (user_id, at DESC);
+  CREATE INDEX gw_requests_metadata ON gw_requests USING gin (metadata jsonb_path_ops);
+`;
+
+const COLUMNS = [
+  'at',
+  'request_id',
+  'trace_id',
+  'route',
+  'method',
+  'path',
+  'user_id',
+  'key_hint',
+  'provider',
+  'model_requested',
+  'model_answered',
+  'mcp_method',
+  'status',
+  'error_code',
+  'duration_ms',
+  'ttfb_ms',
+  'input_tokens',
+  'output_tokens',
+  'cache_creation_tokens',
+  'cache_read_tokens',
+  'cache_status',
+  'metadata',
+] as const;
+
+function rowValues(r: RequestRecord): unknown[] {
+  return [
+    r.time,
+    r.requestId,
+    r.traceId,
+    r.route,
+    r.method,
+    r.path,
+    r.userId,
+    r.keyHint,
+    r.provider,
+    r.modelRequested,
+    r.modelAnswered,
+    r.mcpMethod,
+    r.status,
+    r.errorCode,
+    r.durationMs,
+    r.ttfbMs,
+    r.inputTokens,
+    r.outputTokens,
+    r.cacheCreationTokens,
+    r.cacheReadTokens,
+    r.cacheStatus,
+    r.metadata === null ? null : JSON.stringify(r.metadata),
+  ];
+}
+
+/** What the writer has done, for the metrics. */
+export interface RequestLogStats {
+  /** Records inserted. */
+  written: number;
+  /** Records lost: the queue was full (the database slow or unreachable), or at shutdown. */
+  dropped: number;
+  /** Records waiting to be inserted. */
+  queued: number;
+}
+
+/** Options of {@link RequestLogWriter}. */
+export interface RequestLogWriterOptions {
+  /** The catalog's database (migrated). Required. */
+  db: CatalogDatabase;
+  /** Most records waiting; past it a record is dropped and counted. Default 10000. */
+  maxQueue?: number;
+  /** Most records in one insert. Default 500. */
+  batchSize?: number;
+  /** How often the queue is written, in ms. Default 1000. */
+  flushIntervalMs?: number;
+  /** Days a record is kept (`GATEWAY_REQUEST_LOG_DAYS`). Default 30. */
+  retentionDays?: number;
+  /** How often old records are deleted, in ms. Default 3600000 (hourly; also at start). */
+  retentionIntervalMs?: number;
+  /** Called with a failed insert or deletion (the database unreachable…), for the host's log. Default: none. */
+  onError?: (error: unknown) => void;
+}
+
+/**
+ * Writes request records to the database off the request path: {@link RequestLogWriter.push} only
+ * appends to a bounded queue (full → the record is dropped and counted; a request never waits),
+ * and a timer inserts the queue in batches, one insert at a time. While the database cannot be
+ * reached, the queue keeps the newest records up to its bound and inserts are retried with a
+ * growing delay (at most 30 s). Records older than `retentionDays` are deleted.
+ */
+export class RequestLogWriter {
+  private readonly db: CatalogDatabase;
+  private readonly maxQueue: number;
+  private readonly batchSize: number;
+  private readonly retentionDays: number;
+  private readonly onError: ((error: unknown) => void) | undefined;
+  private queue: RequestRecord[] = [];
+  private writing: Promise<void> | undefined;
+  private failures = 0;
+  private retryAt = 0;
+  private readonly timers: NodeJS.Timeout[] = [];
+  private readonly counts = { written: 0, dropped: 0 };
+
+  constructor(options: RequestLogWriterOptions) {
+    if (!options?.db) throw new TypeError('RequestLogWriter needs { db }, the catalog database.');
+    this.db = options.db;
+    this.maxQueue = positive(options.maxQueue, 10_000, 'maxQueue');
+    this.batchSize = positive(options.batchSize, 500, 'batchSize');
+    this.retentionDays = positive(options.retentionDays, 30, 'retentionDays');
+    this.onError = options.onError;
+    const flushEvery = positive(options.flushIntervalMs, 1000, 'flushIntervalMs');
+    const retentionEvery = positive(options.retentionIntervalMs, 3_600_000, 'retentionIntervalMs');
+    this.timers.push(setInterval(() => void this.flush(), flushEvery).unref());
+    this.timers.push(setInterval(() => void this.deleteExpired(), retentionEvery).unref());
+    void this.deleteExpired();
+  }
+
+  /** Counts for the metrics. */
+  get stats(): RequestLogStats {
+    return { ...this.counts, queued: this.queue.length };
+  }
+
+  /** Queues one record; false (and counted as dropped) when the queue is full. Never waits. */
+  push(record: RequestRecord): boolean {
+    if (this.queue.length >= this.maxQueue) {
+      this.counts.dropped++;
+      return false;
+    }
+    this.queue.push(record);
+    return true;
+  }
+
+  /** Inserts what is queued, a batch at a time; resolves when done or when an insert failed. */
+  flush(): Promise<void> {
+    this.writing ??= this.writeAll().finally(() => {
+      this.writing = undefined;
+    });
+    return this.writing;
+  }
+
+  private async writeAll(): Promise<void> {
+    if (performance.now() < this.retryAt) return;
+    while (this.queue.length > 0) {
+      const batch = this.queue.splice(0, this.batchSize);
+      try {
+        await this.insert(batch);
+        this.counts.written += batch.length;
+        this.failures = 0;
+      } catch (error) {
+        // Back in front of the queue, as much as fits beside the records that came meanwhile.
+        const room = Math.max(0, this.maxQueue - this.queue.length);
+        const kept = batch.slice(Math.max(0, batch.length - room));
+        this.counts.dropped += batch.length - kept.length;
+        this.queue.unshift(...kept);
+        this.failures++;
+        this.retryAt = performance.now() + Math.min(30_000, 250 * 2 ** Math.min(this.failures, 7));
+        this.onError?.(error);
+        return;
+      }
+    }
+  }
+
+  private async insert(batch: RequestRecord[]): Promise<void> {
+    const params: unknown[] = [];
+    const rows: string[] = [];
+    for (const record of batch) {
+      const values = rowValues(record);
+      const start = params.length;
+      params.push(...values);
+      rows.push(`(${values.map((_, i) => `$${start + i + 1}`).join(',')})`);
+    }
+    await this.db.query(`INSERT INTO gw_requests (${COLUMNS.join(',')}) VALUES ${rows.join(',')}`, params);
+  }
+
+  /** Deletes records older than the retention. */
+  async deleteExpired(): Promise<void> {
+    try {
+      await this.db.query(`DELETE FROM gw_requests WHERE at < now() - make_interval(days => $1::int)`, [
+        this.retentionDays,
+      ]);
+    } catch (error) {
+      this.onError?.(error);
+    }
+  }
+
+  /** Stops the timers and inserts what is queued, waiting at most `timeoutMs` (default 5000); the rest is dropped. */
+  async close(timeoutMs = 5000): Promise<void> {
+    for (const timer of this.timers) clearInterval(timer);
+    this.retryAt = 0;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      this.flush().then(() => this.flush()),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, timeoutMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    this.counts.dropped += this.queue.length;
+    this.queue = [];
+  }
+}
+
+function positive(value: number | undefined, fallback: number, name: string): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value < 1) throw new TypeError(`${name} must be a whole number of at least 1.`);
+  return value;
+}
+
+/** Most records one page of `GET /admin/v1/requests` answers. */
+export const MAX_REQUESTS_LIMIT = 500;
+/** Most `metadata.<key>` filters in one query. */
+const MAX_METADATA_FILTERS = 32;
+
+/** A request record as the admin API answers it. */
+export interface AdminRequestRecord {
+  object: 'request';
+  time: string;
+  request_id: string;
+  trace_id: string;
+  route: string;
+  method: string;
+  path: string;
+  user_id: string | null;
+  key_hint: string | null;
+  provider: string | null;
+  model_requested: string | null;
+  model_answered: string | null;
+  mcp_method: string | null;
+  status: number;
+  error_code: string | null;
+  duration_ms: number;
+  ttfb_ms: number | null;
+  usage: {
+    input_tokens: number | null;
+    output_tokens: number | null;
+    cache_creation_input_tokens: number | null;
+    cache_read_input_tokens: number | null;
+  };
+  cache_status: string | null;
+  metadata: Record<string, string> | null;
+}
+
+const num = (value: unknown): number | null => (value === null || value === undefined ? null : Number(value));
+const str = (value: unknown): string | null => (value === null || value === undefined ? null : String(value));
+
+function toAdmin(row: Record<string, unknown>): AdminRequestRecord {
+  const at = row.at instanceof Date ? row.at : new Date(String(row.at));
+  const metadata = typeof row.metadata === 'string' ? JSON.parse(row.metadata) : row.metadata;
+  return {
+    object: 'request',
+    time: at.toISOString(),
+    request_id: String(row.request_id),
+    trace_id: String(row.trace_id),
+    route: String(row.route),
+    method: String(row.method),
+    path: String(row.path),
+    user_id: str(row.user_id),
+    key_hint: str(row.key_hint),
+    provider: str(row.provider),
+    model_requested: str(row.model_requested),
+    model_answered: str(row.model_answered),
+    mcp_method: str(row.mcp_method),
+    status: Number(row.status),
+    error_code: str(row.error_code),
+    duration_ms: Number(row.duration_ms),
+    ttfb_ms: num(row.ttfb_ms),
+    usage: {
+      input_tokens: num(row.input_tokens),
+      output_tokens: num(row.output_tokens),
+      cache_creation_input_tokens: num(row.cache_creation_tokens),
+      cache_read_input_tokens: num(row.cache_read_tokens),
+    },
+    cache_status: str(row.cache_status),
+    metadata: (metadata as Record<string, string> | null) ?? null,
+  };
+}
+
+/** A time filter: ISO 8601, refused (naming the parameter) otherwise. */
+function timeParam(query: URLSearchParams, name: string): string | undefined {
+  const value = query.get(name);
+  if (value === null) return undefined;
+  const time = Date.parse(value);
+  if (value.length > 64 || !/^\d{4}-\d{2}-\d{2}/.test(value) || Number.isNaN(time)) {
+    throw new InvalidRecordError(`${name} must be an ISO 8601 time, such as 2025-01-31T00:00:00Z.`, name);
+  }
+  return new Date(time).toISOString();
+}
+
+function cursorOf(row: Record<string, unknown>): string {
+  const at = row.at instanceof Date ? row.at : new Date(String(row.at));
+  return Buffer.from(JSON.stringify([at.toISOString(), String(row.seq)])).toString('base64url');
+}
+
+function readCursor(value: string): [string, string] {
+  try {
+    const parsed = JSON.parse(Buffer.from(value, 'base64url').toString('utf8')) as unknown;
+    if (
+      Array.isArray(parsed) &&
+      parsed.length === 2 &&
+      typeof parsed[0] === 'string' &&
+      !Number.isNaN(Date.parse(parsed[0])) &&
+      typeof parsed[1] === 'string' &&
+      /^\d{1,19}$/.test(parsed[1])
+    ) {
+      return [parsed[0], parsed[1]];
+    }
+  } catch {
+    // Answered below.
+  }
+  throw new InvalidRecordError("cursor must be a previous page's next_cursor.", 'cursor');
+}
+
+/**
+ * `GET /admin/v1/requests`: request records, newest first, filtered by `user`, `provider`,
+ * `model` (asked or answered), `status`, `metadata.<key>=<value>` (all must match), `from`
+ * (inclusive) and `to` (exclusive); `limit` 1–500 (default 50) and the `cursor` of the previous
+ * page's `next_cursor` (null on the last page). Pages follow (time, insertion order), so paging
+ * loses and repeats nothing.
+ */
+export async function queryRequestRecords(
+  db: CatalogDatabase,
+  query: URLSearchParams,
+): Promise<{ object: 'list'; data: AdminRequestRecord[]; next_cursor: string | null }> {
+  const where: string[] = [];
+  const params: unknown[] = [];
+  const add = (sql: (n: string) => string, value: unknown) => {
+    params.push(value);
+    where.push(sql(`$${params.length}`));
+  };
+  for (const name of ['user', 'provider', 'model'] as const) {
+    const value = query.get(name);
+    if (value === null) continue;
+    if (value.length === 0 || value.length > 256) {
+      throw new InvalidRecordError(`${name} must be 1 to 256 characters.`, name);
+    }
+    if (name === 'user') add((n) => `user_id = ${n}`, value);
+    else if (name === 'provider') add((n) => `provider = ${n}`, value);
+    else add((n) => `(model_requested = ${n} OR model_answered = ${n})`, value);
+  }
+  const status = query.get('status');
+  if (status !== null) {
+    if (!/^[1-5]\d\d$/.test(status))
+      throw new InvalidRecordError('status must be an HTTP status, such as 429.', 'status');
+    add((n) => `status = ${n}`, Number(status));
+  }
+  const metadata: Record<string, string> = {};
+  let metadataFilters = 0;
+  for (const [key, value] of query) {
+    if (!key.startsWith('metadata.')) continue;
+    const name = key.slice('metadata.'.length);
+    if (++metadataFilters > MAX_METADATA_FILTERS || name.length === 0 || name.length > 64 || value.length > 512) {
+      throw new InvalidRecordError(
+        'metadata.<key>=<value> filters: at most 32, key 1–64 and value ≤ 512 characters.',
+        key,
+      );
+    }
+    metadata[name] = value;
+  }
+  if (metadataFilters > 0) add((n) => `metadata @> ${n}::jsonb`, JSON.stringify(metadata));
+  const from = timeParam(query, 'from');
+  if (from !== undefined) add((n) => `at >= ${n}::timestamptz`, from);
+  const to = timeParam(query, 'to');
+  if (to !== undefined) add((n) => `at < ${n}::timestamptz`, to);
+  const limitParam = query.get('limit');
+  const limit = limitParam === null ? 50 : Number(limitParam);
+  if (!/^\d{1,3}$/.test(limitParam ?? '50') || !Number.isInteger(limit) || limit < 1 || limit > MAX_REQUESTS_LIMIT) {
+    throw new InvalidRecordError(`limit must be a whole number from 1 to ${MAX_REQUESTS_LIMIT}.`, 'limit');
+  }
+  const cursor = query.get('cursor');
+  if (cursor !== null) {
+    const [at, seq] = readCursor(cursor);
+    params.push(at, seq);
+    where.push(`(at, seq) < ($${params.length - 1}::timestamptz, $${params.length}::bigint)`);
+  }
+  params.push(limit + 1);
+  const rows = await db.query<Record<string, unknown>>(
+    `SELECT * FROM gw_requests ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY at DESC, seq DESC LIMIT $${params.length}`,
+    params,
+  );
+  const page = rows.slice(0, limit);
+  return {
+    object: 'list',
+    data: page.map(toAdmin),
+    next_cursor: rows.length > limit ? cursorOf(page[page.length - 1] as Record<string, unknown>) : null,
+  };
+}
+
+/** The groupings of `GET /admin/v1/usage`. */
+export const USAGE_GROUPS = ['user', 'provider', 'model', 'day'] as const;
+
+const GROUP_SQL: ReadonlyMap<string, string> = new Map([
+  ['user', 'user_id'],
+  ['provider', 'provider'],
+  ['model', 'COALESCE(model_answered, model_requested)'],
+  ['day', `to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD')`],
+]);
+
+/** One group of `GET /admin/v1/usage`. */
+export interface UsageGroup {
+  key: string | null;
+  requests: number;
+  errors: number;
+  input_tokens: number;
+  output_tokens: number;
+  cache_creation_input_tokens: number;
+  cache_read_input_tokens: number;
+}
+
+/**
+ * `GET /admin/v1/usage`: requests, errors (status ≥ 400) and token sums by `group_by`
+ * (`user`, `provider`, `model`, or `day` in UTC; default `day`) over `from` (inclusive) and
+ * `to` (exclusive), largest first (by day: oldest first).
+ */
+export async function usageSummary(
+  db: CatalogDatabase,
+  query: URLSearchParams,
+): Promise<{ object: 'list'; group_by: string; data: UsageGroup[] }> {
+  const groupBy = query.get('group_by') ?? 'day';
+  if (!(USAGE_GROUPS as readonly string[]).includes(groupBy)) {
+    throw new InvalidRecordError(`group_by must be one of ${USAGE_GROUPS.join(', ')}.`, 'group_by');
+  }
+  const key = GROUP_SQL.get(groupBy) as string;
+  const where: string[] = [];
+  const params: unknown[] = [];
+  const from = timeParam(query, 'from');
+  if (from !== undefined) {
+    params.push(from);
+    where.push(`at >= $${params.length}::timestamptz`);
+  }
+  const to = timeParam(query, 'to');
+  if (to !== undefined) {
+    params.push(to);
+    where.push(`at < $${params.length}::timestamptz`);
+  }
+  const rows = await db.query<Record<string, unknown>>(
+    `SELECT ${key} AS key, count(*) AS requests, count(*) FILTER (WHERE status >= 400) AS errors,
+       COALESCE(sum(input_tokens), 0) AS input_tokens, COALESCE(sum(output_tokens), 0) AS output_tokens,
+       COALESCE(sum(cache_creation_tokens), 0) AS cache_creation, COALESCE(sum(cache_read_tokens), 0) AS cache_read
+     FROM gw_requests ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+     GROUP BY 1 ORDER BY ${groupBy === 'day' ? '1 ASC' : '2 DESC, 1 ASC'} LIMIT 10000`,
+    params,
+  );
+  return {
+    object: 'list',
+    group_by: groupBy,
+    data: rows.map((row) => ({
+      key: str(row.key),
+      requests: Number(row.requests),
+      errors: Number(row.errors),
+      input_tokens: Number(row.input_tokens),
+      output_tokens: Number(row.output_tokens),
+      cache_creation_input_tokens: Number(row.cache_creation),
+      cache_read_input_tokens: Number(row.cache_read),
+    })),
+  };
+}
