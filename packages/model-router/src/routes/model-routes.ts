@@ -11,6 +11,7 @@ import { MODEL_PROVIDERS } from '../providers';
 import { runChatCompletion, type ChatContext } from './chat-completions';
 import { runNativeMessages } from './messages';
 import { sendError, sendJson, type ErrorShape } from './respond';
+import { MemoryCacheStore, type ResponseCacheStore } from '../core/cache/store';
 
 /** Options of {@link createModelRoutes} and `modelRouter`. */
 export interface ModelRouterOptions {
@@ -65,6 +66,13 @@ export interface ModelRouterOptions {
    * `500 internal_error`), for the host's log. Default: none.
    */
   onInternalError?: (error: unknown) => void;
+  /**
+   * Where the response cache keeps answers (requests opt in with `x-gateway-config`'s `cache` or
+   * `x-gateway-cache`). Default: a {@link MemoryCacheStore} of 256 MiB in this process.
+   */
+  cacheStore?: ResponseCacheStore;
+  /** The clock of the response cache, in ms since the epoch. Default `Date.now`. */
+  now?: () => number;
 }
 
 /**
@@ -108,6 +116,8 @@ export function createModelRoutes(options: ModelRouterOptions = {}): ModelRoutes
       'maxRetryTimeMs',
       'callerId',
       'onInternalError',
+      'cacheStore',
+      'now',
     ],
     'modelRouter',
   );
@@ -138,6 +148,20 @@ export function createModelRoutes(options: ModelRouterOptions = {}): ModelRoutes
   if (options.callerId !== undefined && typeof options.callerId !== 'function') {
     throw new TypeError('callerId must be a function (req) => string | undefined.');
   }
+  const cacheStore = options.cacheStore;
+  if (
+    cacheStore !== undefined &&
+    (typeof cacheStore !== 'object' ||
+      cacheStore === null ||
+      typeof cacheStore.get !== 'function' ||
+      typeof cacheStore.set !== 'function')
+  ) {
+    throw new TypeError('cacheStore must be an object with get(key) and set(key, answer, ttlSeconds) methods.');
+  }
+  if (options.now !== undefined && typeof options.now !== 'function') {
+    throw new TypeError('now must be a function () => milliseconds since the epoch.');
+  }
+  const callerId = options.callerId ?? defaultCallerId;
   const context: ChatContext = {
     catalog,
     dispatcher: createDispatcher(),
@@ -147,7 +171,8 @@ export function createModelRoutes(options: ModelRouterOptions = {}): ModelRoutes
       maxRetryAttempts: options.maxRetryAttempts ?? 3,
       maxRetryTimeMs: options.maxRetryTimeMs ?? 30_000,
     },
-    callerId: options.callerId ?? defaultCallerId,
+    callerId,
+    cache: { store: cacheStore ?? new MemoryCacheStore(), callerId, now: options.now ?? Date.now },
   };
   const onInternalError = options.onInternalError;
 

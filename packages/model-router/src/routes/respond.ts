@@ -13,6 +13,10 @@ export interface GatewayLocals {
   upstreamAttempts?: number;
   /** True when the answer was ended because the upstream sent nothing for the idle timeout. */
   streamIdleTimeout?: boolean;
+  /** How the response cache answered (`x-gateway-cache-status`), when the request asked for it. */
+  cacheStatus?: 'HIT' | 'MISS' | 'REFRESH' | 'DISABLED';
+  /** The usage of an answer served from the cache: tokens the provider did not have to process. */
+  cacheTokensSaved?: { input: number; output: number };
 }
 
 type WithLocals = ServerResponse & { locals?: { gateway?: GatewayLocals } };
