@@ -18,7 +18,13 @@ import {
 } from '@gw/identity-forwarding';
 import { AdminAccess, createAdminApi, useParsedBody, type AdminClaim } from '@gw/catalog';
 import { gatewayConsole } from '@gw/console';
-import { ProviderModelLists, createModelRoutes, type ProviderEntry } from '@gw/model-router';
+import {
+  MemoryCacheStore,
+  ProviderModelLists,
+  createModelRoutes,
+  type ProviderEntry,
+  type ResponseCacheStore,
+} from '@gw/model-router';
 import { sigv4Proxy } from '@gw/sigv4-proxy';
 import { buildCatalogView, type CatalogView } from './catalog/catalog-view';
 import type { GatewayCatalog } from './catalog/open-catalog';
@@ -55,6 +61,11 @@ export interface GatewayOptions {
   adminClaim?: AdminClaim;
   /** Each provider's own model list (its `GET /v1/models`). Default: one of the gateway's own, stopped by `close`. */
   modelLists?: ProviderModelLists;
+  /**
+   * Where the response cache keeps answers (CONTRACT section 9): a shared Redis store, or by
+   * default a 256 MiB {@link MemoryCacheStore} in this process.
+   */
+  cacheStore?: ResponseCacheStore;
 }
 
 /** The assembled gateway: the Express app and what operators observe. */
@@ -97,10 +108,12 @@ export function createGateway(options: GatewayOptions): Gateway {
   let selfUrl: string | undefined;
   // What every request reads: replaced whole when the catalog changes (one assignment).
   let view = buildCatalogView(config, catalog?.live.snapshot, logger, extraKeys);
+  const cacheStore = options.cacheStore ?? new MemoryCacheStore();
   // Metrics read the token cache of the MCP gateway built below, when scraped.
   const metrics = new GatewayMetrics(() => mcp.tokenCache.stats, {
     catalogStatus: catalog ? () => catalog.live.status : undefined,
     catalogCounts: () => view.counts,
+    responseCache: () => cacheStore.stats?.(),
   });
   const jwtValidation = validation && {
     ...validation,
@@ -128,6 +141,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     },
     resolvePrompt: (id) => view.prompts.get(id),
     onInternalError: (error) => logUnhandled(logger, error),
+    cacheStore,
   });
   const bedrock = sigv4Proxy({ resolveIntegration: (slug) => view.awsIntegrations.get(slug) });
 

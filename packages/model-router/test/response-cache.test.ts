@@ -178,7 +178,7 @@ describe('the response cache through the openai SDK (header form)', () => {
   });
 
   it('refuses mode semantic (or any other) with 400 unsupported_value naming cache.mode', async () => {
-    for (const headers of [
+    for (const headers of <Record<string, string>[]>[
       { 'x-gateway-config': JSON.stringify({ cache: { mode: 'semantic' } }) },
       { 'x-gateway-config': JSON.stringify({ cache: {} }) },
       { 'x-gateway-cache': 'semantic' },

@@ -33,6 +33,7 @@ export function trackRequest(
     const status = res.headersSent ? res.statusCode : 499;
     metrics.recordRequest(family, status, gateway.target, gateway.upstreamMs);
     if (gateway.streamIdleTimeout) metrics.recordStreamIdleTimeout(family, gateway.target);
+    if (gateway.cacheStatus !== undefined) metrics.recordCache(gateway.cacheStatus, gateway.cacheTokensSaved);
     if (gateway.upstreamAttempts !== undefined && gateway.upstreamAttempts > 1) {
       metrics.recordRetries(family, gateway.target, gateway.upstreamAttempts - 1);
     }
@@ -49,6 +50,7 @@ export function trackRequest(
         upstreamMs: gateway.upstreamMs === undefined ? undefined : Math.round(gateway.upstreamMs * 100) / 100,
         upstreamAttempts: gateway.upstreamAttempts,
         streamIdleTimeout: gateway.streamIdleTimeout,
+        cacheStatus: gateway.cacheStatus,
         durationMs: Math.round((performance.now() - started) * 100) / 100,
         completed: res.writableFinished,
       },

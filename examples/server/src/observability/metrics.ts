@@ -9,6 +9,8 @@ export interface CatalogMetricsSources {
   catalogStatus?: () => { state: 'ok' | 'degraded'; loadedAt: Date };
   /** Records served, by kind. */
   catalogCounts?: () => ReadonlyMap<string, number>;
+  /** Entries and bytes the response cache holds in this process (the in-memory store). Default: none. */
+  responseCache?: () => { entries: number; bytes: number } | undefined;
 }
 
 /** The gateway's Prometheus metrics, in a registry of its own. */
@@ -19,6 +21,9 @@ export class GatewayMetrics {
   private readonly keySetFetches: Counter<'outcome'>;
   private readonly idleTimeouts: Counter<'route' | 'target'>;
   private readonly retries: Counter<'route' | 'target'>;
+  private readonly cacheRequests: Counter<'status'>;
+  private readonly cacheTokensSaved: Counter<'kind'>;
+  private readonly cacheRedisErrors: Counter<'operation'>;
 
   constructor(tokenCache?: TokenCacheStatsSource, catalog: CatalogMetricsSources = {}) {
     const registers = [this.registry];
@@ -52,6 +57,40 @@ export class GatewayMetrics {
       help: 'Upstream calls repeated by retries (x-gateway-config retry, within the gateway limits).',
       labelNames: ['route', 'target'],
       registers,
+    });
+    this.cacheRequests = new Counter({
+      name: 'gateway_cache_requests_total',
+      help: 'Requests that asked for the response cache, by x-gateway-cache-status (HIT, MISS, REFRESH, DISABLED).',
+      labelNames: ['status'],
+      registers,
+    });
+    this.cacheTokensSaved = new Counter({
+      name: 'gateway_cache_tokens_saved_total',
+      help: 'Tokens of the answers served from the response cache (their usage), by kind (input, output).',
+      labelNames: ['kind'],
+      registers,
+    });
+    this.cacheRedisErrors = new Counter({
+      name: 'gateway_cache_redis_errors_total',
+      help: 'Redis calls of the response cache that failed or took longer than their bound, by operation.',
+      labelNames: ['operation'],
+      registers,
+    });
+    new Gauge({
+      name: 'gateway_cache_entries',
+      help: "Answers the response cache holds in this process's memory (0 with Redis).",
+      registers,
+      collect() {
+        this.set(catalog.responseCache?.()?.entries ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'gateway_cache_bytes',
+      help: "Bytes of answers the response cache holds in this process's memory (0 with Redis).",
+      registers,
+      collect() {
+        this.set(catalog.responseCache?.()?.bytes ?? 0);
+      },
     });
     let hits = 0;
     let misses = 0;
@@ -124,6 +163,20 @@ export class GatewayMetrics {
   /** Records the retries of one request. */
   recordRetries(route: string, target: string | undefined, retries: number): void {
     this.retries.inc({ route, target: target ?? 'none' }, retries);
+  }
+
+  /** Records how the response cache answered one request, and the tokens a hit saved. */
+  recordCache(status: string, tokensSaved?: { input: number; output: number }): void {
+    this.cacheRequests.inc({ status });
+    if (tokensSaved) {
+      if (tokensSaved.input > 0) this.cacheTokensSaved.inc({ kind: 'input' }, tokensSaved.input);
+      if (tokensSaved.output > 0) this.cacheTokensSaved.inc({ kind: 'output' }, tokensSaved.output);
+    }
+  }
+
+  /** Records one Redis call of the response cache that failed or timed out. */
+  recordCacheRedisError(operation: string): void {
+    this.cacheRedisErrors.inc({ operation });
   }
 
   /** Records one fetch of an identity provider's key set. */
