@@ -330,7 +330,10 @@ describe('streams and the cache', () => {
     const client = openai();
     const body = fresh();
     const events = thinkingEvents();
+    // Cut mid-text, and cut after the stop reason but before message_stop: neither is stored.
     mock.reply({ sse: events.slice(0, 10) });
+    await expect(streamed(client, body)).rejects.toThrow();
+    mock.reply({ sse: events.slice(0, -1) });
     await expect(streamed(client, body)).rejects.toThrow();
     mock.reply({ sse: events });
     const calls = mock.requests.length;
@@ -371,6 +374,12 @@ describe('native /v1/messages and the cache (Anthropic SDK)', () => {
     const body = ask();
     mock.reply({ sse: thinkingEvents().slice(0, 6) });
     await expect(anthropic().messages.stream(body).finalMessage()).rejects.toThrow();
+    // Everything but message_stop: the SDK may accept it, the gateway does not store it.
+    mock.reply({ sse: thinkingEvents().slice(0, -1) });
+    await anthropic()
+      .messages.stream(body)
+      .finalMessage()
+      .catch(() => undefined);
     mock.reply({ json: message([{ type: 'text', text: 'whole' }]) });
     const calls = mock.requests.length;
     const { response } = await anthropic().messages.create(body).withResponse();
