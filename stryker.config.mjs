@@ -39,6 +39,7 @@ const config = {
     'packages/model-router/src/providers/anthropic/chat-response.ts',
     'packages/model-router/src/providers/anthropic/chat-stream.ts',
     'packages/model-router/src/core/input-checks/*.ts',
+    'packages/model-router/src/core/cache/cache-key.ts',
   ],
   // Named explicitly: under pnpm, core cannot discover the `@stryker-mutator/*` plugins itself.
   plugins: [

@@ -18,7 +18,13 @@ import {
 } from '@gw/identity-forwarding';
 import { AdminAccess, RequestLogWriter, createAdminApi, useParsedBody, type AdminClaim } from '@gw/catalog';
 import { gatewayConsole } from '@gw/console';
-import { ProviderModelLists, createModelRoutes, type ProviderEntry } from '@gw/model-router';
+import {
+  MemoryCacheStore,
+  ProviderModelLists,
+  createModelRoutes,
+  type ProviderEntry,
+  type ResponseCacheStore,
+} from '@gw/model-router';
 import { sigv4Proxy } from '@gw/sigv4-proxy';
 import type { AccessMode } from '@gw/access';
 import { accessHooks, CONSOLE_TEST_SUBJECT } from './access/access-hooks';
@@ -69,6 +75,11 @@ export interface GatewayOptions {
   requestLog?: false | { retentionDays?: number; maxQueue?: number; flushIntervalMs?: number };
   /** The OpenTelemetry SDK's counts, for the metrics, when `startTracing` started it. Default: none. */
   tracingStats?: () => TracingStats;
+  /**
+   * Where the response cache keeps answers (CONTRACT section 9): a shared Redis store, or by
+   * default a 256 MiB {@link MemoryCacheStore} in this process.
+   */
+  cacheStore?: ResponseCacheStore;
 }
 
 /** The assembled gateway: the Express app and what operators observe. */
@@ -137,12 +148,14 @@ export function createGateway(options: GatewayOptions): Gateway {
             ),
         })
       : undefined;
+  const cacheStore = options.cacheStore ?? new MemoryCacheStore();
   // Metrics read the token cache of the MCP gateway built below, when scraped.
   const metrics = new GatewayMetrics(() => mcp.tokenCache.stats, {
     catalogStatus: catalog ? () => catalog.live.status : undefined,
     catalogCounts: () => view.counts,
     requestLog: requestLog ? () => requestLog.stats : undefined,
     tracing: options.tracingStats,
+    responseCache: () => cacheStore.stats?.(),
   });
   const recordSink = requestLog ? (record: RequestRecord) => void requestLog.push(record) : undefined;
   const jwtValidation = validation && {
@@ -172,6 +185,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     },
     resolvePrompt: (id) => view.prompts.get(id),
     onInternalError: (error) => logUnhandled(logger, error),
+    cacheStore,
     ...(enforcing ? { authorize: access.model } : {}),
   });
   const bedrock = sigv4Proxy({

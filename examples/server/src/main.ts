@@ -3,8 +3,15 @@ import type { Socket } from 'node:net';
 import { isIP } from 'node:net';
 import type { AdminClaim } from '@gw/catalog';
 import { createIdentityTokenSigner, loadSigningKey, type IdentityTokenSigner } from '@gw/jwks';
-import { KNOWN_ANTHROPIC_MODELS, ProviderModelLists } from '@gw/model-router';
-import { createGateway } from './app';
+import {
+  KNOWN_ANTHROPIC_MODELS,
+  MemoryCacheStore,
+  ProviderModelLists,
+  type ResponseCacheStore,
+} from '@gw/model-router';
+import type { Logger } from 'pino';
+import { createGateway, type Gateway } from './app';
+import { RedisCacheStore } from './cache/redis-store';
 import { dataDirectory, openGatewayCatalog } from './catalog/open-catalog';
 import { catalogRecordChecks } from './catalog/record-checks';
 import { loadConfigFile } from './config/load';
@@ -161,6 +168,40 @@ function endOpenStreams(open: Set<{ path: string; res: ServerResponse }>): void 
 }
 
 /** `GATEWAY_ADMIN_CLAIM` (`claim=value`): the identity-provider claim that makes a token an admin credential. */
+/**
+ * The response cache's store from the environment: a Redis shared by every instance when
+ * `REDIS_URL` is set (each call bounded by `GATEWAY_CACHE_REDIS_TIMEOUT_MS`, default 50), else
+ * this process's memory bounded by `GATEWAY_CACHE_MAX_MB` (default 256).
+ */
+export function responseCacheStore(
+  env: NodeJS.ProcessEnv,
+  logger: Logger,
+  onRedisError: (operation: 'get' | 'set') => void,
+): { store: ResponseCacheStore; close?: () => Promise<void> } {
+  const { maxMb, timeoutMs, url } = responseCacheSettings(env);
+  if (!url) return { store: new MemoryCacheStore({ maxBytes: maxMb * 1024 * 1024 }) };
+  const store = new RedisCacheStore({ url, timeoutMs, logger, onError: onRedisError });
+  return { store, close: () => store.close() };
+}
+
+/** The response cache's environment variables, checked (a bad value stops start-up with what to write). */
+function responseCacheSettings(env: NodeJS.ProcessEnv): { maxMb: number; timeoutMs: number; url?: string } {
+  const maxMb = wholeNumberEnv(env, 'GATEWAY_CACHE_MAX_MB', 256, 1);
+  const timeoutMs = wholeNumberEnv(env, 'GATEWAY_CACHE_REDIS_TIMEOUT_MS', 50, 1);
+  const url = env.REDIS_URL?.trim();
+  if (!url) return { maxMb, timeoutMs };
+  let protocol: string;
+  try {
+    protocol = new URL(url).protocol;
+  } catch {
+    protocol = '';
+  }
+  if (protocol !== 'redis:' && protocol !== 'rediss:') {
+    throw new Error('REDIS_URL must be a redis:// or rediss:// URL, such as "redis://127.0.0.1:6379".');
+  }
+  return { maxMb, timeoutMs, url };
+}
+
 function parseAdminClaim(value: string | undefined, config: GatewayConfig): AdminClaim | undefined {
   if (value === undefined || value.trim() === '') return undefined;
   const match = /^([A-Za-z0-9_:.-]{1,64})=(.{1,200})$/.exec(value.trim());
@@ -188,6 +229,8 @@ export async function startFromEnvironment(
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<{ server: Server; stop: () => Promise<void> }> {
   const logger = createLogger(env.LOG_LEVEL ?? 'info');
+  // Checked before anything starts, so a typo fails at once.
+  responseCacheSettings(env);
   const cleanups: (() => Promise<void>)[] = [];
   const requestLogDays = wholeNumberEnv(env, 'GATEWAY_REQUEST_LOG_DAYS', 30, 1);
   // The OpenTelemetry SDK only when an OTLP endpoint is set; otherwise nothing is started.
@@ -286,6 +329,10 @@ export async function startFromEnvironment(
     throw new Error('TRUSTED_PROXIES must be a comma-separated list of IP addresses, such as "10.0.0.5,10.0.0.6".');
   }
   const limits = connectionLimits(env);
+  // The metrics exist once the gateway is built; Redis errors before that are not counted.
+  const built: { gateway?: Gateway } = {};
+  const cache = responseCacheStore(env, logger, (operation) => built.gateway?.metrics.recordCacheRedisError(operation));
+  if (cache.close) cleanups.push(cache.close);
   const gateway = createGateway({
     config,
     signingKey: keys.key,
@@ -300,7 +347,9 @@ export async function startFromEnvironment(
     accessMode: access,
     requestLog: { retentionDays: requestLogDays },
     tracingStats: tracing ? () => tracing.stats : undefined,
+    cacheStore: cache.store,
   });
+  built.gateway = gateway;
   // First, while the database is open: the request records still queued are written.
   cleanups.unshift(() => gateway.close());
   const { listener } = gateway;

@@ -15,6 +15,7 @@ const anthropic = {
   baseUrl: 'https://api.anthropic.com',
   models: { mode: 'custom', models: ['claude-sonnet-4-5'], autoEnableNew: false },
   defaultMaxTokens: 4096,
+  cache: { enabled: true, scope: 'shared' },
 };
 const bedrock = {
   id: '0d7c7e0a-93a5-4c36-8d3f-2a8c5b0f4e11',

@@ -245,6 +245,24 @@ const MODEL_MODES: [string, string][] = [
   ['custom', 'Chosen models'],
 ];
 
+const CACHE_MODES: [string, string][] = [
+  ['caller', 'On, each caller its own answers'],
+  ['shared', 'On, answers shared by every caller'],
+  ['off', 'Off'],
+];
+
+/** A provider's `cache` field as the console's select names it. */
+function cacheMode(provider: Json): string {
+  const cache = provider.cache as { enabled?: boolean; scope?: string } | undefined;
+  if (cache?.enabled === false) return 'off';
+  return cache?.scope === 'shared' ? 'shared' : 'caller';
+}
+
+/** The `cache` field for a select's value. */
+function cacheField(mode: string): Json {
+  return mode === 'off' ? { enabled: false } : { enabled: true, scope: mode === 'shared' ? 'shared' : 'caller' };
+}
+
 // ---- Model catalog ----
 async function modelsPage(): Promise<HTMLElement[]> {
   const { body } = await api('GET', '/providers');
@@ -261,8 +279,14 @@ async function modelsPage(): Promise<HTMLElement[]> {
     items.append(
       recordItem(
         `${String(p.name ?? slug)} (@${slug})`,
-        [`API key ${String(p.apiKeyHint ?? '')}`, `Models: ${summary}`, `Source: ${String(p.source)}`],
+        [
+          `API key ${String(p.apiKeyHint ?? '')}`,
+          `Models: ${summary}`,
+          `Response cache: ${(CACHE_MODES.find(([m]) => m === cacheMode(p)) ?? ['', ''])[1]}`,
+          `Source: ${String(p.source)}`,
+        ],
         button('Models', () => void modelEditor(editor, p), 'secondary', `Models of ${slug}`),
+        button('Cache', () => cacheForm(editor, p), 'secondary', `Response cache of ${slug}`),
         button('Rotate key', () => rotateKeyForm(editor, p), 'secondary', `Rotate key of ${slug}`),
         testButton('providers', slug) ?? el('span'),
         deleteButton('providers', slug, `provider @${slug}`, render),
@@ -278,6 +302,15 @@ async function modelsPage(): Promise<HTMLElement[]> {
       { name: 'apiKey', label: 'API key', type: 'password', required: true },
       { name: 'baseUrl', label: 'Base URL', type: 'url', hint: 'Leave empty for https://api.anthropic.com.' },
       { name: 'mode', label: 'Models', type: 'select', options: MODEL_MODES, param: 'models' },
+      {
+        name: 'cache',
+        label: 'Response cache',
+        type: 'select',
+        options: CACHE_MODES,
+        value: 'caller',
+        param: 'cache',
+        hint: 'Requests opt in with x-gateway-config {"cache": {"mode": "simple"}}.',
+      },
     ],
     'Add provider',
     async (form) => {
@@ -288,6 +321,7 @@ async function modelsPage(): Promise<HTMLElement[]> {
         apiKey: (form.elements.namedItem('apiKey') as HTMLInputElement).value,
         ...(value(form, 'baseUrl') ? { baseUrl: value(form, 'baseUrl') } : {}),
         models: { mode: 'all' },
+        cache: cacheField(value(form, 'cache')),
       });
       if (!created) return;
       say(`Provider @${String(created.slug)} added.`);
@@ -356,6 +390,36 @@ async function modelEditor(container: HTMLElement, provider: Json): Promise<void
       });
       if (saved) {
         say(`Models of @${slug} saved.`);
+        await render();
+      }
+    },
+  );
+  container.replaceChildren(form);
+  (form.querySelector('select') as HTMLElement).focus();
+}
+
+function cacheForm(container: HTMLElement, provider: Json): void {
+  const slug = String(provider.slug);
+  const form = formOf(
+    `Response cache of @${slug}`,
+    [
+      {
+        name: 'cache',
+        label: 'Response cache',
+        type: 'select',
+        options: CACHE_MODES,
+        value: cacheMode(provider),
+        param: 'cache',
+      },
+    ],
+    'Save cache',
+    async (f) => {
+      const saved = await write(f, 'PATCH', `/providers/${encodeURIComponent(slug)}`, {
+        version: provider.version,
+        cache: cacheField(value(f, 'cache')),
+      });
+      if (saved) {
+        say(`Response cache of @${slug} saved.`);
         await render();
       }
     },

@@ -16,6 +16,10 @@ export * from './core/retry';
 export { ProviderKey } from './core/secret';
 export { defaultCallerId, providerUserId, type CallerIdResolver } from './core/caller';
 export { isForwardedResponseHeader } from './routes/messages';
+export * from './core/cache/cache-key';
+export * from './core/cache/answer';
+export * from './core/cache/store';
+export { CACHE_STATUS_HEADER, MAX_CACHED_ANSWER_BYTES, type CacheStatus } from './routes/cache-flow';
 export { MAX_UPSTREAM_BODY_BYTES, MAX_UPSTREAM_ERROR_BYTES, MAX_UPSTREAM_EVENT_BYTES } from './routes/upstream-call';
 export {
   readJsonBody,

@@ -106,6 +106,7 @@ export function trackRequest(
     const ended = performance.now();
     metrics.recordRequest(family, status, gateway.target, gateway.upstreamMs);
     if (gateway.streamIdleTimeout) metrics.recordStreamIdleTimeout(family, gateway.target);
+    if (gateway.cacheStatus !== undefined) metrics.recordCache(gateway.cacheStatus, gateway.cacheTokensSaved);
     if (gateway.upstreamAttempts !== undefined && gateway.upstreamAttempts > 1) {
       metrics.recordRetries(family, gateway.target, gateway.upstreamAttempts - 1);
     }
@@ -138,7 +139,7 @@ export function trackRequest(
       outputTokens: tokens(usage?.outputTokens),
       cacheCreationTokens: tokens(usage?.cacheCreationInputTokens),
       cacheReadTokens: tokens(usage?.cacheReadInputTokens),
-      cacheStatus: null,
+      cacheStatus: gateway.cacheStatus ?? null,
       metadata: state.metadata ?? null,
     };
     logger.info(

@@ -14,6 +14,8 @@ export interface CatalogMetricsSources {
   /** The span pipeline's counts. Default: no OpenTelemetry SDK started. */
   tracing?: () =>
     { exported: number; dropped: { queueFull: number; exportFailed: number }; queued: number } | undefined;
+  /** Entries and bytes the response cache holds in this process (the in-memory store). Default: none. */
+  responseCache?: () => { entries: number; bytes: number } | undefined;
 }
 
 /** A counter that reads a running total from `read` when scraped. */
@@ -39,6 +41,9 @@ export class GatewayMetrics {
   private readonly keySetFetches: Counter<'outcome'>;
   private readonly idleTimeouts: Counter<'route' | 'target'>;
   private readonly retries: Counter<'route' | 'target'>;
+  private readonly cacheRequests: Counter<'status'>;
+  private readonly cacheTokensSaved: Counter<'kind'>;
+  private readonly cacheRedisErrors: Counter<'operation'>;
 
   constructor(tokenCache?: TokenCacheStatsSource, catalog: CatalogMetricsSources = {}) {
     const registers = [this.registry];
@@ -72,6 +77,40 @@ export class GatewayMetrics {
       help: 'Upstream calls repeated by retries (x-gateway-config retry, within the gateway limits).',
       labelNames: ['route', 'target'],
       registers,
+    });
+    this.cacheRequests = new Counter({
+      name: 'gateway_cache_requests_total',
+      help: 'Requests that asked for the response cache, by x-gateway-cache-status (HIT, MISS, REFRESH, DISABLED).',
+      labelNames: ['status'],
+      registers,
+    });
+    this.cacheTokensSaved = new Counter({
+      name: 'gateway_cache_tokens_saved_total',
+      help: 'Tokens of the answers served from the response cache (their usage), by kind (input, output).',
+      labelNames: ['kind'],
+      registers,
+    });
+    this.cacheRedisErrors = new Counter({
+      name: 'gateway_cache_redis_errors_total',
+      help: 'Redis calls of the response cache that failed or took longer than their bound, by operation.',
+      labelNames: ['operation'],
+      registers,
+    });
+    new Gauge({
+      name: 'gateway_cache_entries',
+      help: "Answers the response cache holds in this process's memory (0 with Redis).",
+      registers,
+      collect() {
+        this.set(catalog.responseCache?.()?.entries ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'gateway_cache_bytes',
+      help: "Bytes of answers the response cache holds in this process's memory (0 with Redis).",
+      registers,
+      collect() {
+        this.set(catalog.responseCache?.()?.bytes ?? 0);
+      },
     });
     let hits = 0;
     let misses = 0;
@@ -196,6 +235,20 @@ export class GatewayMetrics {
   /** Records the retries of one request. */
   recordRetries(route: string, target: string | undefined, retries: number): void {
     this.retries.inc({ route, target: target ?? 'none' }, retries);
+  }
+
+  /** Records how the response cache answered one request, and the tokens a hit saved. */
+  recordCache(status: string, tokensSaved?: { input: number; output: number }): void {
+    this.cacheRequests.inc({ status });
+    if (tokensSaved) {
+      if (tokensSaved.input > 0) this.cacheTokensSaved.inc({ kind: 'input' }, tokensSaved.input);
+      if (tokensSaved.output > 0) this.cacheTokensSaved.inc({ kind: 'output' }, tokensSaved.output);
+    }
+  }
+
+  /** Records one Redis call of the response cache that failed or timed out. */
+  recordCacheRedisError(operation: string): void {
+    this.cacheRedisErrors.inc({ operation });
   }
 
   /** Records one fetch of an identity provider's key set. */

@@ -211,6 +211,39 @@ describe('the console in a real Chromium', () => {
     await expect(ask('claude-opus-4-1')).rejects.toMatchObject({ status: 403 });
   });
 
+  it("sets a provider's response cache from its page: off answers DISABLED, shared lets the answer be reused", async () => {
+    const ask = async () =>
+      (
+        await fetch(`${gateway.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${CALLER}`,
+            'content-type': 'application/json',
+            'x-gateway-cache': 'simple',
+          },
+          body: JSON.stringify({
+            model: '@console-claude/claude-sonnet-4-5',
+            max_tokens: 8,
+            messages: [{ role: 'user', content: 'cached?' }],
+          }),
+        })
+      ).headers.get('x-gateway-cache-status');
+    expect(await ask()).toBe('MISS');
+    expect(await ask()).toBe('HIT');
+    const set = async (mode: string, summary: string) => {
+      await page.getByRole('button', { name: 'Response cache of console-claude' }).click();
+      const form = page.getByRole('form', { name: 'Response cache of @console-claude' });
+      await form.getByLabel('Response cache').selectOption(mode);
+      await form.getByRole('button', { name: 'Save cache' }).click();
+      await page.getByText(`Response cache: ${summary}`).waitFor();
+    };
+    await set('off', 'Off');
+    expect(await ask()).toBe('DISABLED');
+    await set('shared', 'On, answers shared by every caller');
+    expect(await ask()).toBe('MISS');
+    expect(await ask()).toBe('HIT');
+  });
+
   it('creates a Bedrock integration with the spec fields; the portkey-ai SDK call is signed with the typed credentials', async () => {
     await goTo('Integrations');
     const form = page.getByRole('form', { name: 'Add an AWS Bedrock integration' });
@@ -306,7 +339,7 @@ describe('the console in a real Chromium', () => {
     await page.getByRole('button', { name: 'Show' }).click();
     await page.getByRole('cell', { name: 'console:admin-key' }).first().waitFor();
     const rows = await page.locator('tbody tr').count();
-    expect(rows).toBe(3); // create, then two model selections
+    expect(rows).toBe(5); // create, two model selections, two cache settings
     await shot('audit-log');
   });
 

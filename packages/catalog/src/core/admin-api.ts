@@ -88,6 +88,7 @@ export interface AdminApiOptions {
     list(server: string): Promise<ToolPinView[]>;
     approve(server: string, name: string, actor: string): Promise<ToolPinView>;
   };
+  /**
    * The database holding request records (`gw_requests`): `GET /admin/v1/requests` and
    * `GET /admin/v1/usage` read it. Default: none (those routes answer 404).
    */

@@ -20,6 +20,12 @@ const models = z.discriminatedUnion('mode', [
   }),
 ]);
 
+/** A provider's response cache settings: on by default, entries per caller unless `scope: "shared"`. */
+const providerCache = z.strictObject({
+  enabled: z.boolean().optional(),
+  scope: z.enum(['caller', 'shared']).optional(),
+});
+
 const anthropicProvider = z.strictObject({
   slug,
   name: z.string().min(1).max(200).optional(),
@@ -28,6 +34,7 @@ const anthropicProvider = z.strictObject({
   baseUrl: httpUrl.optional(),
   models: models.optional(),
   defaultMaxTokens: z.number().int().min(1).max(1_000_000).optional(),
+  cache: providerCache.optional(),
 });
 
 const bedrockProvider = z.strictObject({
@@ -118,6 +125,7 @@ export const recordSchemas = {
   slug,
   httpUrl,
   models,
+  providerCache,
   anthropicProvider,
   bedrockProvider,
   mcpServer,

@@ -22,6 +22,19 @@ export interface ModelProviderConfig {
    * this list is new and enabled. Default: the gateway's bundled list of the provider's models.
    */
   knownModels?: readonly string[];
+  /** The response cache for this provider's answers. Default `{ enabled: true, scope: "caller" }`. */
+  cache?: ProviderCacheSettings;
+}
+
+/** A provider's response cache settings. */
+export interface ProviderCacheSettings {
+  /** `false` answers every request that asks for the cache with `x-gateway-cache-status: DISABLED`. Default true. */
+  enabled?: boolean;
+  /**
+   * `caller`: each caller (API key user, or token issuer + subject) has entries of its own;
+   * `shared`: every caller of the provider receives the same cached answers. Default `caller`.
+   */
+  scope?: 'caller' | 'shared';
 }
 
 /** A provider as the router uses it. */
@@ -38,6 +51,8 @@ export interface ProviderEntry {
   defaultMaxTokens?: number;
   /** The models known when a custom selection was saved; undefined means the bundled list. */
   knownModels?: ReadonlySet<string>;
+  /** The response cache settings, defaults applied. Absent means the defaults. */
+  cache?: Required<ProviderCacheSettings>;
 }
 
 /** Where providers come from: the config, or a host's own store. */
@@ -71,7 +86,7 @@ export function createInMemoryCatalog(
     }
     rejectUnknownOptions(
       config,
-      ['slug', 'name', 'provider', 'apiKey', 'baseUrl', 'models', 'defaultMaxTokens', 'knownModels'],
+      ['slug', 'name', 'provider', 'apiKey', 'baseUrl', 'models', 'defaultMaxTokens', 'knownModels', 'cache'],
       where,
     );
     if (typeof config.slug !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(config.slug)) {
@@ -88,6 +103,7 @@ export function createInMemoryCatalog(
     if (defaultMaxTokens !== undefined && !(Number.isInteger(defaultMaxTokens) && defaultMaxTokens > 0)) {
       throw new TypeError(`providers[${config.slug}].defaultMaxTokens must be a positive whole number of tokens.`);
     }
+    const cache = checkCacheSettings(config.cache, where);
     entries.set(config.slug, {
       slug: config.slug,
       name: config.name ?? config.slug,
@@ -97,6 +113,7 @@ export function createInMemoryCatalog(
       models: config.models ?? { mode: 'all' },
       defaultMaxTokens,
       knownModels: config.knownModels ? new Set(config.knownModels) : undefined,
+      cache,
     });
   }
   const list = [...entries.values()];
@@ -111,6 +128,21 @@ function isHttpUrl(value: unknown): boolean {
   } catch {
     return false;
   }
+}
+
+function checkCacheSettings(cache: unknown, where: string): Required<ProviderCacheSettings> {
+  if (cache === undefined) return { enabled: true, scope: 'caller' };
+  if (typeof cache !== 'object' || cache === null || Array.isArray(cache)) {
+    throw new TypeError(`${where}.cache must be { enabled?: boolean, scope?: "caller" | "shared" }.`);
+  }
+  rejectUnknownOptions(cache, ['enabled', 'scope'], `${where}.cache`);
+  const { enabled, scope } = cache as ProviderCacheSettings;
+  if (enabled !== undefined && typeof enabled !== 'boolean')
+    throw new TypeError(`${where}.cache.enabled must be true or false.`);
+  if (scope !== undefined && scope !== 'caller' && scope !== 'shared') {
+    throw new TypeError(`${where}.cache.scope must be "caller" or "shared".`);
+  }
+  return { enabled: enabled ?? true, scope: scope ?? 'caller' };
 }
 
 function checkModelSelection(models: unknown, where: string): void {

@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { InvalidConfigHeaderError } from './errors';
+import { InvalidConfigHeaderError, UnsupportedValueError } from './errors';
 
 /** A gateway header, read as `x-gateway-<name>` or its alias `x-portkey-<name>`. */
 export function gatewayHeader(headers: IncomingHttpHeaders, name: string): string | undefined {
@@ -13,6 +13,80 @@ export interface GatewayRequestConfig {
   strict_open_ai_compliance?: boolean;
   request_timeout?: number;
   retry?: { attempts: number; on_status_codes: number[] };
+  cache?: CacheRequest;
+}
+
+/** A request's ask for the response cache (`cache` of `x-gateway-config`, or `x-gateway-cache`). */
+export interface CacheRequest {
+  /** The only mode: an exact match of the request. */
+  mode: 'simple';
+  /** Oldest answer the request accepts, and how long a new answer is kept, in seconds. */
+  max_age: number;
+}
+
+/** `max_age` when the request names none: 604,800 s (7 days). */
+export const DEFAULT_CACHE_MAX_AGE = 604_800;
+/** Largest `max_age`: 7,776,000 s (90 days). */
+export const MAX_CACHE_MAX_AGE = 7_776_000;
+
+/** A cache mode, as the config field or the header names it: only `simple` is served. */
+function cacheMode(mode: unknown): 'simple' {
+  if (mode === 'simple') return mode;
+  throw new UnsupportedValueError(
+    `cache.mode must be "simple"${typeof mode === 'string' ? ` (got "${mode.slice(0, 32)}"; only exact-match caching is served)` : ''}.`,
+    { param: 'cache.mode' },
+  );
+}
+
+/** A `max_age` in seconds: a whole number from 1 to 7,776,000. */
+function cacheMaxAge(value: unknown): number {
+  if (typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= MAX_CACHE_MAX_AGE) return value;
+  throw new InvalidConfigHeaderError(
+    `cache.max_age must be a whole number of seconds from 1 to ${MAX_CACHE_MAX_AGE}.`,
+    {
+      param: 'cache.max_age',
+    },
+  );
+}
+
+/** The `cache` object of `x-gateway-config`. */
+function readCacheConfig(value: unknown): CacheRequest {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new InvalidConfigHeaderError('cache must be an object such as {"mode": "simple", "max_age": 3600}.', {
+      param: 'cache',
+    });
+  }
+  const fields = value as Record<string, unknown>;
+  const mode = cacheMode(own(fields, 'mode'));
+  const maxAge = own(fields, 'max_age');
+  return { mode, max_age: maxAge === undefined ? DEFAULT_CACHE_MAX_AGE : cacheMaxAge(maxAge) };
+}
+
+const MAX_AGE_DIRECTIVE = /(?:^|,)\s*max-age\s*=\s*"?(\d{1,12})"?\s*(?:,|$)/i;
+
+/**
+ * What the request asks of the response cache, or undefined when it asks nothing: the `cache` of
+ * `x-gateway-config`, else `x-gateway-cache: simple` with `Cache-Control: max-age=<s>`;
+ * `forceRefresh` from `x-gateway-cache-force-refresh: true`. Any mode but `simple` is
+ * `400 unsupported_value` (`param: "cache.mode"`).
+ */
+export function readCacheRequest(
+  headers: IncomingHttpHeaders,
+  config: GatewayRequestConfig,
+): (CacheRequest & { forceRefresh: boolean }) | undefined {
+  let request = config.cache;
+  if (request === undefined) {
+    const mode = gatewayHeader(headers, 'cache');
+    if (mode === undefined) return undefined;
+    const control = headers['cache-control'];
+    const directive = typeof control === 'string' ? MAX_AGE_DIRECTIVE.exec(control) : null;
+    request = {
+      mode: cacheMode(mode.trim().toLowerCase()),
+      max_age: directive ? cacheMaxAge(Number(directive[1])) : DEFAULT_CACHE_MAX_AGE,
+    };
+  }
+  const refresh = gatewayHeader(headers, 'cache-force-refresh');
+  return { ...request, forceRefresh: refresh !== undefined && refresh.trim().toLowerCase() === 'true' };
 }
 
 /** Default statuses retried when `retry.on_status_codes` is absent. */
@@ -85,6 +159,8 @@ export function readGatewayConfig(headers: IncomingHttpHeaders): GatewayRequestC
     }
     result.retry = { attempts, on_status_codes: statuses as number[] };
   }
+  const cache = own(config, 'cache');
+  if (cache !== undefined && cache !== null) result.cache = readCacheConfig(cache);
   return result;
 }
 

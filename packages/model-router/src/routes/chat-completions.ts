@@ -29,6 +29,8 @@ import {
 } from './upstream-call';
 import { anthropicUsage, gatewayLocals } from './respond';
 import { requestTraceContext } from '@gw/options';
+import { MessageAssembler, messageEvents } from '../core/cache/answer';
+import { MAX_CACHED_ANSWER_BYTES, lookUp, planCache, remember, type CacheContext } from './cache-flow';
 
 /** The `code` of an OpenAI-shaped provider error (else its `type`), for the request's record. */
 function upstreamErrorCode(error: unknown): string | undefined {
@@ -46,6 +48,16 @@ export interface ChatContext {
   callerId: CallerIdResolver;
   /** The host's access rule for models. Default: none (every caller may use every enabled model). */
   authorize?: ModelAuthorizer;
+  cache: CacheContext;
+}
+
+/** Starts a chat completion event stream (headers set one by one so the host can read them back, as it does at shutdown). */
+function startEventStream(res: ServerResponse): void {
+  res.statusCode = 200;
+  res.setHeader('content-type', 'text/event-stream; charset=utf-8');
+  res.setHeader('cache-control', 'no-cache');
+  res.setHeader('x-accel-buffering', 'no');
+  res.flushHeaders();
 }
 
 /** Runs one chat completion (also used by prompt templates), streaming or not. */
@@ -73,6 +85,22 @@ export async function runChatCompletion(
   if (ignoredParams.length > 0) res.setHeader(IGNORED_PARAMS_HEADER, ignoredParams.join(', '));
   const strict = isStrict(req.headers, config);
   const stream = request.stream === true;
+  const includeUsage =
+    (body as { stream_options?: { include_usage?: unknown } }).stream_options?.include_usage === true;
+  const plan = planCache(context.cache, req, res, config, { route: 'chat.completions', provider, model, body });
+  const cached = plan && (await lookUp(context.cache, plan, res));
+  if (cached) {
+    if (!stream) {
+      sendJson(res, 200, toChatCompletion(cached.message, { strict, model, jsonTool }));
+      return;
+    }
+    const translator = new ChatStreamTranslator({ strict, includeUsage, model, jsonTool });
+    let frames = '';
+    for (const [event, data] of messageEvents(cached.message)) frames += translator.push(event, JSON.stringify(data));
+    startEventStream(res);
+    res.end(frames);
+    return;
+  }
   const base = providerBase(provider.baseUrl ?? anthropicApi.defaultBaseUrl);
   const response = await callProvider({
     dispatcher: context.dispatcher,
@@ -106,26 +134,22 @@ export async function runChatCompletion(
     return;
   }
   if (!stream) {
-    const answer = await readUpstreamJson(response.body);
-    locals.usage = anthropicUsage(answer.usage);
-    if (typeof answer.model === 'string') locals.responseModel = answer.model.slice(0, 256);
-    const completion = toChatCompletion(answer, {
+    const message = await readUpstreamJson(response.body);
+    locals.usage = anthropicUsage(message.usage);
+    if (typeof message.model === 'string') locals.responseModel = message.model.slice(0, 256);
+    const completion = toChatCompletion(message, {
       strict,
       model,
       jsonTool,
     });
     sendJson(res, 200, completion);
+    remember(context.cache, plan, message);
     return;
   }
-  const includeUsage =
-    (body as { stream_options?: { include_usage?: unknown } }).stream_options?.include_usage === true;
   const translator = new ChatStreamTranslator({ strict, includeUsage, model, jsonTool });
-  // Set one by one (not through writeHead) so the host can read them back, as it does at shutdown.
-  res.statusCode = 200;
-  res.setHeader('content-type', 'text/event-stream; charset=utf-8');
-  res.setHeader('cache-control', 'no-cache');
-  res.setHeader('x-accel-buffering', 'no');
-  res.flushHeaders();
+  // The answer as one message, to cache it once the stream has ended normally.
+  const assembler = plan ? new MessageAssembler(MAX_CACHED_ANSWER_BYTES) : undefined;
+  startEventStream(res);
   const streamEvent = startStreamSpan(res);
   // Bytes received since the last complete event: a provider that never ends an event (or a line)
   // cannot make the gateway buffer without bound.
@@ -134,6 +158,7 @@ export async function runChatCompletion(
     onEvent(event) {
       pending = 0;
       streamEvent();
+      assembler?.push(event.data);
       const frame = translator.push(event.event ?? 'message', event.data);
       if (frame) {
         locals.firstByteAt ??= performance.now();
@@ -200,6 +225,7 @@ export async function runChatCompletion(
   }
   res.end();
   drainUpstream(upstream);
+  if (assembler) remember(context.cache, plan, assembler.result());
 }
 
 /** Most bytes, and longest time, an upstream stream may take to close after its last event. */

@@ -10,6 +10,11 @@ import { UsageTap } from './usage-tap';
 import { requestTraceContext } from '@gw/options';
 import { gatewayLocals } from './respond';
 import { providerUserId, type CallerIdResolver } from '../core/caller';
+import { createParser } from 'eventsource-parser';
+import { MessageAssembler, messageEventStream } from '../core/cache/answer';
+import { MAX_CACHED_ANSWER_BYTES, lookUp, planCache, remember, type CacheContext, type CachePlan } from './cache-flow';
+import { sendJson } from './respond';
+import type { Dispatcher as UndiciDispatcher } from 'undici';
 
 /** `metadata` with its `user_id` scoped to the caller (see `providerUserId`); nothing when there is none. */
 function scopedMetadata(metadata: unknown, callerId: string | undefined): { metadata?: unknown } {
@@ -54,6 +59,7 @@ export async function runNativeMessages(
     limits: UpstreamLimits;
     callerId: CallerIdResolver;
     authorize?: ModelAuthorizer;
+    cache: CacheContext;
   },
   endpoint: 'messages' | 'countTokens',
   req: IncomingMessage,
@@ -79,6 +85,27 @@ export async function runNativeMessages(
   }
   const url = req.url ?? '';
   const query = url.indexOf('?');
+  const plan =
+    endpoint === 'messages'
+      ? planCache(context.cache, req, res, config, {
+          route: `messages${query === -1 ? '' : url.slice(query)}`,
+          provider,
+          model,
+          body,
+        })
+      : undefined;
+  const cached = plan && (await lookUp(context.cache, plan, res));
+  if (cached) {
+    if (body.stream !== true) {
+      sendJson(res, 200, cached.message);
+      return;
+    }
+    res.statusCode = 200;
+    res.setHeader('content-type', 'text/event-stream; charset=utf-8');
+    res.setHeader('cache-control', 'no-cache');
+    res.end(messageEventStream(cached.message));
+    return;
+  }
   const base = providerBase(provider.baseUrl ?? anthropicApi.defaultBaseUrl);
   const accept = typeof req.headers.accept === 'string' ? req.headers.accept : 'application/json';
   const response = await callProvider({
@@ -131,7 +158,50 @@ export async function runNativeMessages(
     const message = `The provider sent nothing for ${context.limits.streamIdleTimeoutMs} ms; the stream was ended.`;
     res.end(`event: error\ndata: ${JSON.stringify({ type: 'error', error: { type: 'timeout_error', message } })}\n\n`);
   });
+  const encoded = response.headers['content-encoding'];
+  if (plan && response.statusCode === 200 && (encoded === undefined || encoded === 'identity'))
+    keepAnswer(context.cache, plan, response.body, eventStream);
   response.body.pipe(res);
+}
+
+/**
+ * Reads the answer as it passes to the client and caches it once the provider's body has ended
+ * normally: a JSON message as is, an event stream assembled into its message. A body cut short,
+ * an error event, or more than {@link MAX_CACHED_ANSWER_BYTES} is not stored.
+ */
+function keepAnswer(
+  cache: CacheContext,
+  plan: CachePlan,
+  body: UndiciDispatcher.ResponseData['body'],
+  eventStream: boolean,
+): void {
+  let onData: (chunk: Buffer) => void;
+  let complete: () => unknown;
+  if (eventStream) {
+    const assembler = new MessageAssembler(MAX_CACHED_ANSWER_BYTES);
+    const parser = createParser({ onEvent: (event) => assembler.push(event.data) });
+    const decoder = new TextDecoder();
+    onData = (chunk) => parser.feed(decoder.decode(chunk, { stream: true }));
+    complete = () => assembler.result();
+  } else {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    onData = (chunk) => {
+      size += chunk.length;
+      if (size <= MAX_CACHED_ANSWER_BYTES) chunks.push(chunk);
+      else chunks.length = 0;
+    };
+    complete = () => {
+      if (size > MAX_CACHED_ANSWER_BYTES) return undefined;
+      try {
+        return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      } catch {
+        return undefined;
+      }
+    };
+  }
+  body.on('data', onData);
+  body.once('end', () => remember(cache, plan, complete()));
 }
 
 /** Whether the last bytes of an event stream are the blank line that closes an event. */

@@ -17,6 +17,7 @@ import { MODEL_PROVIDERS } from '../providers';
 import { runChatCompletion, type ChatContext } from './chat-completions';
 import { runNativeMessages } from './messages';
 import { sendError, sendJson, type ErrorShape } from './respond';
+import { MemoryCacheStore, type ResponseCacheStore } from '../core/cache/store';
 
 /** Options of {@link createModelRoutes} and `modelRouter`. */
 export interface ModelRouterOptions {
@@ -78,6 +79,12 @@ export interface ModelRouterOptions {
    * Must not wait. Default: none (every caller may use every enabled model).
    */
   authorize?: ModelAuthorizer;
+   * Where the response cache keeps answers (requests opt in with `x-gateway-config`'s `cache` or
+   * `x-gateway-cache`). Default: a {@link MemoryCacheStore} of 256 MiB in this process.
+   */
+  cacheStore?: ResponseCacheStore;
+  /** The clock of the response cache, in ms since the epoch. Default `Date.now`. */
+  now?: () => number;
 }
 
 /**
@@ -122,6 +129,8 @@ export function createModelRoutes(options: ModelRouterOptions = {}): ModelRoutes
       'callerId',
       'onInternalError',
       'authorize',
+      'cacheStore',
+      'now',
     ],
     'modelRouter',
   );
@@ -156,6 +165,20 @@ export function createModelRoutes(options: ModelRouterOptions = {}): ModelRoutes
   if (options.callerId !== undefined && typeof options.callerId !== 'function') {
     throw new TypeError('callerId must be a function (req) => string | undefined.');
   }
+  const cacheStore = options.cacheStore;
+  if (
+    cacheStore !== undefined &&
+    (typeof cacheStore !== 'object' ||
+      cacheStore === null ||
+      typeof cacheStore.get !== 'function' ||
+      typeof cacheStore.set !== 'function')
+  ) {
+    throw new TypeError('cacheStore must be an object with get(key) and set(key, answer, ttlSeconds) methods.');
+  }
+  if (options.now !== undefined && typeof options.now !== 'function') {
+    throw new TypeError('now must be a function () => milliseconds since the epoch.');
+  }
+  const callerId = options.callerId ?? defaultCallerId;
   const context: ChatContext = {
     catalog,
     dispatcher: createDispatcher(),
@@ -165,8 +188,9 @@ export function createModelRoutes(options: ModelRouterOptions = {}): ModelRoutes
       maxRetryAttempts: options.maxRetryAttempts ?? 3,
       maxRetryTimeMs: options.maxRetryTimeMs ?? 30_000,
     },
-    callerId: options.callerId ?? defaultCallerId,
+    callerId,
     authorize,
+    cache: { store: cacheStore ?? new MemoryCacheStore(), callerId, now: options.now ?? Date.now },
   };
   const onInternalError = options.onInternalError;
 

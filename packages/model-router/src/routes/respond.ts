@@ -23,6 +23,10 @@ export interface GatewayLocals {
   firstByteAt?: number;
   /** The `code` (or, for a provider's error, the error type) of an error answer. */
   errorCode?: string;
+  /** How the response cache answered (`x-gateway-cache-status`), when the request asked for it. */
+  cacheStatus?: 'HIT' | 'MISS' | 'REFRESH' | 'DISABLED';
+  /** The usage of an answer served from the cache: tokens the provider did not have to process. */
+  cacheTokensSaved?: { input: number; output: number };
 }
 
 /** Tokens of one answer, as the provider reported them. */
