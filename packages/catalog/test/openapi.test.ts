@@ -98,6 +98,30 @@ const list = (...data: unknown[]) => ({ object: 'list', data });
 const deleted = (id: string, object: string) => ({ id, object, deleted: true });
 
 /** A valid answer of every documented operation, by `METHOD concrete-path`. */
+/** A request record as `GET /admin/v1/requests` answers it: no content, no secret. */
+const requestRecord = {
+  object: 'request',
+  time: '2026-11-24T01:00:00.000Z',
+  request_id: 'req_01',
+  trace_id: '0af7651916cd43dd8448eb211c80319c',
+  route: 'chat',
+  method: 'POST',
+  path: '/v1/chat/completions',
+  user_id: 'u-1',
+  key_hint: 'a1b2',
+  provider: 'anthropic-prod',
+  model_requested: 'claude-sonnet-4-5',
+  model_answered: 'claude-sonnet-4-5-20250929',
+  mcp_method: null,
+  status: 200,
+  error_code: null,
+  duration_ms: 812.5,
+  ttfb_ms: 301.25,
+  usage: { input_tokens: 12, output_tokens: 40, cache_creation_input_tokens: 0, cache_read_input_tokens: 5 },
+  cache_status: 'MISS',
+  metadata: { feature: 'triage' },
+};
+
 const SAMPLES: [method: string, path: string, status: number, body: unknown][] = [
   ['GET', '/admin/v1/providers', 200, list(anthropic, bedrock)],
   ['GET', '/admin/v1/providers', 200, list()],
@@ -153,6 +177,45 @@ const SAMPLES: [method: string, path: string, status: number, body: unknown][] =
     200,
     { ...heldTool, status: 'approved', approvedDigest: heldTool.currentDigest },
   ],
+  [
+    'GET',
+    '/admin/v1/requests?user=u-1&metadata.feature=triage&limit=10',
+    200,
+    {
+      object: 'list',
+      data: [requestRecord, { ...requestRecord, cache_status: null, metadata: null }],
+      next_cursor: 'eyJ0IjoxfQ',
+    },
+  ],
+  [
+    'GET',
+    '/admin/v1/usage?group_by=user&from=2026-11-01T00:00:00Z',
+    200,
+    {
+      object: 'list',
+      group_by: 'user',
+      data: [
+        {
+          key: 'u-1',
+          requests: 3,
+          errors: 1,
+          input_tokens: 36,
+          output_tokens: 120,
+          cache_creation_input_tokens: 0,
+          cache_read_input_tokens: 5,
+        },
+        {
+          key: null,
+          requests: 1,
+          errors: 1,
+          input_tokens: 0,
+          output_tokens: 0,
+          cache_creation_input_tokens: 0,
+          cache_read_input_tokens: 0,
+        },
+      ],
+    },
+  ],
   ['GET', '/admin/v1/api-keys', 200, list(apiKey, configApiKey)],
   ['POST', '/admin/v1/api-keys', 201, apiKeyCreated],
   ['GET', '/admin/v1/api-keys/key-alice', 200, apiKey],
@@ -198,6 +261,7 @@ const ERRORS: [method: string, path: string, status: number, body: unknown][] = 
   ['DELETE', '/admin/v1/api-keys/nope', 404, error('not_found')],
   ['GET', '/admin/v1/audit?limit=9999', 400, error('invalid_request', 'limit')],
   ['GET', '/admin/v1/access/explain?resource=nope', 400, error('invalid_request', 'resource')],
+  ['GET', '/admin/v1/requests?limit=9999', 400, error('invalid_request', 'limit')],
   ['POST', '/admin/v1/mcp-servers/tickets/tools/nope/approve', 404, error('not_found')],
   ['GET', '/admin/v1/openapi.json', 401, error('missing_credentials')],
   // Statuses an operation does not list fall back to its `default` response: the same Error.
@@ -252,6 +316,8 @@ describe('the admin API OpenAPI document', () => {
         'POST /admin/v1/mcp-servers/{slug}/tools/{name}/approve',
         'GET /admin/v1/audit',
         'GET /admin/v1/openapi.json',
+        'GET /admin/v1/requests',
+        'GET /admin/v1/usage',
       ].sort(),
     );
   });
