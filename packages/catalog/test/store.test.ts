@@ -5,6 +5,7 @@ import {
   CatalogStore,
   LiveCatalog,
   SecretBox,
+  MIGRATIONS,
   migrate,
   openEmbeddedDatabase,
   openPostgres,
@@ -44,7 +45,7 @@ const ENGINES: [string, () => Promise<CatalogDatabase>][] = [
     'PostgreSQL',
     async () => {
       const db = openPostgres(postgres.url);
-      await db.exec('DROP TABLE IF EXISTS gw_records, gw_audit, gw_schema_migrations');
+      await db.exec('DROP TABLE IF EXISTS gw_records, gw_audit, gw_mcp_tools, gw_requests, gw_schema_migrations');
       return db;
     },
   ],
@@ -56,7 +57,7 @@ describe.each(ENGINES)('the catalog store on %s', (_name, open) => {
 
   beforeAll(async () => {
     db = await open();
-    expect(await migrate(db)).toEqual([1, 2]);
+    expect(await migrate(db)).toEqual(MIGRATIONS.map((m) => m.version));
     expect(await migrate(db)).toEqual([]);
     store = new CatalogStore(db, box);
   });
@@ -110,7 +111,14 @@ describe.each(ENGINES)('the catalog store on %s', (_name, open) => {
   it('stores only ciphertext: no secret appears in any row of any table', async () => {
     const key = await store.create('api-keys', { user: { user_id: 'u-1' } }, 'admin');
     expect(key.key).toMatch(/^gw-/);
-    for (const table of ['gw_records', 'gw_audit', 'gw_schema_migrations']) {
+    // Every table of the catalog, including those later migrations add.
+    const tables = (
+      await db.query<{ table_name: string }>(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_name LIKE 'gw\\_%'",
+      )
+    ).map((row) => row.table_name);
+    expect(tables).toEqual(expect.arrayContaining(['gw_records', 'gw_audit', 'gw_mcp_tools', 'gw_requests']));
+    for (const table of tables) {
       const rows = JSON.stringify(await db.query(`SELECT * FROM ${table}`));
       for (const secret of [PROVIDER_KEY, AWS_SECRET, SESSION_TOKEN, key.key as string]) {
         expect([table, rows.includes(secret)]).toEqual([table, false]);
