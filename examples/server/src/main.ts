@@ -231,6 +231,16 @@ export async function startFromEnvironment(
   const logger = createLogger(env.LOG_LEVEL ?? 'info');
   // Checked before anything starts, so a typo fails at once.
   responseCacheSettings(env);
+  const publicBaseUrl = env.PUBLIC_BASE_URL ? parsePublicBaseUrl(env.PUBLIC_BASE_URL) : undefined;
+  const trustedProxies = (env.TRUSTED_PROXIES ?? '')
+    .split(',')
+    .map((a) => a.trim())
+    .filter((a) => a !== '');
+  if (trustedProxies.some((a) => isIP(a) === 0)) {
+    throw new Error('TRUSTED_PROXIES must be a comma-separated list of IP addresses, such as "10.0.0.5,10.0.0.6".');
+  }
+  const limits = connectionLimits(env);
+  const graceMs = wholeNumberEnv(env, 'SHUTDOWN_GRACE_MS', SHUTDOWN_GRACE_MS);
   const cleanups: (() => Promise<void>)[] = [];
   const requestLogDays = wholeNumberEnv(env, 'GATEWAY_REQUEST_LOG_DAYS', 30, 1);
   // The OpenTelemetry SDK only when an OTLP endpoint is set; otherwise nothing is started.
@@ -314,21 +324,12 @@ export async function startFromEnvironment(
     );
   }
   signing.signer = keys.key ? createIdentityTokenSigner(keys.key) : undefined;
-  const publicBaseUrl = env.PUBLIC_BASE_URL ? parsePublicBaseUrl(env.PUBLIC_BASE_URL) : undefined;
   if (!publicBaseUrl && env.NODE_ENV === 'production') {
     logger.warn(
       {},
       "PUBLIC_BASE_URL is not set: OAuth metadata and 401 challenges name the origin from each request's Host header. Set PUBLIC_BASE_URL to the address clients use.",
     );
   }
-  const trustedProxies = (env.TRUSTED_PROXIES ?? '')
-    .split(',')
-    .map((a) => a.trim())
-    .filter((a) => a !== '');
-  if (trustedProxies.some((a) => isIP(a) === 0)) {
-    throw new Error('TRUSTED_PROXIES must be a comma-separated list of IP addresses, such as "10.0.0.5,10.0.0.6".');
-  }
-  const limits = connectionLimits(env);
   // The metrics exist once the gateway is built; Redis errors before that are not counted.
   const built: { gateway?: Gateway } = {};
   const cache = responseCacheStore(env, logger, (operation) => built.gateway?.metrics.recordCacheRedisError(operation));
@@ -370,7 +371,6 @@ export async function startFromEnvironment(
   server.maxHeadersCount = limits.maxHeadersCount;
   capConnectionsPerIp(server, limits.maxConnectionsPerIp);
   const openResponses = trackOpenResponses(server);
-  const graceMs = wholeNumberEnv(env, 'SHUTDOWN_GRACE_MS', SHUTDOWN_GRACE_MS);
   server.listen(port, host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -35,6 +35,9 @@ function baseEnv(extra: Record<string, string | undefined>): NodeJS.ProcessEnv {
   // Each gateway gets its own embedded catalog database unless the test names one.
   if (!Object.hasOwn(extra, 'GATEWAY_DATA_DIR') && !Object.hasOwn(extra, 'DATABASE_URL')) {
     env.GATEWAY_DATA_DIR = mkdtempSync(join(tmpdir(), 'gw-data-'));
+    // A copy of the database global-setup.ts migrated once (no initdb per start).
+    const template = process.env.GW_TEST_DATA_TEMPLATE;
+    if (template) cpSync(template, env.GATEWAY_DATA_DIR, { recursive: true });
   }
   for (const [k, v] of Object.entries(extra)) if (v !== undefined) env[k] = v;
   return env;
