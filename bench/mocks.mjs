@@ -1,5 +1,6 @@
 // Mock upstreams for the benchmark, in their own process so their CPU is not the gateway's:
-// Anthropic (JSON and SSE), an MCP Streamable HTTP endpoint (JSON-RPC), a Bedrock retrieve endpoint.
+// Anthropic (JSON and SSE), an MCP Streamable HTTP endpoint (JSON-RPC: `tools/list` answers 200
+// tools, `tools/call` a text result, each with the request's id), a Bedrock retrieve endpoint.
 import { createServer } from 'node:http';
 
 const MESSAGE = JSON.stringify({
@@ -35,6 +36,37 @@ const STREAM = Buffer.from(streamBody(1000));
 const FIRST_EVENT_END = STREAM.indexOf('\n\n') + 2;
 const STREAM_START = STREAM.subarray(0, FIRST_EVENT_END);
 const STREAM_REST = STREAM.subarray(FIRST_EVENT_END);
+// 200 tools of the size real servers list: a description and an input schema each.
+const TOOLS = Array.from({ length: 200 }, (_, i) => ({
+  name: `tool_${String(i).padStart(3, '0')}`,
+  description: `Looks up record kind ${i} by its id and returns its fields as JSON (bench tool ${i}).`,
+  inputSchema: {
+    type: 'object',
+    properties: {
+      id: { type: 'string', description: 'The record id.' },
+      fields: { type: 'array', items: { type: 'string' }, description: 'Fields to return; all when empty.' },
+    },
+    required: ['id'],
+  },
+}));
+const TOOLS_RESULT = JSON.stringify({ tools: TOOLS });
+const CALL_RESULT = '{"content":[{"type":"text","text":"ok"}]}';
+
+/** A JSON-RPC answer to an MCP request, with its id (what a Streamable HTTP server answers in JSON). */
+function mcpAnswer(body) {
+  let id = 1;
+  let method = '';
+  try {
+    const request = JSON.parse(body);
+    id = request.id ?? null;
+    method = request.method ?? '';
+  } catch {
+    return '{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}';
+  }
+  const result = method === 'tools/list' ? TOOLS_RESULT : CALL_RESULT;
+  return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${result}}`;
+}
+
 const RETRIEVE = JSON.stringify({ retrievalResults: [{ content: { text: 'Refunds take five business days.' } }] });
 
 const server = createServer((req, res) => {
@@ -53,9 +85,7 @@ const server = createServer((req, res) => {
         res.writeHead(200, { 'content-type': 'application/json' }).end(MESSAGE);
       }
     } else if (url.startsWith('/mcp')) {
-      res
-        .writeHead(200, { 'content-type': 'application/json' })
-        .end('{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"ok"}]}}');
+      res.writeHead(200, { 'content-type': 'application/json' }).end(mcpAnswer(Buffer.concat(chunks).toString()));
     } else if (url.includes('/retrieve')) {
       res.writeHead(200, { 'content-type': 'application/json' }).end(RETRIEVE);
     } else {

@@ -86,13 +86,147 @@ export function targets(report) {
       (v) => `${ratio(v)} at most (${catalogRatios.map(([name, r]) => `${name} ${ratio(r)}`).join(', ')})`,
     ],
   ];
-  return rows.map(([metric, target, value, limit, format]) => ({
-    metric,
-    target,
-    value,
-    measured: format(value),
-    met: value <= limit,
-  }));
+  const bare = scenario(report, 'bare node:http proxy');
+  const bareCpu = report.load.bareProxy?.cpuMicrosPerRequest;
+  const floors = [
+    [bare.addedP50Micros.median, ms],
+    [bare.addedP50Micros.median, ms],
+    [bare.addedP50Micros.median, ms],
+    [bareCpu, us],
+    [bareCpu, us],
+  ];
+  return [
+    ...rows.map(([metric, target, value, limit, format], i) => {
+      const [floor, floorFormat] = floors[i] ?? [];
+      return {
+        metric,
+        target,
+        value,
+        measured: format(value),
+        floor: floor === undefined ? '—' : `${floorFormat(floor)} (bare proxy)`,
+        ratio: floor === undefined ? '—' : ratio(value / floor),
+        met: value <= limit,
+      };
+    }),
+    ...featureTargets(report.features),
+  ];
+}
+
+const p50Floor = (c) => `${ms(c.p50Micros.floor.median)} p50 (${ms(c.addedP50Micros.floor.median)} over the mock)`;
+const cpuFloor = (c) => `${us(c.cpuMicrosPerRequest.floor.median)} CPU`;
+
+/** The rows of the response cache, access policies and tracing (features.mjs), each with its floor. */
+export function featureTargets(f) {
+  if (!f) return [];
+  const rows = [];
+  const skipped = (metric, target, why) =>
+    rows.push({ metric, target, measured: `not measured: ${why}`, floor: '—', ratio: '—', met: null });
+  const overFloor = (metric, limitMicros, c) =>
+    rows.push({
+      metric,
+      target: `≤ ${(limitMicros / 1000).toFixed(2)} ms`,
+      value: c.bMinusFloorMicros.median,
+      measured: `${spread(c.bMinusFloorMicros, ms)} over the floor (${c.b} p50 ${ms(c.p50Micros.b.median)})`,
+      floor: p50Floor(c),
+      ratio: ratio(c.p50Micros.b.median / c.p50Micros.floor.median),
+      met: c.bMinusFloorMicros.median <= limitMicros,
+    });
+  const versus = (metric, target, limit, comparisons, fields) => {
+    const parts = comparisons.flatMap(([name, c]) =>
+      fields.map((field) => [`${field === 'cpu' ? 'CPU' : 'added p50'} ${name}`, c.ratio[field].median, c]),
+    );
+    const worst = Math.max(...parts.map(([, v]) => v));
+    const first = comparisons[0][1];
+    rows.push({
+      metric,
+      target,
+      value: worst,
+      measured: `${ratio(worst)} at most (${parts.map(([n, v]) => `${n} ${ratio(v)}`).join(', ')}; ${first.b} ${us(first.cpuMicrosPerRequest.b.median)} against ${us(first.cpuMicrosPerRequest.a.median)} CPU)`,
+      floor: `${cpuFloor(first)}, ${p50Floor(first)}`,
+      ratio: `${ratio(first.ratio.cpuOverFloor.median)} CPU`,
+      met: worst <= limit,
+    });
+  };
+  const { cache, access, tracing, baselines } = f;
+  overFloor('response cache: a memory hit, p50 over the bare proxy, 1 connection', 250, cache.memory);
+  rows.push({
+    metric: 'response cache: CPU per request of a memory hit against the pass-through miss, 10 connections',
+    target: '< 1.00×',
+    value: cache.memory.ratio.cpu.median,
+    measured: `${spread(cache.memory.ratio.cpu, ratio)} (hit ${us(cache.memory.cpuMicrosPerRequest.b.median)}, miss ${us(cache.memory.cpuMicrosPerRequest.a.median)})`,
+    floor: cpuFloor(cache.memory),
+    ratio: `${ratio(cache.memory.ratio.cpuOverFloor.median)} CPU`,
+    met: cache.memory.ratio.cpu.median < 1,
+  });
+  if (cache.redis)
+    overFloor(
+      'response cache: a Redis hit (local redis-server), p50 over the bare proxy, 1 connection',
+      600,
+      cache.redis,
+    );
+  else skipped('response cache: a Redis hit, p50 over the bare proxy', '≤ 0.60 ms', cache.redisSkipped);
+  const before = (name, metric, target, limit, fields) => {
+    const b = baselines[name];
+    const comparisons = Object.entries(b).filter(([, v]) => v && typeof v === 'object' && v.ratio);
+    if (comparisons.length === 0) skipped(metric, target, `${b.label} ${b.skipped ?? 'was not measured'}`);
+    else versus(`${metric} (against ${b.label})`, target, limit, comparisons, fields);
+  };
+  before('preCache', 'response cache: requests without `cache`, added p50 and CPU per request', '≤ 1.05×', 1.05, [
+    'addedP50',
+    'cpu',
+  ]);
+  if (access.passThrough) {
+    versus(
+      'access: 100 policies and 1,000 API keys, `policies` mode against `open`, added p50 and CPU per request',
+      '≤ 1.05×',
+      1.05,
+      [
+        ['pass-through', access.passThrough],
+        ['MCP tools/call', access.mcpCall],
+      ],
+      ['addedP50', 'cpu'],
+    );
+    const t = access.toolsList;
+    rows.push({
+      metric: 'access: MCP `tools/list` of 200 tools filtered by a tool gate, added p50 against no gate, 1 connection',
+      target: '≤ 0.50 ms',
+      value: t.bMinusAMicros.median,
+      measured: `${spread(t.bMinusAMicros, ms)} (gate ${ms(t.p50Micros.b.median)}, no gate ${ms(t.p50Micros.a.median)} p50)`,
+      floor: p50Floor(t),
+      ratio: ratio(t.p50Micros.b.median / t.p50Micros.floor.median),
+      met: t.bMinusAMicros.median <= 500,
+    });
+  }
+  before('preTracing', 'tracing: export off (no OTEL_* variables), CPU per request', '≤ 1.05× (noise)', 1.05, ['cpu']);
+  if (tracing.traceparent) {
+    versus(
+      'tracing: export off, a caller `traceparent` against none, CPU per request',
+      '≤ 1.05× (noise)',
+      1.05,
+      [['pass-through', tracing.traceparent]],
+      ['cpu'],
+    );
+    versus(
+      'tracing: export on to a local OTLP/HTTP receiver against export off, CPU per request',
+      '≤ 1.20×',
+      1.2,
+      [['pass-through', tracing.exportOn]],
+      ['cpu'],
+    );
+  }
+  if (tracing.records) {
+    const r = tracing.records;
+    rows.push({
+      metric: "request records (catalog database present) at the bench's highest rate: the queue does not grow",
+      target: 'no growth, none dropped',
+      value: r.secondHalfMaxQueued,
+      measured: `${count(r.requests)} requests at ${count(Math.round(r.requestsPerSecond))}/s (10 connections, pass-through): queue at most ${count(r.firstHalfMaxQueued)} in the first half and ${count(r.secondHalfMaxQueued)} in the second, ${count(r.queuedAtEnd)} at the end, ${count(r.written)} written, ${count(r.dropped)} dropped`,
+      floor: '—',
+      ratio: '—',
+      met: r.keptUp,
+    });
+  }
+  return rows;
 }
 
 function catalogSection(report) {
@@ -129,6 +263,40 @@ function catalogSection(report) {
   ];
 }
 
+/** Every side-by-side comparison of features.mjs: both subjects and the floor, in the same rounds. */
+function featureSection(report) {
+  const f = report.features;
+  if (!f) return [];
+  const c = report.counts.features;
+  const comparisons = [
+    ...Object.entries(f.cache),
+    ...Object.entries(f.access),
+    ...Object.entries(f.tracing),
+    ...Object.values(f.baselines).flatMap((b) => Object.entries(b)),
+  ].filter(([, v]) => v && typeof v === 'object' && v.ratio);
+  const notes = [
+    f.cache.redisSkipped,
+    ...Object.values(f.baselines)
+      .filter((b) => b.skipped)
+      .map((b) => `${b.label}: ${b.skipped}`),
+  ].filter(Boolean);
+  return [
+    `## Response cache, access policies and tracing (${c.rounds} rounds of ${count(c.latency)} requests at 1 connection, ${c.cpuRounds} rounds of ${count(c.cpu)} at 10 connections)`,
+    '',
+    'Each comparison runs its two subjects (A, B) and the bare node:http proxy (the floor) in the same rounds, in rotating order, each round ending with the mock directly; "added" is a p50 minus the direct p50 of its round. Medians of rounds (min – max). The earlier gateways are built from their commits by the bench (bench/baseline.mjs) and run with the same config. The tool-gate rows check first that the gate lists 100 of the 200 tools and no gate all 200; the cache rows that a repeated request is a `HIT`.',
+    '',
+    ...notes.map((n) => `- ${n}`),
+    ...(notes.length ? [''] : []),
+    '| comparison | A | B | A p50 (added) | B p50 (added) | floor p50 (added) | B − A p50 | A CPU | B CPU | floor CPU | B / A CPU |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+    ...comparisons.map(
+      ([, v]) =>
+        `| ${v.label} | ${v.a} | ${v.b} | ${ms(v.p50Micros.a.median)} (${ms(v.addedP50Micros.a.median)}) | ${ms(v.p50Micros.b.median)} (${ms(v.addedP50Micros.b.median)}) | ${ms(v.p50Micros.floor.median)} (${ms(v.addedP50Micros.floor.median)}) | ${spread(v.bMinusAMicros, ms)} | ${us(v.cpuMicrosPerRequest.a.median)} | ${us(v.cpuMicrosPerRequest.b.median)} | ${us(v.cpuMicrosPerRequest.floor.median)} | ${spread(v.ratio.cpu, ratio)} |`,
+    ),
+    '',
+  ];
+}
+
 export function renderMarkdown(report) {
   const lines = [
     '# Benchmarks',
@@ -137,9 +305,12 @@ export function renderMarkdown(report) {
     '',
     '## Targets',
     '',
-    '| metric | target | measured | met |',
-    '| --- | --- | --- | --- |',
-    ...report.targets.map((t) => `| ${t.metric} | ${t.target} | ${t.measured} | ${t.met ? 'yes' : '**no**'} |`),
+    '| metric | target | measured | bare-proxy floor (same run) | ratio to the floor | met |',
+    '| --- | --- | --- | --- | --- | --- |',
+    ...report.targets.map(
+      (t) =>
+        `| ${t.metric} | ${t.target} | ${t.measured} | ${t.floor} | ${t.ratio} | ${t.met === null ? 'skipped' : t.met ? 'yes' : '**no**'} |`,
+    ),
     '',
     '## Paired latency at 1 connection (median of rounds, min – max)',
     '',
@@ -160,6 +331,7 @@ export function renderMarkdown(report) {
     ),
     '',
     ...catalogSection(report),
+    ...featureSection(report),
     '## In process',
     '',
     '| measurement | value |',

@@ -11,6 +11,8 @@ import { closedLoop, currentRss, median, peakRss, percentile, processCpuMicros }
 import { targets, renderMarkdown } from './report.mjs';
 import { microBenchmarks } from './micro.mjs';
 import { listRecords, seedCatalog, seedStore } from './catalog-seed.mjs';
+import { BASELINES, buildBaseline } from './baseline.mjs';
+import { accessConfig, accessKey, probe, recordQueue, redisServerPath, sideBySide, startRedis } from './features.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
@@ -31,6 +33,7 @@ const counts = smoke
       misses: 20,
       warm: 20,
       catalog: { providers: 20, apiKeys: 100, adminProviders: 10, adminApiKeys: 20, rounds: 2, cpu: 40, cpuRounds: 1 },
+      features: { latency: 15, rounds: 2, cpu: 40, cpuRounds: 1, warm: 20, cpuWarm: 20, records: 200 },
     }
   : quick
     ? {
@@ -52,6 +55,7 @@ const counts = smoke
           cpu: 5000,
           cpuRounds: 5,
         },
+        features: { latency: 200, rounds: 3, cpu: 1000, cpuRounds: 3, warm: 200, cpuWarm: 1000, records: 6000 },
       }
     : {
         latency: 1000,
@@ -72,6 +76,7 @@ const counts = smoke
           cpu: 10000,
           cpuRounds: 7,
         },
+        features: { latency: 1000, rounds: 5, cpu: 3000, cpuRounds: 5, warm: 1000, cpuWarm: 3000, records: 20000 },
       };
 const GATEWAY_KEY = 'gw-bench-key-000000';
 
@@ -415,8 +420,282 @@ async function startCatalogGateway({ dir, fileConfig, mockPort, privateKey }) {
   return { gateway, callerKey: admin.keys[Math.floor(admin.keys.length / 2)], seeding };
 }
 
+/** The environment of a gateway process on `configPath`, with its own empty data directory. */
+function gatewayEnv(configPath, privateKey, extra = {}) {
+  return {
+    GATEWAY_CONFIG: configPath,
+    GATEWAY_DATA_DIR: mkdtempSync(join(tmpdir(), 'gw-bench-data-')),
+    JWT_PRIVATE_KEY: privateKey,
+    PORT: '0',
+    LOG_LEVEL: 'info',
+    NODE_ENV: 'production',
+    ...extra,
+  };
+}
+
+/** Builds the earlier gateways (`BASELINES`) once; in smoke runs none (a build takes minutes). */
+function prepareBaselines() {
+  const out = {};
+  for (const [name, baseline] of Object.entries(BASELINES)) {
+    if (smoke) {
+      out[name] = { label: baseline.label, skipped: 'not built in smoke runs' };
+      continue;
+    }
+    const startedAt = Date.now();
+    try {
+      out[name] = { label: baseline.label, main: buildBaseline(root, baseline) };
+      process.stdout.write(`baseline ${baseline.label} ready in ${((Date.now() - startedAt) / 1000).toFixed(0)} s\n`);
+    } catch (error) {
+      out[name] = { label: baseline.label, skipped: `could not be built: ${error.message.split('\n')[0]}` };
+    }
+  }
+  return out;
+}
+
+/**
+ * The response cache, access policies, tracing and request records, each against the bare proxy
+ * of the same rounds (see features.mjs). Starts and stops the extra processes it needs.
+ */
+async function featureBenchmarks({ mock, bare, gateway, configPath, fileConfig, dir, privateKey, baselines }) {
+  const c = counts.features;
+  const passThroughBody = JSON.stringify({ ...JSON.parse(anthropicBody), model: '@bench/claude-sonnet-4-5' });
+  const mcpCall = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{}}}';
+  const toolsList = '{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}';
+  const cacheHeader = { 'x-gateway-config': '{"cache":{"mode":"simple","max_age":3600}}' };
+  const on = (proc, key = GATEWAY_KEY) => ({
+    pid: proc.child.pid,
+    at: (path, body, headers = {}) => ({
+      port: proc.port,
+      path,
+      body,
+      headers: { ...json, 'x-gateway-api-key': key, ...headers },
+    }),
+  });
+  const subject = (proc, label, path, body, headers, key) => ({
+    label,
+    pid: proc.child.pid,
+    target: on(proc, key).at(path, body, headers),
+  });
+  const floor = (path, body) => ({ pid: bare.child.pid, target: { port: bare.port, path, body, headers: json } });
+  const floorMessages = floor('/v1/messages', anthropicBody);
+  const directMessages = { port: mock.port, path: '/v1/messages', body: anthropicBody, headers: json };
+  const directMcp = (body) => ({ port: mock.port, path: '/mcp', body, headers: json });
+  const started = [];
+  const start = async (main, env) => {
+    const proc = await startProcess(main, env);
+    proc.child.stdout.resume();
+    started.push(proc);
+    return proc;
+  };
+  const stop = async () => {
+    for (const proc of started.splice(0)) {
+      proc.child.kill('SIGTERM');
+      await exited(proc.child);
+    }
+  };
+  const mainJs = join(root, 'examples/server/dist/main.js');
+  const out = { cache: {}, access: {}, tracing: {}, baselines: {}, notes: [] };
+  for (const [name, b] of Object.entries(baselines)) out.baselines[name] = { label: b.label, skipped: b.skipped };
+  /** A second request of `target` must be answered from the cache. */
+  const expectHit = async (target) => {
+    let status;
+    // The answer is stored once it has been sent: a request right after may still miss.
+    for (let attempt = 0; attempt < 20 && status !== 'HIT'; attempt++) {
+      status = (await probe(target)).headers.get('x-gateway-cache-status');
+      if (status !== 'HIT') await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    if (status !== 'HIT')
+      throw new Error(`a repeated cached request answered x-gateway-cache-status ${status}, not HIT`);
+  };
+  try {
+    // Response cache, in memory: the chat completion asked for with `cache` (a hit after the
+    // first) against the same request without it, on the main gateway.
+    process.stdout.write('features: response cache (memory)\n');
+    await expectHit(on(gateway).at('/v1/chat/completions', chatBody, cacheHeader));
+    Object.assign(
+      out.cache,
+      await sideBySide(
+        [
+          {
+            name: 'memory',
+            label: '/v1/chat/completions answered from the memory cache',
+            a: subject(gateway, 'pass-through miss (no cache asked)', '/v1/chat/completions', chatBody),
+            b: subject(gateway, 'memory hit', '/v1/chat/completions', chatBody, cacheHeader),
+            floor: floorMessages,
+            direct: directMessages,
+          },
+        ],
+        c,
+      ),
+    );
+    // Response cache in Redis: a gateway with REDIS_URL on a throwaway redis-server.
+    const redisBinary = redisServerPath();
+    if (redisBinary) {
+      process.stdout.write('features: response cache (Redis)\n');
+      const redis = await startRedis(redisBinary);
+      started.push(redis);
+      const shared = await start(mainJs, gatewayEnv(configPath, privateKey, { REDIS_URL: redis.url }));
+      await expectHit(on(shared).at('/v1/chat/completions', chatBody, cacheHeader));
+      Object.assign(
+        out.cache,
+        await sideBySide(
+          [
+            {
+              name: 'redis',
+              label: '/v1/chat/completions answered from Redis',
+              a: subject(shared, 'pass-through miss (no cache asked)', '/v1/chat/completions', chatBody),
+              b: subject(shared, 'Redis hit', '/v1/chat/completions', chatBody, cacheHeader),
+              floor: floorMessages,
+              direct: directMessages,
+            },
+          ],
+          c,
+        ),
+      );
+      await stop();
+    } else {
+      out.cache.redisSkipped = 'redis-server is not installed (Debian: apt-get install redis-server); no Redis row';
+    }
+    // Requests without `cache` against the gateway built from the commit before the cache, and
+    // the gateway without OTEL_* variables against the one before tracing: both fresh, same config.
+    const current = await start(mainJs, gatewayEnv(configPath, privateKey));
+    for (const [name, paths] of [
+      [
+        'preCache',
+        [
+          ['conversion', '/v1/chat/completions', chatBody],
+          ['passThrough', '/v1/messages', passThroughBody],
+        ],
+      ],
+      ['preTracing', [['passThrough', '/v1/messages', passThroughBody]]],
+    ]) {
+      const baseline = baselines[name];
+      if (!baseline.main) continue;
+      process.stdout.write(`features: against ${baseline.label}\n`);
+      const before = await start(baseline.main, gatewayEnv(configPath, privateKey));
+      out.baselines[name] = {
+        label: baseline.label,
+        ...(await sideBySide(
+          paths.map(([path, route, body]) => ({
+            name: path,
+            label: `${route}${path === 'conversion' ? ' with conversion' : ' pass-through'}, no cache asked, no OTEL_* variables`,
+            a: subject(before, baseline.label, route, body),
+            b: subject(current, 'this gateway', route, body),
+            floor: floorMessages,
+            direct: directMessages,
+          })),
+          c,
+        )),
+      };
+      before.child.kill('SIGTERM');
+      await exited(before.child);
+      started.splice(started.indexOf(before), 1);
+    }
+    // Tracing: a caller's traceparent, and export to a local OTLP/HTTP receiver.
+    process.stdout.write('features: tracing\n');
+    const receiver = await start(join(here, 'otlp-receiver.mjs'), {});
+    const exporting = await start(
+      mainJs,
+      gatewayEnv(configPath, privateKey, { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${receiver.port}` }),
+    );
+    const traceparent = () => ({
+      ...on(current).at('/v1/messages', passThroughBody),
+      headers: {
+        ...on(current).at('/v1/messages', passThroughBody).headers,
+        traceparent: `00-${randomBytes(16).toString('hex')}-${randomBytes(8).toString('hex')}-01`,
+      },
+    });
+    Object.assign(
+      out.tracing,
+      await sideBySide(
+        [
+          {
+            name: 'traceparent',
+            label: '/v1/messages pass-through, export off: with a caller traceparent against without',
+            a: subject(current, 'without traceparent', '/v1/messages', passThroughBody),
+            b: { label: 'with traceparent', pid: current.child.pid, target: traceparent },
+            floor: floorMessages,
+            direct: directMessages,
+          },
+          {
+            name: 'exportOn',
+            label: '/v1/messages pass-through: spans exported to a local OTLP/HTTP receiver against export off',
+            a: subject(current, 'export off', '/v1/messages', passThroughBody),
+            b: subject(exporting, 'export on', '/v1/messages', passThroughBody),
+            floor: floorMessages,
+            direct: directMessages,
+          },
+        ],
+        c,
+      ),
+    );
+    const stats = await fetch(`http://127.0.0.1:${receiver.port}/stats`, {
+      signal: globalThis.AbortSignal.timeout(5000),
+    });
+    out.tracing.receiver = await stats.json();
+    // Request records at the highest rate the bench drives (pass-through at 10 connections).
+    process.stdout.write('features: request records\n');
+    out.tracing.records = await recordQueue(current.port, on(current).at('/v1/messages', passThroughBody), c.records);
+    await stop();
+
+    // Access policies: 100 policies and 1,000 API keys, `policies` mode against `open`.
+    process.stdout.write('features: access policies\n');
+    const accessPath = (mode) => {
+      const path = join(dir, `gateway-access-${mode}.json`);
+      writeFileSync(path, JSON.stringify(accessConfig(fileConfig, mode)));
+      return path;
+    };
+    const open = await start(mainJs, gatewayEnv(accessPath('open'), privateKey));
+    const policies = await start(mainJs, gatewayEnv(accessPath('policies'), privateKey));
+    const [caller, gated] = [accessKey(0), accessKey(50)];
+    const listed = async (proc, key) =>
+      (await probe(on(proc, key).at('/mcp/tools', toolsList))).body?.result?.tools?.length;
+    const [whole, filtered] = [await listed(policies, caller), await listed(policies, gated)];
+    if (whole !== 200 || filtered !== 100) {
+      throw new Error(`tools/list listed ${whole} tools without a gate and ${filtered} with one, not 200 and 100`);
+    }
+    out.access.toolsListed = { withoutGate: whole, withGate: filtered };
+    Object.assign(
+      out.access,
+      await sideBySide(
+        [
+          {
+            name: 'passThrough',
+            label: '/v1/messages pass-through, policies against open',
+            a: subject(open, 'open', '/v1/messages', passThroughBody, {}, caller),
+            b: subject(policies, 'policies', '/v1/messages', passThroughBody, {}, caller),
+            floor: floorMessages,
+            direct: directMessages,
+          },
+          {
+            name: 'mcpCall',
+            label: 'MCP tools/call, jwt_header, policies against open',
+            a: subject(open, 'open', '/mcp/tools', mcpCall, {}, caller),
+            b: subject(policies, 'policies', '/mcp/tools', mcpCall, {}, caller),
+            floor: floor('/mcp', mcpCall),
+            direct: directMcp(mcpCall),
+          },
+          {
+            name: 'toolsList',
+            label: 'MCP tools/list of 200 tools, policies mode: a caller with a tool gate against one without',
+            a: subject(policies, 'no tool gate', '/mcp/tools', toolsList, {}, caller),
+            b: subject(policies, 'tool gate (100 of 200 allowed)', '/mcp/tools', toolsList, {}, gated),
+            floor: floor('/mcp', toolsList),
+            direct: directMcp(toolsList),
+          },
+        ],
+        c,
+      ),
+    );
+  } finally {
+    await stop();
+  }
+  return out;
+}
+
 async function main() {
   const started = Date.now();
+  const baselines = prepareBaselines();
   const mock = await startProcess(join(here, 'mocks.mjs'));
   const bare = await startProcess(join(here, 'bare-proxy.mjs'), { TARGET_PORT: String(mock.port) });
   const dir = mkdtempSync(join(tmpdir(), 'gateway-bench-'));
@@ -620,6 +899,17 @@ async function main() {
       peakOverPdf: (peakRss(pid) - rssBefore) / pdfBytes,
     };
     results.memory.gatewayPeakRss = peakRss(pid);
+
+    results.features = await featureBenchmarks({
+      mock,
+      bare,
+      gateway,
+      configPath,
+      fileConfig,
+      dir,
+      privateKey,
+      baselines,
+    });
   } finally {
     for (const p of [gateway, bare, mock, catalogGateway]) p?.child.kill('SIGTERM');
   }

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-jest.setTimeout(120_000);
+jest.setTimeout(240_000);
 
 describe('pnpm bench', () => {
   it('runs every scenario with tiny counts and writes a report of the expected shape', () => {
@@ -11,7 +11,7 @@ describe('pnpm bench', () => {
     const run = spawnSync(
       process.execPath,
       ['--expose-gc', join(__dirname, '..', 'run.mjs'), '--smoke', '--out', out],
-      { encoding: 'utf8', timeout: 110_000 },
+      { encoding: 'utf8', timeout: 230_000 },
     );
     expect(run.stderr).toBe('');
     expect(run.status).toBe(0);
@@ -41,7 +41,18 @@ describe('pnpm bench', () => {
       }
     }
     expect(report.catalog.apiKeys).toBe(report.counts.catalog.apiKeys);
-    expect(report.targets).toHaveLength(12);
+    expect(Object.keys(report.features.cache).sort()).toEqual(
+      report.features.cache.redisSkipped ? ['memory', 'redisSkipped'] : ['memory', 'redis'],
+    );
+    expect(Object.keys(report.features.access).sort()).toEqual(['mcpCall', 'passThrough', 'toolsList', 'toolsListed']);
+    expect(report.features.access.toolsListed).toEqual({ withoutGate: 200, withGate: 100 });
+    expect(Object.keys(report.features.tracing).sort()).toEqual(['exportOn', 'receiver', 'records', 'traceparent']);
+    for (const comparison of [report.features.cache.memory, report.features.access.toolsList]) {
+      expect(comparison.p50Micros.floor.median).toBeGreaterThan(0);
+      expect(comparison.cpuMicrosPerRequest.floor.median).toBeGreaterThan(0);
+    }
+    expect(report.features.tracing.records.dropped).toBe(0);
+    expect(report.targets).toHaveLength(22);
     for (const target of report.targets) expect(typeof target.met).toBe('boolean');
     const doc = readFileSync(join(out, 'benchmarks.md'), 'utf8');
     expect(doc).toContain('## Targets');
