@@ -190,7 +190,7 @@ function recordItem(title: string, lines: string[], ...actions: HTMLElement[]): 
   return el(
     'li',
     { class: 'record' },
-    el('h3', { text: title }),
+    el('h2', { text: title }),
     ...lines.map((line) => el('p', { text: line })),
     el('div', {}, ...actions),
   );
@@ -1214,7 +1214,7 @@ async function toolsPanel(container: HTMLElement, slug: string): Promise<void> {
   const section = el(
     'section',
     { class: 'panel', 'aria-labelledby': titleId },
-    el('h4', { id: titleId, text: `Tools of /mcp/${slug}`, tabindex: '-1' }),
+    el('h3', { id: titleId, text: `Tools of /mcp/${slug}`, tabindex: '-1' }),
   );
   if (answer.status >= 400) {
     section.append(el('p', { class: 'error', text: String((answer.body.error as ApiError | undefined)?.message) }));
@@ -1236,14 +1236,14 @@ async function toolsPanel(container: HTMLElement, slug: string): Promise<void> {
       el(
         'li',
         { class: `record tool ${held ? 'held' : 'approved'}` },
-        el('h5', { text: `${name} (${state})` }),
+        el('h4', { text: `${name} (${state})` }),
         el(
           'div',
           { class: 'compare' },
           el(
             'div',
             {},
-            el('h6', { text: 'Approved description' }),
+            el('h5', { text: 'Approved description' }),
             el('p', {
               text:
                 tool.approvedDigest === null
@@ -1255,7 +1255,7 @@ async function toolsPanel(container: HTMLElement, slug: string): Promise<void> {
           el(
             'div',
             {},
-            el('h6', { text: 'Description as last listed' }),
+            el('h5', { text: 'Description as last listed' }),
             el('p', { text: String(tool.currentDescription ?? '(no description)') }),
             toolDigest('Digest', tool.currentDigest),
           ),
