@@ -1399,9 +1399,9 @@ async function requestsPage(): Promise<HTMLElement[]> {
       {
         name: 'limit',
         label: 'Per page',
-        type: 'select',
-        options: ['25', '50', '100', '500'].map((n): [string, string] => [n, n]),
+        type: 'number',
         value: params.get('limit') ?? '50',
+        hint: '1 to 500.',
       },
     ],
     'Show',
