@@ -146,7 +146,9 @@ function showError(form: HTMLFormElement, answer: Answer | undefined): void {
   const target =
     inputs.find((i) => i.dataset.param === param) ??
     inputs.find((i) => param !== '' && param.startsWith(`${i.dataset.param}.`));
-  const slot = target ? document.getElementById(`${target.id}-error`) : form.querySelector<HTMLElement>('.form-error');
+  const slot = target
+    ? form.querySelector<HTMLElement>(`[id="${target.id}-error"]`)
+    : form.querySelector<HTMLElement>('.form-error');
   if (target) {
     target.setAttribute('aria-invalid', 'true');
     target.focus();
