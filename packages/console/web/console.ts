@@ -1417,6 +1417,7 @@ async function requestsPage(): Promise<HTMLElement[]> {
       navigate(hash);
     },
   );
+  filter.classList.add('filters');
   let query: URLSearchParams;
   try {
     query = requestQuery(params);
@@ -1587,6 +1588,7 @@ async function usagePage(): Promise<HTMLElement[]> {
       navigate(`#/usage?${next.toString()}`);
     },
   );
+  filter.classList.add('filters');
   const day = /^\d{4}-\d{2}-\d{2}$/;
   if (!day.test(from) || Number.isNaN(Date.parse(`${from}T00:00:00Z`))) {
     refuse(filter, 'from', 'from: choose a day.');
