@@ -81,7 +81,7 @@ beforeAll(async () => {
   for (let i = 0; i < 3; i++) await chat(ALICE, 'u_alice', { metadata: { team: 'search', run: String(i) } });
   await chat(BOB, 'u_bob');
   await chat(BOB, 'u_bob', { fail: true });
-  await chat(BOB, 'u_bob', { metadata: { team: 'billing' } });
+  await chat(BOB, 'u_bob', { metadata: { team: 'billing', note: '<b>not bold</b>' } });
   await eventually(15_000, async () => (await admin('GET', '/requests')).body.data.length === sent.length);
   expect(await metric(gateway.url, 'gateway_request_records_queued')).toBe(0);
   ({ browser, context, page } = await launchConsoleBrowser());
@@ -144,6 +144,10 @@ describe('the Requests page', () => {
 
     await filter({ Metadata: 'team=billing' });
     expect((await rows()).map((r) => r[1])).toEqual(['u_bob']);
+    // Text from the server is text: markup in a metadata value is shown, never made into elements.
+    await page.getByRole('button', { name: `Open request ${sent.at(-1)!.requestId}` }).click();
+    await page.getByText('note = <b>not bold</b>').waitFor();
+    expect(await page.locator('#request-detail b').count()).toBe(0);
     await filter({ Status: '429' });
     expect((await rows()).map((r) => [r[1], r[4]])).toEqual([['u_bob', '429 rate_limit_error']]);
     await filter({ 'User id': 'u_nobody' });
@@ -248,6 +252,15 @@ describe('the Usage page', () => {
     expect(widths[3]).toBeCloseTo((bob.output / most) * 520, 0);
     expect(await axeViolations(context, page)).toEqual([]);
     await shot(page, 'usage');
+    await page.setViewportSize({ width: 360, height: 800 });
+    const overflow = await page.evaluate(() => {
+      const root = (
+        globalThis as unknown as { document: { documentElement: { scrollWidth: number; clientWidth: number } } }
+      ).document.documentElement;
+      return root.scrollWidth - root.clientWidth;
+    });
+    expect(overflow).toBeLessThanOrEqual(0);
+    await page.setViewportSize({ width: 1100, height: 900 });
   });
 
   it('groups by day and by model over the date range, and leaves out a range without requests', async () => {
