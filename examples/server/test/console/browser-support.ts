@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
-declare const window: any;
+declare const window: any, document: any;
 
 /** Debian's Chromium, installed by the test command (scripts/system-deps.sh). */
 export const CHROMIUM = '/usr/bin/chromium';
@@ -39,7 +39,12 @@ export async function goTo(page: Page, section: string): Promise<void> {
   await page.getByRole('heading', { level: 1, name: section }).waitFor();
 }
 
+/** A full-page screenshot, without the passing status message. */
 export async function shot(page: Page, name: string): Promise<void> {
+  await page.evaluate(() => {
+    const status = document.getElementById('status');
+    if (status) status.textContent = '';
+  });
   await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
 }
 
