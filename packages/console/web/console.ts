@@ -19,7 +19,7 @@ interface ApiError {
 interface Field {
   name: string;
   label: string;
-  type?: 'text' | 'password' | 'url' | 'number' | 'textarea' | 'select' | 'checkbox';
+  type?: 'text' | 'password' | 'url' | 'number' | 'date' | 'datetime-local' | 'textarea' | 'select' | 'checkbox';
   required?: boolean;
   hint?: string;
   options?: [string, string][];
@@ -146,7 +146,9 @@ function showError(form: HTMLFormElement, answer: Answer | undefined): void {
   const target =
     inputs.find((i) => i.dataset.param === param) ??
     inputs.find((i) => param !== '' && param.startsWith(`${i.dataset.param}.`));
-  const slot = target ? document.getElementById(`${target.id}-error`) : form.querySelector<HTMLElement>('.form-error');
+  const slot = target
+    ? form.querySelector<HTMLElement>(`[id="${target.id}-error"]`)
+    : form.querySelector<HTMLElement>('.form-error');
   if (target) {
     target.setAttribute('aria-invalid', 'true');
     target.focus();
@@ -190,7 +192,7 @@ function recordItem(title: string, lines: string[], ...actions: HTMLElement[]): 
   return el(
     'li',
     { class: 'record' },
-    el('h3', { text: title }),
+    el('h2', { text: title }),
     ...lines.map((line) => el('p', { text: line })),
     el('div', {}, ...actions),
   );
@@ -592,12 +594,18 @@ async function mcpPage(): Promise<HTMLElement[]> {
   for (const s of servers) {
     const slug = String(s.slug);
     const forwarding = s.user_identity_forwarding as { method?: string; header_name?: string } | undefined;
+    const pinned = s.tool_pinning === true;
     const lines = [
       `URL ${String(s.url)}`,
       `Identity forwarding: ${forwarding?.method ?? 'none'}`,
+      `Tool pinning: ${pinned ? 'on (new and changed tools are held until approved)' : 'off'}`,
       `Source: ${String(s.source)}`,
     ];
     const extra: HTMLElement[] = [];
+    const tools = el('div');
+    if (pinned) {
+      extra.push(tools);
+    }
     if (forwarding?.method === 'jwt_header') {
       const snippet = verificationSnippet(String(s.jwt_audience ?? s.url)).replace(
         "'x-user-jwt'",
@@ -620,6 +628,7 @@ async function mcpPage(): Promise<HTMLElement[]> {
       recordItem(
         `/mcp/${slug}`,
         lines,
+        pinned ? button('Tools', () => void toolsPanel(tools, slug), 'secondary', `Tools of ${slug}`) : el('span'),
         testButton('mcp-servers', slug) ?? el('span'),
         s.source === 'config'
           ? el('span', { class: 'hint', text: 'Defined in the config file.' })
@@ -659,6 +668,11 @@ async function mcpPage(): Promise<HTMLElement[]> {
         ],
       },
       { name: 'forwardHeaders', label: 'Headers', hint: 'Comma-separated.', param: 'forward_headers.headers' },
+      {
+        name: 'tool_pinning',
+        label: 'Pin tools: hold every new or changed tool until it is approved here',
+        type: 'checkbox',
+      },
     ],
     'Register server',
     async (form) => {
@@ -679,6 +693,7 @@ async function mcpPage(): Promise<HTMLElement[]> {
         ...(forwardMode
           ? { forward_headers: { mode: forwardMode, headers: list(value(form, 'forwardHeaders')) } }
           : {}),
+        ...(checked(form, 'tool_pinning') ? { tool_pinning: true } : {}),
       });
       if (created) {
         say(`MCP server ${String(created.slug)} registered.`);
@@ -839,6 +854,822 @@ async function auditPage(): Promise<HTMLElement[]> {
   return [heading('Audit log'), filter, table];
 }
 
+// ---- Access: explain and policies ----
+function hashParams(): URLSearchParams {
+  return new URLSearchParams(window.location.hash.split('?')[1] ?? '');
+}
+
+/** Shows a validation error of the page itself beside the field it names, like one of the admin API. */
+function refuse(form: HTMLFormElement, param: string, message: string): void {
+  showError(form, { status: 400, body: { error: { message, code: 'invalid_request', param } } });
+}
+
+interface PolicyAllow {
+  models?: string[];
+  mcpServers?: { server: string; tools?: string[] }[];
+  integrations?: string[];
+}
+interface PolicySubjects {
+  users?: string[];
+  groups?: string[];
+  apiKeys?: string[];
+}
+
+function subjectsText(subjects: PolicySubjects): string {
+  const parts = [
+    subjects.users?.length ? `users ${subjects.users.join(', ')}` : '',
+    subjects.groups?.length ? `groups ${subjects.groups.join(', ')}` : '',
+    subjects.apiKeys?.length ? `API keys ${subjects.apiKeys.join(', ')}` : '',
+  ].filter(Boolean);
+  return parts.length ? parts.join('; ') : 'nobody';
+}
+
+function grantsText(allow: PolicyAllow): string {
+  const parts = [
+    allow.models?.length ? `models ${allow.models.join(', ')}` : '',
+    allow.mcpServers?.length ? `MCP servers ${allow.mcpServers.map(mcpLine).join('; ')}` : '',
+    allow.integrations?.length ? `integrations ${allow.integrations.join(', ')}` : '',
+  ].filter(Boolean);
+  return parts.length ? parts.join('; ') : 'nothing';
+}
+
+/** One `allow.mcpServers` entry as the form writes it: `crm` or `crm: search_*, get_ticket`. */
+function mcpLine(entry: { server: string; tools?: string[] }): string {
+  return entry.tools === undefined ? entry.server : `${entry.server}: ${entry.tools.join(', ')}`;
+}
+
+/** Reads the form's MCP server lines; undefined (with the error shown) when one is malformed. */
+function mcpEntries(form: HTMLFormElement): { server: string; tools?: string[] }[] | undefined {
+  const lines = list(value(form, 'mcpServers'), /\n+/);
+  const entries: { server: string; tools?: string[] }[] = [];
+  for (const [index, line] of lines.entries()) {
+    const colon = line.indexOf(':');
+    const server = (colon === -1 ? line : line.slice(0, colon)).trim();
+    if (server === '' || /\s/.test(server)) {
+      refuse(
+        form,
+        'allow.mcpServers',
+        `Line ${index + 1}: write a server slug (or pattern), then optionally ": tool, tool".`,
+      );
+      return undefined;
+    }
+    if (colon === -1) {
+      entries.push({ server });
+      continue;
+    }
+    const tools = list(line.slice(colon + 1), /,+/);
+    if (tools.length === 0 || tools.some((t) => /\s/.test(t))) {
+      refuse(
+        form,
+        'allow.mcpServers',
+        `Line ${index + 1}: name the tools after ":" separated by commas, or leave out ":" to allow every tool.`,
+      );
+      return undefined;
+    }
+    entries.push({ server, tools });
+  }
+  return entries;
+}
+
+function nonEmpty(values: Record<string, string[]>): Record<string, string[]> {
+  return Object.fromEntries(Object.entries(values).filter(([, v]) => v.length > 0));
+}
+
+/** The create or edit form of a policy: one field per list, one entry a line. */
+function policyForm(policy: Json | undefined, after: (slug: string) => Promise<void>): HTMLFormElement {
+  const subjects = (policy?.subjects ?? {}) as PolicySubjects;
+  const allow = (policy?.allow ?? {}) as PolicyAllow;
+  const lines = (values: string[] | undefined) => (values ?? []).join('\n');
+  const slug = policy ? String(policy.slug) : '';
+  const fields: Field[] = [
+    ...(policy ? [] : [{ name: 'slug', label: 'Slug', required: true, hint: 'Its name in paths and in explain.' }]),
+    { name: 'name', label: 'Name', value: String(policy?.name ?? '') },
+    {
+      name: 'users',
+      label: 'Users',
+      type: 'textarea',
+      value: lines(subjects.users),
+      hint: 'User ids, one a line: an API key’s user_id or a token’s sub.',
+      param: 'subjects.users',
+    },
+    {
+      name: 'groups',
+      label: 'Groups',
+      type: 'textarea',
+      value: lines(subjects.groups),
+      hint: 'One a line.',
+      param: 'subjects.groups',
+    },
+    {
+      name: 'apiKeys',
+      label: 'API key ids',
+      type: 'textarea',
+      value: lines(subjects.apiKeys),
+      hint: 'One a line, as the API keys page lists them.',
+      param: 'subjects.apiKeys',
+    },
+    {
+      name: 'models',
+      label: 'Allowed models',
+      type: 'textarea',
+      value: lines(allow.models),
+      hint: 'Patterns, one a line, such as @anthropic/claude-*. * stands for any run of characters.',
+      param: 'allow.models',
+    },
+    {
+      name: 'mcpServers',
+      label: 'Allowed MCP servers',
+      type: 'textarea',
+      value: (allow.mcpServers ?? []).map(mcpLine).join('\n'),
+      hint: 'One server a line: "crm" allows every tool of crm; "crm: search_*, get_ticket" only those tools.',
+      param: 'allow.mcpServers',
+    },
+    {
+      name: 'integrations',
+      label: 'Allowed integrations',
+      type: 'textarea',
+      value: lines(allow.integrations),
+      hint: 'Bedrock integration slugs or patterns, one a line.',
+      param: 'allow.integrations',
+    },
+  ];
+  return formOf(
+    policy ? `Edit policy ${slug}` : 'Create a policy',
+    fields,
+    policy ? 'Save policy' : 'Create policy',
+    async (form) => {
+      const mcpServers = mcpEntries(form);
+      if (!mcpServers) return;
+      const body: Json = {
+        subjects: nonEmpty({
+          users: list(value(form, 'users'), /\n+/),
+          groups: list(value(form, 'groups'), /\n+/),
+          apiKeys: list(value(form, 'apiKeys'), /\n+/),
+        }),
+        allow: {
+          ...nonEmpty({
+            models: list(value(form, 'models'), /\n+/),
+            integrations: list(value(form, 'integrations'), /\n+/),
+          }),
+          ...(mcpServers.length ? { mcpServers } : {}),
+        },
+      };
+      if (value(form, 'name')) body.name = value(form, 'name');
+      const saved = policy
+        ? await write(form, 'PATCH', `/policies/${encodeURIComponent(slug)}`, { version: policy.version, ...body })
+        : await write(form, 'POST', '/policies', { slug: value(form, 'slug'), ...body });
+      if (!saved) return;
+      say(`Policy ${String(saved.slug)} ${policy ? 'saved' : 'created'}.`);
+      await after(String(saved.slug));
+    },
+  );
+}
+
+function explainForm(): HTMLElement[] {
+  const outcome = el('div', { 'aria-live': 'polite' });
+  const form = formOf(
+    'Can this caller use this resource?',
+    [
+      { name: 'user', label: 'User id', hint: 'An API key’s user_id, or a token’s sub.' },
+      { name: 'groups', label: 'Groups', hint: 'Comma-separated, optional.' },
+      { name: 'apiKey', label: 'API key id', hint: 'Optional, as the API keys page lists them.' },
+      {
+        name: 'resource',
+        label: 'Resource',
+        required: true,
+        hint: '@provider/model, mcp:server, mcp:server/tool or integration:slug.',
+      },
+    ],
+    'Ask',
+    async (f) => {
+      const query = new URLSearchParams({ resource: value(f, 'resource') });
+      if (value(f, 'user')) query.set('user', value(f, 'user'));
+      if (value(f, 'groups')) query.set('groups', list(value(f, 'groups'), /,+/).join(','));
+      if (value(f, 'apiKey')) query.set('apiKey', value(f, 'apiKey'));
+      const answer = await api('GET', `/access/explain?${query.toString()}`);
+      if (answer.status >= 400) {
+        outcome.replaceChildren();
+        showError(f, answer);
+        return;
+      }
+      const allowed = answer.body.allowed === true;
+      const policies = (answer.body.policies as string[] | undefined) ?? [];
+      const who = value(f, 'user') || 'this caller';
+      const allowing = el('dd', {});
+      if (policies.length === 0) allowing.textContent = 'none';
+      for (const [i, slug] of policies.entries()) {
+        if (i > 0) allowing.append(', ');
+        allowing.append(el('a', { href: `#/access?policy=${encodeURIComponent(slug)}`, text: slug }));
+      }
+      outcome.replaceChildren(
+        el(
+          'section',
+          {
+            class: `panel decision ${allowed ? 'allowed' : 'denied'}`,
+            'aria-labelledby': 'decision-title',
+          },
+          el('h3', { id: 'decision-title', class: 'verdict', text: allowed ? 'Allowed' : 'Denied' }),
+          el('p', {
+            text: `${who} ${allowed ? 'may' : 'may not'} use ${value(f, 'resource')}.`,
+          }),
+          el(
+            'dl',
+            { class: 'facts' },
+            el('dt', { text: 'Mode' }),
+            el('dd', { text: String(answer.body.mode) }),
+            el('dt', { text: 'Allowing policies' }),
+            allowing,
+            el('dt', { text: 'Reason' }),
+            el('dd', { text: String(answer.body.reason) }),
+          ),
+        ),
+      );
+    },
+  );
+  return [form, outcome];
+}
+
+async function accessPage(): Promise<HTMLElement[]> {
+  const slug = hashParams().get('policy');
+  if (slug !== null) return policyPage(slug);
+  const { body } = await api('GET', '/policies');
+  const policies = body.data as Json[];
+  const items = el('ul', { class: 'records' });
+  for (const p of policies) {
+    const pslug = String(p.slug);
+    const editor = el('div');
+    const fromConfig = p.source === 'config';
+    items.append(
+      recordItem(
+        p.name ? `${String(p.name)} (${pslug})` : pslug,
+        [
+          `For: ${subjectsText((p.subjects ?? {}) as PolicySubjects)}`,
+          `Allows: ${grantsText((p.allow ?? {}) as PolicyAllow)}`,
+          `Source: ${String(p.source)}, version ${String(p.version)}`,
+        ],
+        el('a', { href: `#/access?policy=${encodeURIComponent(pslug)}`, text: `Open policy ${pslug}` }),
+        el('span', { text: ' ' }),
+        ...(fromConfig
+          ? [el('span', { class: 'hint', text: 'Defined in the config file.' })]
+          : [
+              button(
+                'Edit',
+                () => {
+                  const form = policyForm(p, () => render());
+                  editor.replaceChildren(form);
+                  (form.querySelector('input, textarea') as HTMLElement).focus();
+                },
+                'secondary',
+                `Edit policy ${pslug}`,
+              ),
+              deleteButton('policies', pslug, `policy ${pslug}`, render),
+            ]),
+        editor,
+      ),
+    );
+  }
+  const create = policyForm(undefined, async () => render());
+  return [
+    heading('Access'),
+    ...explainForm(),
+    el('h2', { text: 'Policies' }),
+    el('p', {
+      class: 'hint',
+      text: 'With access mode "policies", a caller reaches only what the policies naming it allow; in "open" mode they are kept but not applied.',
+    }),
+    policies.length ? items : el('p', { text: 'No policies yet.' }),
+    create,
+  ];
+}
+
+/** A policy's own page: who it is for and what it grants, with edit and delete. */
+async function policyPage(slug: string): Promise<HTMLElement[]> {
+  const back = el('p', {}, el('a', { href: '#/access', text: 'All policies' }));
+  const answer = await api('GET', `/policies/${encodeURIComponent(slug)}`);
+  if (answer.status >= 400) {
+    const error = (answer.body.error ?? {}) as ApiError;
+    return [heading(`Policy ${slug}`), back, el('p', { class: 'error', text: error.message ?? 'Not found.' })];
+  }
+  const p = answer.body;
+  const subjects = (p.subjects ?? {}) as PolicySubjects;
+  const allow = (p.allow ?? {}) as PolicyAllow;
+  const facts = el('dl', { class: 'facts' });
+  const fact = (term: string, text: string) => facts.append(el('dt', { text: term }), el('dd', { text }));
+  fact('Users', subjects.users?.join(', ') || 'none');
+  fact('Groups', subjects.groups?.join(', ') || 'none');
+  fact('API key ids', subjects.apiKeys?.join(', ') || 'none');
+  fact(
+    'Source',
+    `${String(p.source)}, version ${String(p.version)}, changed ${new Date(String(p.updatedAt)).toLocaleString()}`,
+  );
+  const rows: [string, string, string][] = [
+    ...(allow.models ?? []).map((m): [string, string, string] => ['Model', m, '']),
+    ...(allow.mcpServers ?? []).map((s): [string, string, string] => [
+      'MCP server',
+      s.server,
+      s.tools === undefined ? 'every tool' : s.tools.join(', '),
+    ]),
+    ...(allow.integrations ?? []).map((i): [string, string, string] => ['Integration', i, '']),
+  ];
+  const grants = rows.length
+    ? el(
+        'table',
+        {},
+        el('caption', { text: `What ${slug} grants` }),
+        el('thead', {}, el('tr', {}, ...['Kind', 'Pattern', 'Tools'].map((h) => el('th', { scope: 'col', text: h })))),
+        el(
+          'tbody',
+          {},
+          ...rows.map(([kind, pattern, tools]) =>
+            el('tr', {}, el('td', { text: kind }), el('td', { text: pattern }), el('td', { text: tools })),
+          ),
+        ),
+      )
+    : el('p', { text: 'It grants nothing.' });
+  const actions =
+    p.source === 'config'
+      ? [el('p', { class: 'hint', text: 'Defined in the config file: change it there.' })]
+      : [policyForm(p, () => render()), deleteButton('policies', slug, `policy ${slug}`, () => navigate('#/access'))];
+  return [
+    heading(`Policy ${String(p.name ?? slug)}`),
+    back,
+    el('h2', { text: 'For' }),
+    facts,
+    el('h2', { text: 'What it grants' }),
+    grants,
+    ...actions,
+  ];
+}
+
+// ---- MCP tool pinning ----
+function toolDigest(label: string, digest: unknown): HTMLElement {
+  return el('p', {
+    class: 'digest',
+    text: `${label} ${digest === null || digest === undefined ? '—' : String(digest)}`,
+  });
+}
+
+/** The pinned tools of a server: held ones first, the approved and the current description side by side. */
+async function toolsPanel(container: HTMLElement, slug: string): Promise<void> {
+  const answer = await api('GET', `/mcp-servers/${encodeURIComponent(slug)}/tools`);
+  const titleId = `tools-${slug}`;
+  const section = el(
+    'section',
+    { class: 'panel', 'aria-labelledby': titleId },
+    el('h3', { id: titleId, text: `Tools of /mcp/${slug}`, tabindex: '-1' }),
+  );
+  if (answer.status >= 400) {
+    section.append(el('p', { class: 'error', text: String((answer.body.error as ApiError | undefined)?.message) }));
+    container.replaceChildren(section);
+    return;
+  }
+  const tools = answer.body.data as Json[];
+  if (tools.length === 0) {
+    section.append(
+      el('p', { text: 'No tools seen yet: each is recorded, and held, the first time a client lists the tools.' }),
+    );
+  }
+  const items = el('ul', { class: 'records' });
+  for (const tool of tools) {
+    const name = String(tool.name);
+    const held = tool.status === 'held';
+    const state = held ? (tool.approvedDigest === null ? 'held: new' : 'held: changed since approved') : 'approved';
+    items.append(
+      el(
+        'li',
+        { class: `record tool ${held ? 'held' : 'approved'}` },
+        el('h4', { text: `${name} (${state})` }),
+        el(
+          'div',
+          { class: 'compare' },
+          el(
+            'div',
+            {},
+            el('h5', { text: 'Approved description' }),
+            el('p', {
+              text:
+                tool.approvedDigest === null
+                  ? 'Never approved.'
+                  : String(tool.approvedDescription ?? '(no description)'),
+            }),
+            toolDigest('Digest', tool.approvedDigest),
+          ),
+          el(
+            'div',
+            {},
+            el('h5', { text: 'Description as last listed' }),
+            el('p', { text: String(tool.currentDescription ?? '(no description)') }),
+            toolDigest('Digest', tool.currentDigest),
+          ),
+        ),
+        tool.approvedAt
+          ? el('p', {
+              class: 'hint',
+              text: `Approved ${new Date(String(tool.approvedAt)).toLocaleString()} by ${String(tool.approvedBy)}`,
+            })
+          : undefined,
+        held
+          ? button(
+              'Approve',
+              () =>
+                void api(
+                  'POST',
+                  `/mcp-servers/${encodeURIComponent(slug)}/tools/${encodeURIComponent(name)}/approve`,
+                ).then(async ({ status: code, body }) => {
+                  say(
+                    code < 300
+                      ? `Tool ${name} approved.`
+                      : String((body.error as ApiError | undefined)?.message ?? 'Refused.'),
+                  );
+                  await toolsPanel(container, slug);
+                }),
+              'primary',
+              `Approve tool ${name}`,
+            )
+          : undefined,
+      ),
+    );
+  }
+  if (tools.length) section.append(items);
+  container.replaceChildren(section);
+}
+
+// ---- Requests ----
+const REQUEST_FILTERS = ['user', 'provider', 'model', 'status', 'metadata', 'from', 'to', 'limit'] as const;
+
+/** A `datetime-local` value (the browser's time zone) as ISO 8601, or undefined when it is not a time. */
+function isoTime(local: string): string | undefined {
+  const time = new Date(local);
+  return Number.isNaN(time.getTime()) ? undefined : time.toISOString();
+}
+
+/** The admin API query of the Requests page's hash; throws [param, message] for a value it cannot send. */
+function requestQuery(params: URLSearchParams): URLSearchParams {
+  const query = new URLSearchParams();
+  for (const name of ['user', 'provider', 'model', 'status', 'limit', 'cursor']) {
+    const v = params.get(name);
+    if (v) query.set(name, v);
+  }
+  for (const line of list(params.get('metadata') ?? '', /\n+/)) {
+    const eq = line.indexOf('=');
+    if (eq <= 0) throw ['metadata', `"${line}": write metadata filters as key=value, one a line.`];
+    query.set(`metadata.${line.slice(0, eq).trim()}`, line.slice(eq + 1).trim());
+  }
+  for (const name of ['from', 'to']) {
+    const v = params.get(name);
+    if (!v) continue;
+    const iso = isoTime(v);
+    if (!iso) throw [name, `${name}: not a date and time.`];
+    query.set(name, iso);
+  }
+  return query;
+}
+
+function tokens(n: unknown): string {
+  return n === null || n === undefined ? '—' : Number(n).toLocaleString('en-US');
+}
+
+function ms(n: unknown): string {
+  return n === null || n === undefined ? '—' : `${Math.round(Number(n)).toLocaleString('en-US')} ms`;
+}
+
+/** One record's every field (never message content: the records hold none). */
+function requestDetail(record: Json): HTMLElement {
+  const usage = (record.usage ?? {}) as Record<string, number | null>;
+  const metadata = (record.metadata ?? null) as Record<string, string> | null;
+  const facts = el('dl', { class: 'facts' });
+  const fact = (term: string, text: string) => facts.append(el('dt', { text: term }), el('dd', { text }));
+  fact('Time', new Date(String(record.time)).toLocaleString());
+  fact('Request id', String(record.request_id));
+  fact('Trace id', String(record.trace_id));
+  fact('Route', `${String(record.route)}: ${String(record.method)} ${String(record.path)}`);
+  fact('User', `${String(record.user_id ?? '—')}${record.key_hint ? `, key ${String(record.key_hint)}` : ''}`);
+  fact('Provider', String(record.provider ?? '—'));
+  fact('Model asked', String(record.model_requested ?? '—'));
+  fact('Model answered', String(record.model_answered ?? '—'));
+  if (record.mcp_method) fact('MCP method', String(record.mcp_method));
+  fact('Status', `${String(record.status)}${record.error_code ? ` ${String(record.error_code)}` : ''}`);
+  fact('Total time', ms(record.duration_ms));
+  fact('Time to first byte', ms(record.ttfb_ms));
+  fact('Input tokens', tokens(usage.input_tokens));
+  fact('Output tokens', tokens(usage.output_tokens));
+  fact('Cache creation tokens', tokens(usage.cache_creation_input_tokens));
+  fact('Cache read tokens', tokens(usage.cache_read_input_tokens));
+  fact('Cache status', String(record.cache_status ?? 'no cache asked'));
+  const entries = Object.entries(metadata ?? {});
+  const meta = el('dd', {});
+  if (entries.length === 0) meta.textContent = 'none';
+  else meta.append(el('ul', {}, ...entries.map(([k, v]) => el('li', { text: `${k} = ${v}` }))));
+  facts.append(el('dt', { text: 'Metadata' }), meta);
+  return el(
+    'section',
+    { class: 'panel', 'aria-labelledby': 'request-title', id: 'request-detail' },
+    el('h2', { id: 'request-title', text: `Request ${String(record.request_id)}`, tabindex: '-1' }),
+    facts,
+  );
+}
+
+async function requestsPage(): Promise<HTMLElement[]> {
+  const params = hashParams();
+  const filter = formOf(
+    'Filter requests',
+    [
+      { name: 'user', label: 'User id', value: params.get('user') ?? '' },
+      {
+        name: 'provider',
+        label: 'Provider',
+        value: params.get('provider') ?? '',
+        hint: 'A provider, integration or MCP server slug.',
+      },
+      { name: 'model', label: 'Model', value: params.get('model') ?? '', hint: 'As asked or as answered.' },
+      { name: 'status', label: 'Status', type: 'number', value: params.get('status') ?? '', hint: 'Such as 429.' },
+      {
+        name: 'metadata',
+        label: 'Metadata',
+        type: 'textarea',
+        value: params.get('metadata') ?? '',
+        hint: 'key=value, one a line; every one must match.',
+      },
+      { name: 'from', label: 'From', type: 'datetime-local', value: params.get('from') ?? '' },
+      {
+        name: 'to',
+        label: 'To',
+        type: 'datetime-local',
+        value: params.get('to') ?? '',
+        hint: 'Your time zone; "to" is exclusive.',
+      },
+      {
+        name: 'limit',
+        label: 'Per page',
+        type: 'number',
+        value: params.get('limit') ?? '50',
+        hint: '1 to 500.',
+      },
+    ],
+    'Show',
+    async (form) => {
+      const next = new URLSearchParams();
+      for (const name of REQUEST_FILTERS) {
+        const v = name === 'metadata' ? list(value(form, name), /\n+/).join('\n') : value(form, name);
+        if (v && !(name === 'limit' && v === '50')) next.set(name, v);
+      }
+      const hash = next.size ? `#/requests?${next.toString()}` : '#/requests';
+      navigate(hash);
+    },
+  );
+  filter.classList.add('filters');
+  let query: URLSearchParams;
+  try {
+    query = requestQuery(params);
+  } catch (problem) {
+    const [param, message] = problem as [string, string];
+    refuse(filter, param, message);
+    return [heading('Requests'), filter];
+  }
+  const answer = await api('GET', `/requests?${query.toString()}`);
+  if (answer.status >= 400) {
+    showError(filter, answer);
+    return [heading('Requests'), filter];
+  }
+  const records = answer.body.data as Json[];
+  const detail = el('div');
+  const rows = records.map((record) => {
+    const usage = (record.usage ?? {}) as Record<string, number | null>;
+    const open = button(
+      'Open',
+      () => {
+        detail.replaceChildren(requestDetail(record));
+        (detail.querySelector('h2') as HTMLElement).focus();
+      },
+      'secondary',
+      `Open request ${String(record.request_id)}`,
+    );
+    return el(
+      'tr',
+      {},
+      el('td', { text: new Date(String(record.time)).toLocaleString() }),
+      el('td', { text: String(record.user_id ?? '—') }),
+      el('td', { text: String(record.provider ?? '—') }),
+      el('td', { text: String(record.model_answered ?? record.model_requested ?? record.mcp_method ?? '—') }),
+      el('td', { text: `${String(record.status)}${record.error_code ? ` ${String(record.error_code)}` : ''}` }),
+      el('td', { class: 'number', text: ms(record.duration_ms) }),
+      el('td', { class: 'number', text: `${tokens(usage.input_tokens)} / ${tokens(usage.output_tokens)}` }),
+      el('td', {}, open),
+    );
+  });
+  const pager = el('nav', { class: 'pager', 'aria-label': 'Pages' });
+  if (params.get('cursor')) {
+    const first = new URLSearchParams(params);
+    first.delete('cursor');
+    pager.append(el('a', { href: `#/requests${first.size ? `?${first.toString()}` : ''}`, text: 'First page' }));
+  }
+  const nextCursor = answer.body.next_cursor;
+  if (typeof nextCursor === 'string') {
+    const next = new URLSearchParams(params);
+    next.set('cursor', nextCursor);
+    pager.append(el('a', { href: `#/requests?${next.toString()}`, text: 'Next page' }));
+  }
+  const table = el(
+    'table',
+    {},
+    el('caption', { text: `${records.length} request(s), newest first` }),
+    el(
+      'thead',
+      {},
+      el(
+        'tr',
+        {},
+        ...['Time', 'User', 'Provider', 'Model', 'Status', 'Total', 'Tokens in / out', 'Record'].map((h) =>
+          el('th', { scope: 'col', class: h === 'Total' || h.startsWith('Tokens') ? 'number' : '', text: h }),
+        ),
+      ),
+    ),
+    el('tbody', {}, ...rows),
+  );
+  return [heading('Requests'), filter, detail, records.length ? table : el('p', { text: 'No requests match.' }), pager];
+}
+
+// ---- Usage ----
+const USAGE_GROUPS: [string, string][] = [
+  ['day', 'Day (UTC)'],
+  ['user', 'User'],
+  ['provider', 'Provider'],
+  ['model', 'Model'],
+];
+
+function utcDay(offsetDays: number): string {
+  return new Date(Date.now() + offsetDays * 86_400_000).toISOString().slice(0, 10);
+}
+
+const SVG = 'http://www.w3.org/2000/svg';
+function svg(tag: string, attrs: Record<string, string | number> = {}, ...children: (Node | string)[]): SVGElement {
+  const node = document.createElementNS(SVG, tag);
+  for (const [name, v] of Object.entries(attrs)) node.setAttribute(name, String(v));
+  for (const child of children) node.append(child);
+  return node;
+}
+
+/** Horizontal stacked bars of input and output tokens per group, drawn with SVG elements (text set as text). */
+function usageChart(groups: { label: string; input: number; output: number; requests: number }[]): HTMLElement {
+  const rowHeight = 28;
+  const labelWidth = 200;
+  const barWidth = 520;
+  const width = labelWidth + barWidth + 200;
+  const height = groups.length * rowHeight + 8;
+  const most = Math.max(1, ...groups.map((g) => g.input + g.output));
+  const title = svg('title', { id: 'usage-chart-title' }, 'Input and output tokens by group');
+  const chart = svg('svg', {
+    class: 'chart',
+    viewBox: `0 0 ${width} ${height}`,
+    role: 'img',
+    'aria-labelledby': 'usage-chart-title',
+  });
+  chart.append(title);
+  for (const [i, g] of groups.entries()) {
+    const y = 4 + i * rowHeight;
+    const inputWidth = (g.input / most) * barWidth;
+    const outputWidth = (g.output / most) * barWidth;
+    const label = g.label.length > 26 ? `${g.label.slice(0, 25)}…` : g.label;
+    chart.append(
+      svg('text', { x: 0, y: y + 18 }, label),
+      svg('rect', {
+        class: 'bar-input',
+        x: labelWidth,
+        y: y + 4,
+        width: inputWidth.toFixed(1),
+        height: rowHeight - 10,
+      }),
+      svg('rect', {
+        class: 'bar-output',
+        x: (labelWidth + inputWidth).toFixed(1),
+        y: y + 4,
+        width: outputWidth.toFixed(1),
+        height: rowHeight - 10,
+      }),
+      svg(
+        'text',
+        { x: (labelWidth + inputWidth + outputWidth + 8).toFixed(1), y: y + 18 },
+        `${(g.input + g.output).toLocaleString('en-US')} tokens, ${g.requests.toLocaleString('en-US')} req.`,
+      ),
+    );
+  }
+  const figure = el('figure', { class: 'usage-figure' });
+  figure.append(
+    chart,
+    el(
+      'ul',
+      { class: 'legend', 'aria-hidden': 'true' },
+      el('li', {}, el('span', { class: 'swatch input' }), 'Input tokens'),
+      el('li', {}, el('span', { class: 'swatch output' }), 'Output tokens'),
+    ),
+  );
+  return figure;
+}
+
+async function usagePage(): Promise<HTMLElement[]> {
+  const params = hashParams();
+  const groupBy = params.get('group_by') ?? 'day';
+  const from = params.get('from') ?? utcDay(-6);
+  const to = params.get('to') ?? utcDay(0);
+  const filter = formOf(
+    'Usage over a date range',
+    [
+      { name: 'group_by', label: 'Group by', type: 'select', options: USAGE_GROUPS, value: groupBy },
+      { name: 'from', label: 'From (UTC day)', type: 'date', value: from, required: true },
+      { name: 'to', label: 'To (UTC day, included)', type: 'date', value: to, required: true },
+    ],
+    'Show',
+    async (form) => {
+      const next = new URLSearchParams({
+        group_by: value(form, 'group_by'),
+        from: value(form, 'from'),
+        to: value(form, 'to'),
+      });
+      navigate(`#/usage?${next.toString()}`);
+    },
+  );
+  filter.classList.add('filters');
+  const day = /^\d{4}-\d{2}-\d{2}$/;
+  if (!day.test(from) || Number.isNaN(Date.parse(`${from}T00:00:00Z`))) {
+    refuse(filter, 'from', 'from: choose a day.');
+    return [heading('Usage'), filter];
+  }
+  if (!day.test(to) || Number.isNaN(Date.parse(`${to}T00:00:00Z`))) {
+    refuse(filter, 'to', 'to: choose a day.');
+    return [heading('Usage'), filter];
+  }
+  const until = new Date(Date.parse(`${to}T00:00:00Z`) + 86_400_000).toISOString();
+  const query = new URLSearchParams({ group_by: groupBy, from: `${from}T00:00:00.000Z`, to: until });
+  const answer = await api('GET', `/usage?${query.toString()}`);
+  if (answer.status >= 400) {
+    showError(filter, answer);
+    return [heading('Usage'), filter];
+  }
+  const groups = answer.body.data as Json[];
+  const n = (g: Json, name: string) => Number(g[name] ?? 0);
+  const columns: [string, string][] = [
+    ['requests', 'Requests'],
+    ['errors', 'Errors'],
+    ['input_tokens', 'Input tokens'],
+    ['output_tokens', 'Output tokens'],
+    ['cache_creation_input_tokens', 'Cache creation'],
+    ['cache_read_input_tokens', 'Cache read'],
+  ];
+  const groupLabel = (USAGE_GROUPS.find(([g]) => g === groupBy) ?? ['', 'Group'])[1];
+  const keyOf = (g: Json) => (g.key === null || g.key === undefined ? '(none)' : String(g.key));
+  const total = (name: string) => groups.reduce((sum, g) => sum + n(g, name), 0);
+  const table = el(
+    'table',
+    { id: 'usage-table' },
+    el('caption', { text: `Usage by ${groupLabel.toLowerCase()}, ${from} to ${to}` }),
+    el(
+      'thead',
+      {},
+      el(
+        'tr',
+        {},
+        el('th', { scope: 'col', text: groupLabel }),
+        ...columns.map(([, h]) => el('th', { scope: 'col', class: 'number', text: h })),
+      ),
+    ),
+    el(
+      'tbody',
+      {},
+      ...groups.map((g) =>
+        el(
+          'tr',
+          {},
+          el('th', { scope: 'row', text: keyOf(g) }),
+          ...columns.map(([name]) => el('td', { class: 'number', text: n(g, name).toLocaleString('en-US') })),
+        ),
+      ),
+    ),
+    el(
+      'tfoot',
+      {},
+      el(
+        'tr',
+        {},
+        el('th', { scope: 'row', text: 'Total' }),
+        ...columns.map(([name]) => el('td', { class: 'number', text: total(name).toLocaleString('en-US') })),
+      ),
+    ),
+  );
+  const chart = usageChart(
+    groups.map((g) => ({
+      label: keyOf(g),
+      input: n(g, 'input_tokens'),
+      output: n(g, 'output_tokens'),
+      requests: n(g, 'requests'),
+    })),
+  );
+  return [
+    heading('Usage'),
+    filter,
+    ...(groups.length ? [chart, table] : [el('p', { text: 'No requests in this range.' })]),
+  ];
+}
+
 // ---- Sign-in, navigation ----
 function signInPage(): HTMLElement[] {
   nav.hidden = true;
@@ -885,6 +1716,9 @@ const PAGES = new Map<string, () => Promise<HTMLElement[]>>([
   ['integrations', integrationsPage],
   ['mcp', mcpPage],
   ['keys', keysPage],
+  ['access', accessPage],
+  ['requests', requestsPage],
+  ['usage', usagePage],
   ['audit', auditPage],
 ]);
 
