@@ -233,6 +233,7 @@ export async function startFromEnvironment(
   responseCacheSettings(env);
   const cleanups: (() => Promise<void>)[] = [];
   const requestLogDays = wholeNumberEnv(env, 'GATEWAY_REQUEST_LOG_DAYS', 30, 1);
+  const requestLogQueue = wholeNumberEnv(env, 'GATEWAY_REQUEST_LOG_QUEUE', 10_000, 1);
   // The OpenTelemetry SDK only when an OTLP endpoint is set; otherwise nothing is started.
   const tracing = startTracing(env);
   if (tracing) cleanups.push(() => tracing.shutdown());
@@ -345,7 +346,7 @@ export async function startFromEnvironment(
     adminClaim,
     modelLists,
     accessMode: access,
-    requestLog: { retentionDays: requestLogDays },
+    requestLog: { retentionDays: requestLogDays, maxQueue: requestLogQueue },
     tracingStats: tracing ? () => tracing.stats : undefined,
     cacheStore: cache.store,
   });
