@@ -383,3 +383,61 @@ describe.each(ENGINES)('request records on %s', (name) => {
     expect((await admin('GET', '/usage?group_by=team')).body.error.param).toBe('group_by');
   });
 });
+
+describe('request records while PostgreSQL is down', () => {
+  it('answers every request promptly, drops and counts the records past the queue bound, writes the queued ones once it is back', async () => {
+    // A queue of 50 records (GATEWAY_REQUEST_LOG_QUEUE), on a database of its own on the same server.
+    const engine = await startEngine(
+      { DATABASE_URL: await postgres.createDatabase() },
+      { GATEWAY_REQUEST_LOG_QUEUE: '50' },
+    );
+    engines.outage = engine;
+    const { gateway, admin } = engine;
+    const send = async () => {
+      const started = performance.now();
+      const res = await chat(gateway.url, KEY_A, { metadata: JSON.stringify({ phase: 'outage' }) });
+      await res.arrayBuffer();
+      return {
+        id: res.headers.get('x-gateway-request-id') as string,
+        status: res.status,
+        ms: performance.now() - started,
+      };
+    };
+    expect((await send()).status).toBe(200);
+    await eventually(10_000, async () => (await metric(gateway.url, 'gateway_request_records_queued')) === 0);
+    const droppedBefore = await metric(gateway.url, 'gateway_request_records_dropped_total');
+    const writtenBefore = await metric(gateway.url, 'gateway_request_records_written_total');
+
+    await postgres.stop();
+    const answers: Awaited<ReturnType<typeof send>>[] = [];
+    try {
+      for (let batch = 0; batch < 10; batch++) {
+        answers.push(...(await Promise.all(Array.from({ length: 20 }, send))));
+      }
+      // Every request answered, none waiting on the database.
+      expect(answers.filter((a) => a.status !== 200)).toEqual([]);
+      expect(Math.max(...answers.map((a) => a.ms))).toBeLessThan(2000);
+      // The queue holds 50 records; the other 150 are dropped and counted.
+      await eventually(10_000, async () => {
+        const dropped = (await metric(gateway.url, 'gateway_request_records_dropped_total')) - droppedBefore;
+        return dropped === 150 && (await metric(gateway.url, 'gateway_request_records_queued')) === 50;
+      });
+      expect(await metric(gateway.url, 'gateway_request_records_written_total')).toBe(writtenBefore);
+    } finally {
+      await postgres.start();
+    }
+
+    // Back: the queued records are written (after the writer's back-off), and nothing more is dropped.
+    await eventually(60_000, async () => (await metric(gateway.url, 'gateway_request_records_queued')) === 0);
+    expect(await metric(gateway.url, 'gateway_request_records_written_total')).toBe(writtenBefore + 50);
+    expect(await metric(gateway.url, 'gateway_request_records_dropped_total')).toBe(droppedBefore + 150);
+    let listed: { request_id: string; metadata: unknown }[] = [];
+    await eventually(30_000, async () => {
+      const page = await admin('GET', '/requests?metadata.phase=outage&limit=500');
+      listed = page.status === 200 ? page.body.data : [];
+      return listed.length === 51;
+    });
+    const sentDuringOutage = new Set(answers.map((a) => a.id));
+    expect(listed.filter((r) => sentDuringOutage.has(r.request_id))).toHaveLength(50);
+  });
+});
