@@ -413,6 +413,8 @@ describe('request records while PostgreSQL is down', () => {
     try {
       for (let batch = 0; batch < 10; batch++) {
         answers.push(...(await Promise.all(Array.from({ length: 20 }, send))));
+        // Never more than the bound waiting, also between the writer's retries.
+        expect(await metric(gateway.url, 'gateway_request_records_queued')).toBeLessThanOrEqual(50);
       }
       // Every request answered, none waiting on the database.
       expect(answers.filter((a) => a.status !== 200)).toEqual([]);
