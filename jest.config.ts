@@ -54,13 +54,7 @@ function flatConfig(names: readonly string[]): Config {
   };
 }
 
-const projects = packageDirs.map((dir) => ({
-  ...shared,
-  displayName: dir.split('/').pop(),
-  rootDir: dir,
-  // The server's tests start gateways: each copies one embedded database migrated once.
-  ...(dir === 'examples/server' ? { globalSetup: '<rootDir>/test/global-setup.ts' } : {}),
-}));
+const projects = packageDirs.map((dir) => ({ ...shared, displayName: dir.split('/').pop(), rootDir: dir }));
 
 const config: Config = flat
   ? flatConfig(flat)

@@ -243,6 +243,7 @@ export async function startFromEnvironment(
   const graceMs = wholeNumberEnv(env, 'SHUTDOWN_GRACE_MS', SHUTDOWN_GRACE_MS);
   const cleanups: (() => Promise<void>)[] = [];
   const requestLogDays = wholeNumberEnv(env, 'GATEWAY_REQUEST_LOG_DAYS', 30, 1);
+  const requestLogQueue = wholeNumberEnv(env, 'GATEWAY_REQUEST_LOG_QUEUE', 10_000, 1);
   // The OpenTelemetry SDK only when an OTLP endpoint is set; otherwise nothing is started.
   const tracing = startTracing(env);
   if (tracing) cleanups.push(() => tracing.shutdown());
@@ -346,7 +347,7 @@ export async function startFromEnvironment(
     adminClaim,
     modelLists,
     accessMode: access,
-    requestLog: { retentionDays: requestLogDays },
+    requestLog: { retentionDays: requestLogDays, maxQueue: requestLogQueue },
     tracingStats: tracing ? () => tracing.stats : undefined,
     cacheStore: cache.store,
   });

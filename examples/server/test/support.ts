@@ -1,6 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
-import { cpSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -30,14 +30,44 @@ export interface RunningGateway {
   stop: (signal?: NodeJS.Signals) => Promise<number | null>;
 }
 
+const CATALOG = join(__dirname, '..', '..', '..', 'packages', 'catalog');
+
+/**
+ * An embedded database directory initialised once per machine and PGlite version, not migrated.
+ * PGlite runs PostgreSQL's initdb in WebAssembly when it opens an empty directory: seconds of CPU
+ * (15 s on a loaded machine), most of a gateway's start-up; copying a directory already
+ * initialised takes milliseconds.
+ */
+function pgliteTemplate(): string {
+  const { version } = JSON.parse(
+    readFileSync(join(CATALOG, 'node_modules', '@electric-sql', 'pglite', 'package.json'), 'utf8'),
+  ) as { version: string };
+  const template = join(tmpdir(), `gw-pglite-template-${version}`);
+  if (existsSync(join(template, 'PG_VERSION'))) return template;
+  const building = mkdtempSync(join(tmpdir(), 'gw-pglite-building-'));
+  const open = `require(${JSON.stringify(join(CATALOG, 'dist', 'index.js'))}).openEmbeddedDatabase(${JSON.stringify(building)}).then((db) => db.close())`;
+  execFileSync(process.execPath, ['-e', open], { stdio: 'ignore', timeout: 120_000 });
+  try {
+    renameSync(building, template);
+  } catch {
+    // Another test worker made it first.
+    rmSync(building, { recursive: true, force: true });
+  }
+  return template;
+}
+
+/** A new embedded database directory (a copy of {@link pgliteTemplate}), for `GATEWAY_DATA_DIR`. */
+export function freshDataDir(prefix = 'gw-data-'): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  cpSync(pgliteTemplate(), dir, { recursive: true });
+  return dir;
+}
+
 function baseEnv(extra: Record<string, string | undefined>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' };
   // Each gateway gets its own embedded catalog database unless the test names one.
   if (!Object.hasOwn(extra, 'GATEWAY_DATA_DIR') && !Object.hasOwn(extra, 'DATABASE_URL')) {
-    env.GATEWAY_DATA_DIR = mkdtempSync(join(tmpdir(), 'gw-data-'));
-    // A copy of the database global-setup.ts migrated once (no initdb per start).
-    const template = process.env.GW_TEST_DATA_TEMPLATE;
-    if (template) cpSync(template, env.GATEWAY_DATA_DIR, { recursive: true });
+    env.GATEWAY_DATA_DIR = freshDataDir();
   }
   for (const [k, v] of Object.entries(extra)) if (v !== undefined) env[k] = v;
   return env;

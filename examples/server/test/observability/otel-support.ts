@@ -114,7 +114,11 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   });
 }
 
-/** A provider double that records each request's headers and answers like Anthropic (JSON or a stream). */
+/**
+ * A provider double that records each request's headers and answers like Anthropic (JSON or a
+ * stream): a message saying "please fail" gets a 429 `rate_limit_error`, one saying "fail plainly"
+ * a 503 with a text body.
+ */
 export interface ProviderDouble {
   url: string;
   headers: IncomingHttpHeaders[];
@@ -139,6 +143,11 @@ export async function startProviderDouble(): Promise<ProviderDouble> {
         messages?: { content: unknown }[];
       };
       const text = JSON.stringify(body.messages ?? '');
+      if (text.includes('fail plainly')) {
+        res.writeHead(503, { 'content-type': 'text/plain' });
+        res.end('upstream connect error');
+        return;
+      }
       if (text.includes('please fail')) {
         res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '1' });
         res.end(JSON.stringify({ type: 'error', error: { type: 'rate_limit_error', message: 'slow down' } }));

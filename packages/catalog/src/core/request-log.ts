@@ -160,8 +160,9 @@ export interface RequestLogWriterOptions {
  * Writes request records to the database off the request path: {@link RequestLogWriter.push} only
  * appends to a bounded queue (full → the record is dropped and counted; a request never waits),
  * and a timer inserts the queue in batches, one insert at a time. While the database cannot be
- * reached, the queue keeps the newest records up to its bound and inserts are retried with a
- * growing delay (at most 30 s). Records older than `retentionDays` are deleted.
+ * reached, the queue keeps the records that came first, up to its bound (later ones are dropped and
+ * counted), and inserts are retried with a growing delay (at most 30 s). Records older than
+ * `retentionDays` are deleted.
  */
 export class RequestLogWriter {
   private readonly db: CatalogDatabase;

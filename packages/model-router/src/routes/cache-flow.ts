@@ -75,7 +75,8 @@ export function planCache(
 
 /**
  * The cached answer of the plan, no older than its `max_age`, or undefined (then the request goes
- * to the provider). Marks the response `HIT` and counts the tokens the answer saved. A store that
+ * to the provider). Marks the response `HIT`, counts the tokens the answer saved and names the
+ * model that wrote it (its usage is not the request's: the provider was not called). A store that
  * fails is a miss.
  */
 export async function lookUp(
@@ -93,7 +94,11 @@ export async function lookUp(
   if (!answer || !isCacheableMessage(answer.message)) return undefined;
   if (!(typeof answer.storedAt === 'number' && cache.now() - answer.storedAt <= plan.maxAge * 1000)) return undefined;
   setStatus(res, 'HIT');
-  gatewayLocals(res).cacheTokensSaved = answerTokens(answer.message);
+  const locals = gatewayLocals(res);
+  locals.cacheTokensSaved = answerTokens(answer.message);
+  // The model that wrote the answer, for the request record; no usage: the provider was not called.
+  const model = (answer.message as { model?: unknown }).model;
+  if (typeof model === 'string') locals.responseModel = model.slice(0, 256);
   return answer;
 }
 

@@ -8,7 +8,7 @@ import { upstreamJson } from '../core/streaming-json';
 import { callProvider, isBodyTimeout, providerBase, startStreamSpan, type UpstreamLimits } from './upstream-call';
 import { UsageTap } from './usage-tap';
 import { requestTraceContext } from '@gw/options';
-import { gatewayLocals } from './respond';
+import { gatewayLocals, type GatewayLocals } from './respond';
 import { providerUserId, type CallerIdResolver } from '../core/caller';
 import { createParser } from 'eventsource-parser';
 import { MessageAssembler, messageEventStream } from '../core/cache/answer';
@@ -141,7 +141,11 @@ export async function runNativeMessages(
     tap?.push(chunk);
   });
   if (tap) response.body.once('end', () => tap.end());
-  if (response.statusCode >= 400) locals.errorCode = `upstream_${response.statusCode}`;
+  if (response.statusCode >= 400) {
+    locals.errorCode = `upstream_${response.statusCode}`;
+    const encoded = response.headers['content-encoding'];
+    if (encoded === undefined || encoded === 'identity') recordErrorType(response.body, locals);
+  }
   // Whether the bytes passed on so far end with a whole event, after which an error event may follow.
   let tail = '\n\n';
   if (eventStream) {
@@ -162,6 +166,35 @@ export async function runNativeMessages(
   if (plan && response.statusCode === 200 && (encoded === undefined || encoded === 'identity'))
     keepAnswer(context.cache, plan, response.body, eventStream);
   response.body.pipe(res);
+}
+
+/** Most bytes of a provider's error body read, as it passes to the client, for its error type: 64 KiB. */
+export const MAX_RECORDED_ERROR_BYTES = 64 * 1024;
+
+/**
+ * Reads a provider's error body as it passes to the client (its first
+ * {@link MAX_RECORDED_ERROR_BYTES}) and, when it is Anthropic's error JSON, records its
+ * `error.type` (`rate_limit_error`, `overloaded_error`…) as the request's error code, as chat
+ * completions does. Anything else keeps `upstream_<status>`.
+ */
+function recordErrorType(body: UndiciDispatcher.ResponseData['body'], locals: GatewayLocals): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  body.on('data', (chunk: Buffer) => {
+    if (size >= MAX_RECORDED_ERROR_BYTES) return;
+    const kept = chunk.subarray(0, MAX_RECORDED_ERROR_BYTES - size);
+    chunks.push(kept);
+    size += kept.length;
+  });
+  body.once('end', () => {
+    let type: unknown;
+    try {
+      type = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { error?: { type?: unknown } })?.error?.type;
+    } catch {
+      return;
+    }
+    if (typeof type === 'string' && /^[A-Za-z0-9_.:-]{1,64}$/.test(type)) locals.errorCode = type;
+  });
 }
 
 /**
