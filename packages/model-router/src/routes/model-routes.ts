@@ -79,6 +79,7 @@ export interface ModelRouterOptions {
    * Must not wait. Default: none (every caller may use every enabled model).
    */
   authorize?: ModelAuthorizer;
+  /**
    * Where the response cache keeps answers (requests opt in with `x-gateway-config`'s `cache` or
    * `x-gateway-cache`). Default: a {@link MemoryCacheStore} of 256 MiB in this process.
    */
