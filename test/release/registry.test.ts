@@ -157,7 +157,12 @@ beforeAll(async () => {
     npm_config_fund: 'false',
     npm_config_update_notifier: 'false',
   });
-  scopedEnv = { ...env, npm_config_userconfig: scopedNpmrc, npm_config_registry: upstream, npm_config_prefer_offline: 'true' };
+  scopedEnv = {
+    ...env,
+    npm_config_userconfig: scopedNpmrc,
+    npm_config_registry: upstream,
+    npm_config_prefer_offline: 'true',
+  };
 }, 60_000);
 
 afterAll(() => {
@@ -172,7 +177,10 @@ describe('the release', () => {
     const [pnpm, pnpmArgs] = pnpmCommand();
     // `pnpm -r publish`: each package's prepack build, its tarball, workspace: ranges rewritten.
     const published = timed('pnpm -r publish', () =>
-      expectOk(run(pnpm, [...pnpmArgs, '-r', 'publish', '--registry', registry, '--no-git-checks'], root, env), 'pnpm -r publish'),
+      expectOk(
+        run(pnpm, [...pnpmArgs, '-r', 'publish', '--registry', registry, '--no-git-checks'], root, env),
+        'pnpm -r publish',
+      ),
     );
     for (const name of packageNames) expect(published).toContain(name);
     for (const name of packageNames) {
@@ -184,9 +192,9 @@ describe('the release', () => {
       for (const [dependency, range] of Object.entries(latest.dependencies ?? {})) {
         expect(`${dependency}@${range}`).not.toMatch(/workspace:/);
         if (dependency.startsWith('@gw/')) {
-          const own = JSON.parse(
-            readFileSync(join(root, 'packages', dependency.slice(4), 'package.json'), 'utf8'),
-          ) as { version: string };
+          const own = JSON.parse(readFileSync(join(root, 'packages', dependency.slice(4), 'package.json'), 'utf8')) as {
+            version: string;
+          };
           expect(`${dependency}@${range}`).toBe(`${dependency}@^${own.version}`);
         }
       }
@@ -211,7 +219,12 @@ describe('the release', () => {
     // express (a peer) and the third-party dependencies came through Verdaccio's uplink.
     expect(lock.packages['node_modules/express']?.resolved).toMatch(/^http:\/\/127\.0\.0\.1:/);
     const loaded = expectOk(
-      run(process.execPath, ['-e', "console.log(typeof require('@gw/identity-forwarding').identityForwarding)"], adopter, env),
+      run(
+        process.execPath,
+        ['-e', "console.log(typeof require('@gw/identity-forwarding').identityForwarding)"],
+        adopter,
+        env,
+      ),
       'require',
     );
     expect(loaded.trim()).toBe('function');
@@ -247,11 +260,20 @@ describe('the release', () => {
     const runEnv = { ...env, GW_CONSUMER_PGLITE_TEMPLATE: pgliteTemplate };
     const expected = JSON.parse(readFileSync(join(fixture, 'expected.json'), 'utf8')) as unknown;
     const tsc = join(adopter, 'node_modules', 'typescript', 'bin', 'tsc');
-    timed('tsc nodenext', () => expectOk(run(process.execPath, [tsc, '-p', 'tsconfig.nodenext.json'], adopter, env), 'tsc nodenext'));
-    timed('tsc bundler', () => expectOk(run(process.execPath, [tsc, '-p', 'tsconfig.bundler.json'], adopter, env), 'tsc bundler'));
+    timed('tsc nodenext', () =>
+      expectOk(run(process.execPath, [tsc, '-p', 'tsconfig.nodenext.json'], adopter, env), 'tsc nodenext'),
+    );
+    timed('tsc bundler', () =>
+      expectOk(run(process.execPath, [tsc, '-p', 'tsconfig.bundler.json'], adopter, env), 'tsc bundler'),
+    );
     writeFileSync(join(adopter, 'out-bundler', 'package.json'), '{"type":"module"}\n');
 
-    for (const entry of ['entry.cjs', 'entry.mjs', join('out', 'entry-nodenext.js'), join('out-bundler', 'entry-bundler.js')]) {
+    for (const entry of [
+      'entry.cjs',
+      'entry.mjs',
+      join('out', 'entry-nodenext.js'),
+      join('out-bundler', 'entry-bundler.js'),
+    ]) {
       const result = timed(`run ${entry}`, () => run(process.execPath, [entry], adopter, runEnv));
       expect({ entry, stderr: result.stderr }).toEqual({ entry, stderr: '' });
       expect(JSON.parse(expectOk(result, entry))).toEqual(expected);
@@ -261,7 +283,12 @@ describe('the release', () => {
     expect(existsSync(join(adopter, 'jest.config.js'))).toBe(false);
     const jestRun = timed('jest', () =>
       // PGlite (under @gw/catalog) loads its WebAssembly through import(): jest needs Node's VM modules.
-      run(process.execPath, ['--experimental-vm-modules', '--no-warnings', join('node_modules', 'jest', 'bin', 'jest.js'), '--ci', 'jest/'], adopter, runEnv),
+      run(
+        process.execPath,
+        ['--experimental-vm-modules', '--no-warnings', join('node_modules', 'jest', 'bin', 'jest.js'), '--ci', 'jest/'],
+        adopter,
+        runEnv,
+      ),
     );
     expect(expectOk(jestRun, 'jest') + jestRun.stderr).toMatch(/Tests:\s+1 passed, 1 total/);
     const vitestRun = timed('vitest', () =>
@@ -291,7 +318,10 @@ describe('the release', () => {
     const express4 = join(work, 'express4');
     mkdirSync(express4);
     cpSync(fixture, express4, { recursive: true });
-    writeFileSync(join(express4, 'package.json'), JSON.stringify({ name: 'adopter-express4', version: '1.0.0', private: true }));
+    writeFileSync(
+      join(express4, 'package.json'),
+      JSON.stringify({ name: 'adopter-express4', version: '1.0.0', private: true }),
+    );
     timed('npm install (express 4)', () =>
       expectOk(
         run(
@@ -347,7 +377,9 @@ function makePgliteTemplate(consumer: string): string {
   const script =
     "const c = require('@gw/catalog');" +
     '(async () => { const db = await c.openEmbeddedDatabase(process.argv[1]); await c.migrate(db); await db.close(); })();';
-  timed('pglite template', () => expectOk(run(process.execPath, ['-e', script, staging], consumer, env), 'PGlite template'));
+  timed('pglite template', () =>
+    expectOk(run(process.execPath, ['-e', script, staging], consumer, env), 'PGlite template'),
+  );
   try {
     renameSync(staging, template);
   } catch {

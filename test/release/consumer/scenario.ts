@@ -77,7 +77,11 @@ export async function runScenario(m: Modules): Promise<typeof EXPECTED> {
 
     // @gw/access: the open mode allows everything.
     const snapshot = m.access.compileAccess({ mode: 'open', policies: [] });
-    const access = m.access.decide(snapshot, { user: 'u_1' }, { kind: 'model', provider: 'anthropic', model: 'x' }).allowed;
+    const access = m.access.decide(
+      snapshot,
+      { user: 'u_1' },
+      { kind: 'model', provider: 'anthropic', model: 'x' },
+    ).allowed;
 
     // Upstream mocks: an Anthropic Messages API, a Bedrock agent runtime that re-verifies SigV4 with
     // aws4, and an MCP server (Express) that verifies the gateway's identity token with @gw/jwks.
