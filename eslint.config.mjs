@@ -53,4 +53,14 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // Consumer code written the way adopters write it (require(), import() types), copied outside
+    // the repository by test/release/registry.test.ts; and the Verdaccio launcher (CommonJS).
+    files: ['test/release/consumer/**', 'test/release/*.cjs'],
+    languageOptions: { globals: { test: 'readonly', expect: 'readonly' } },
+    rules: {
+      '@typescript-eslint/no-require-imports': 'off',
+      '@typescript-eslint/consistent-type-imports': 'off',
+    },
+  },
 );

@@ -63,6 +63,17 @@ const config: Config = flat
       projects: [
         ...projects,
         {
+          // The published packages as adopters get them: a local registry, consumers outside the
+          // repository, the docs' code blocks. Needs `npm run build` only for the snippet check.
+          ...shared,
+          displayName: 'release',
+          rootDir: 'test/release',
+          testMatch: ['<rootDir>/*.test.ts'],
+          transform: {
+            '^.+\\.[cm]?[tj]s$': ['ts-jest', { tsconfig: '<rootDir>/../../tsconfig.jest.json', diagnostics: false }],
+          },
+        },
+        {
           ...shared,
           displayName: 'bench',
           rootDir: 'bench',

@@ -1,0 +1,21 @@
+// vitest with its default configuration.
+import { expect, test } from 'vitest';
+import express from 'express';
+import * as options from '@gw/options';
+import * as access from '@gw/access';
+import * as jwks from '@gw/jwks';
+import * as identity from '@gw/identity-forwarding';
+import * as sigv4 from '@gw/sigv4-proxy';
+import * as router from '@gw/model-router';
+import * as catalog from '@gw/catalog';
+import * as gwConsole from '@gw/console';
+import aws4 from 'aws4';
+import OpenAI from 'openai';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { EXPECTED, runScenario } from '../out/scenario.js';
+
+test('every @gw package works under vitest', async () => {
+  const modules = { express, options, access, jwks, identity, sigv4, router, catalog, gwConsole, aws4, OpenAI };
+  expect(await runScenario({ ...modules, Client, StreamableHTTPClientTransport })).toEqual(EXPECTED);
+}, 60_000);
