@@ -177,11 +177,11 @@ export function responseCacheStore(
   env: NodeJS.ProcessEnv,
   logger: Logger,
   onRedisError: (operation: 'get' | 'set') => void,
-): { store: ResponseCacheStore; close?: () => Promise<void> } {
+): { store: ResponseCacheStore; close?: () => Promise<void>; ready?: () => Promise<boolean> } {
   const { maxMb, timeoutMs, url } = responseCacheSettings(env);
   if (!url) return { store: new MemoryCacheStore({ maxBytes: maxMb * 1024 * 1024 }) };
   const store = new RedisCacheStore({ url, timeoutMs, logger, onError: onRedisError });
-  return { store, close: () => store.close() };
+  return { store, close: () => store.close(), ready: () => store.ready() };
 }
 
 /** The response cache's environment variables, checked (a bad value stops start-up with what to write). */
@@ -335,6 +335,10 @@ export async function startFromEnvironment(
   const built: { gateway?: Gateway } = {};
   const cache = responseCacheStore(env, logger, (operation) => built.gateway?.metrics.recordCacheRedisError(operation));
   if (cache.close) cleanups.push(cache.close);
+  // Connected before the first request (at most 2 s; a Redis that is down only means MISS).
+  if (cache.ready && !(await cache.ready())) {
+    logger.warn({}, 'response cache: Redis not reachable at start-up; requests go to the provider (MISS) until it is');
+  }
   const gateway = createGateway({
     config,
     signingKey: keys.key,

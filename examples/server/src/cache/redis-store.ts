@@ -128,6 +128,26 @@ export class RedisCacheStore implements ResponseCacheStore {
     await this.bounded('set', () => this.client.set(this.prefix + key, value, 'EX', ttlSeconds));
   }
 
+  /**
+   * Resolves once the connection is ready, or after `timeoutMs` (default 2000) whatever its state:
+   * the gateway waits for it before listening, so its first requests can already share answers.
+   * A Redis that is down never holds start-up longer than that; the store then answers MISS until
+   * it connects.
+   */
+  ready(timeoutMs = 2_000): Promise<boolean> {
+    if (this.client.status === 'ready') return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const done = (value: boolean) => {
+        clearTimeout(timer);
+        this.client.off('ready', onReady);
+        resolve(value);
+      };
+      const onReady = () => done(true);
+      const timer = setTimeout(() => done(false), timeoutMs);
+      this.client.on('ready', onReady);
+    });
+  }
+
   /** Closes the connection. */
   async close(): Promise<void> {
     this.client.disconnect();
