@@ -99,7 +99,7 @@ describe('signed Bedrock knowledge-base calls', () => {
     expect(await response.text()).toBe('{"message":"not authorized"}');
   });
 
-  it('sends only content-type, accept and the signed headers: never client credentials or gateway headers', async () => {
+  it('sends only content-type, accept, the signed headers and the trace context: never client credentials or gateway headers', async () => {
     await fetch(`${gateway.origin}/v1/knowledgebases/KB123/retrieve`, {
       method: 'POST',
       headers: headers({ cookie: 'session=1', 'x-portkey-trace-id': 't', 'x-custom': 'y', accept: 'application/json' }),
@@ -114,9 +114,13 @@ describe('signed Bedrock knowledge-base calls', () => {
       'content-length',
       'content-type',
       'host',
+      // W3C trace context, unsigned (the signature covers only SignedHeaders): the gateway's span as parent.
+      'traceparent',
       'x-amz-date',
       'x-amz-security-token',
     ]);
+    expect(received.headers.traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$/);
+    expect(received.headers.authorization).not.toContain('traceparent');
     expect(JSON.stringify(received.headers)).not.toContain('gw-client-key-secret');
     expect(received.headers.authorization).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIATESTGATEWAY0001\//);
   });
