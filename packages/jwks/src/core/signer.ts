@@ -14,6 +14,29 @@ export interface SignIdentityTokenOptions {
   issuedAt?: number;
 }
 
+/**
+ * Refuses options that would sign a token without an audience or an expiry (a JavaScript caller
+ * passing `{}` would otherwise get `exp: null` and no `aud`): a token must never outlive its intent.
+ */
+function checkSignOptions(options: SignIdentityTokenOptions): void {
+  if (typeof options !== 'object' || options === null) {
+    throw new TypeError(
+      'signIdentityToken needs options: { audience: "https://mcp.example.com", expiresInSeconds: 300 }.',
+    );
+  }
+  if (typeof options.audience !== 'string' || options.audience === '') {
+    throw new TypeError('signIdentityToken: audience must be a non-empty string, such as "https://mcp.example.com".');
+  }
+  if (!Number.isSafeInteger(options.expiresInSeconds) || options.expiresInSeconds < 1) {
+    throw new TypeError(
+      'signIdentityToken: expiresInSeconds must be a whole number of seconds of at least 1, such as 300.',
+    );
+  }
+  if (options.issuedAt !== undefined && (!Number.isSafeInteger(options.issuedAt) || options.issuedAt < 0)) {
+    throw new TypeError('signIdentityToken: issuedAt must be whole seconds since the epoch, or left out for now.');
+  }
+}
+
 /** Signs identity tokens with the gateway's key. */
 export interface IdentityTokenSigner {
   /** The `kid` written into every token header. */
@@ -36,6 +59,7 @@ export function createIdentityTokenSigner(key: SigningKey): IdentityTokenSigner 
   return {
     kid: key.kid,
     signIdentityToken(claims, options) {
+      checkSignOptions(options);
       const iat = options.issuedAt ?? Math.floor(Date.now() / 1000);
       const payload = {
         ...claims,
