@@ -229,6 +229,37 @@ describe('MCP servers and tools', () => {
     }
   });
 
+  it('reads at most 4 MiB of a request it must inspect: one byte more is 413 body_too_large, never sent', async () => {
+    const limit = 4 * 1024 * 1024;
+    // A tools/call of a refused tool, padded to the size asked for.
+    const call = (size: number) => {
+      const head =
+        '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"delete_account","arguments":{"pad":"';
+      const tail = '"}}}';
+      return head + 'x'.repeat(size - head.length - tail.length) + tail;
+    };
+    const send = (body: string) =>
+      fetch(`${gateway.url}/mcp/crm`, {
+        method: 'POST',
+        headers: {
+          'x-gateway-api-key': SUPPORT_KEY,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
+        body,
+      });
+    const before = mcp.calls.get('delete_account') ?? 0;
+    const atLimit = await send(call(limit));
+    expect(atLimit.status).toBe(200);
+    expect(await atLimit.json()).toMatchObject({ id: 7, error: { code: -32602, data: { code: 'access_denied' } } });
+    const over = await send(call(limit + 1));
+    expect([over.status, ((await over.json()) as { error: { code: string } }).error.code]).toEqual([
+      413,
+      'body_too_large',
+    ]);
+    expect(mcp.calls.get('delete_account') ?? 0).toBe(before);
+  });
+
   it('unites two policies: a user grant opens every tool of another server', async () => {
     const client = await mcpClient(gateway.url, 'wiki', SUPPORT_KEY);
     expect(await allToolNames(client)).toEqual(['read_page']);
