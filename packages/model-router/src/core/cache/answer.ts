@@ -61,7 +61,7 @@ export class MessageAssembler {
   /** Feeds one event's raw data (the event name is not needed: Anthropic repeats it as `type`). */
   push(data: string): void {
     if (this.failed || this.stopped) return;
-    this.size += data.length;
+    this.size += Buffer.byteLength(data);
     if (this.size > this.maxBytes) return this.fail();
     let event: unknown;
     try {
