@@ -21,6 +21,13 @@ const smoke = args.includes('--smoke');
 const quick = smoke || args.includes('--quick');
 const outIndex = args.indexOf('--out');
 const outDir = outIndex === -1 ? undefined : args[outIndex + 1];
+const onlyIndex = args.indexOf('--only');
+/**
+ * `--only catalog,latency,load,pdf,features,micro`: run those sections alone and print their
+ * figures as JSON (no targets, nothing written unless `--out` is given): for working on one part.
+ */
+const only = onlyIndex === -1 ? undefined : new Set(args[onlyIndex + 1].split(','));
+const want = (section) => !only || only.has(section);
 const counts = smoke
   ? {
       latency: 15,
@@ -728,192 +735,216 @@ async function main() {
   try {
     // The same gateway with its providers and API keys in the catalog database, against this one,
     // first: both processes then have served the same requests when they are compared.
-    const catalog = await startCatalogGateway({ dir, fileConfig, mockPort: mock.port, privateKey });
-    catalogGateway = catalog.gateway;
-    const catalogPid = catalogGateway.child.pid;
-    const cg = (path, body) => ({
-      port: catalogGateway.port,
-      path,
-      body,
-      headers: { ...json, 'x-gateway-api-key': catalog.callerKey },
-    });
-    const passThroughBody = JSON.stringify({ ...JSON.parse(anthropicBody), model: '@bench/claude-sonnet-4-5' });
-    const comparison = await catalogComparison(
-      [
-        {
-          name: 'passThrough',
-          label: '/v1/messages pass-through',
-          file: { pid: gateway.child.pid, target: gw('/v1/messages', passThroughBody) },
-          catalog: { pid: catalogPid, target: cg('/v1/messages', passThroughBody) },
-          direct: direct('/v1/messages', anthropicBody),
-        },
-        {
-          name: 'conversion',
-          label: '/v1/chat/completions with conversion',
-          file: { pid: gateway.child.pid, target: gw('/v1/chat/completions', chatBody) },
-          catalog: { pid: catalogPid, target: cg('/v1/chat/completions', chatBody) },
-          direct: direct('/v1/messages', anthropicBody),
-        },
-      ],
-      counts.catalog,
-    );
-    results.catalog = {
-      ...catalog.seeding,
-      ...comparison,
-      rss: { file: currentRss(gateway.child.pid), catalog: currentRss(catalogPid), catalogPeak: peakRss(catalogPid) },
-    };
-    catalogGateway.child.kill('SIGTERM');
-    await exited(catalogGateway.child);
-    catalogGateway = undefined;
-
-    const n = counts.latency;
-    results.scenarios.push(
-      await paired(
-        'bare node:http proxy (baseline), /v1/messages',
-        { port: bare.port, path: '/v1/messages', body: anthropicBody, headers: json },
-        direct('/v1/messages', anthropicBody),
-        n,
-        counts.rounds,
-      ),
-    );
-    results.scenarios.push(
-      await paired(
-        '/v1/chat/completions, non-streaming, with conversion',
-        gw('/v1/chat/completions', chatBody),
-        direct('/v1/messages', anthropicBody),
-        n,
-        counts.rounds,
-      ),
-    );
-    results.scenarios.push(
-      await paired(
-        '/v1/messages pass-through',
-        gw('/v1/messages', JSON.stringify({ ...JSON.parse(anthropicBody), model: '@bench/claude-sonnet-4-5' })),
-        direct('/v1/messages', anthropicBody),
-        n,
-        counts.rounds,
-      ),
-    );
-    const mcpBody = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{}}}';
-    const userKey = (i) => `gw-bench-user-${String(i % 100).padStart(6, '0')}`;
-    results.scenarios.push(
-      await paired(
-        'MCP tools/call, jwt_header, cached tokens (100 users)',
-        (i) => gw('/mcp/tools', mcpBody, { 'x-gateway-api-key': userKey(i) }),
-        direct('/mcp', mcpBody),
-        n,
-        counts.rounds,
-      ),
-    );
-    let miss = 0;
-    const missKey = () => `gw-bench-miss-${String(miss++).padStart(6, '0')}`;
-    results.scenarios.push(
-      await paired(
-        'MCP tools/call, jwt_header, forced misses (a new user per request)',
-        () => gw('/mcp/tools', mcpBody, { 'x-gateway-api-key': missKey() }),
-        direct('/mcp', mcpBody),
-        counts.misses,
-        counts.rounds,
-      ),
-    );
-    const retrieve = '{"retrievalQuery":{"text":"How long do refunds take?"}}';
-    results.scenarios.push(
-      await paired(
-        'signed Bedrock retrieve',
-        gw('/v1/knowledgebases/KB1/retrieve', retrieve, {
-          'x-gateway-provider': '@kb',
-          'x-gateway-custom-host': `http://127.0.0.1:${mock.port}`,
-        }),
-        direct('/knowledgebases/KB1/retrieve', retrieve),
-        n,
-        counts.rounds,
-      ),
-    );
-    const streamChat = JSON.stringify({ ...JSON.parse(chatBody), stream: true });
-    const streamDirect = JSON.stringify({ ...JSON.parse(anthropicBody), stream: true });
-    results.scenarios.push(
-      await paired(
-        'streaming conversion of 1,000 events',
-        gw('/v1/chat/completions', streamChat),
-        direct('/v1/messages', streamDirect),
-        counts.stream,
-        counts.rounds,
-      ),
-    );
-
-    const pid = gateway.child.pid;
-    Object.assign(
-      results.load,
-      await cpuUnderLoad(
+    if (want('catalog')) {
+      const catalog = await startCatalogGateway({ dir, fileConfig, mockPort: mock.port, privateKey });
+      catalogGateway = catalog.gateway;
+      const catalogPid = catalogGateway.child.pid;
+      const cg = (path, body) => ({
+        port: catalogGateway.port,
+        path,
+        body,
+        headers: { ...json, 'x-gateway-api-key': catalog.callerKey },
+      });
+      const passThroughBody = JSON.stringify({ ...JSON.parse(anthropicBody), model: '@bench/claude-sonnet-4-5' });
+      const comparison = await catalogComparison(
         [
-          { name: 'conversion', pid, target: gw('/v1/chat/completions', chatBody) },
           {
             name: 'passThrough',
-            pid,
-            target: gw(
-              '/v1/messages',
-              JSON.stringify({ ...JSON.parse(anthropicBody), model: '@bench/claude-sonnet-4-5' }),
-            ),
+            label: '/v1/messages pass-through',
+            file: { pid: gateway.child.pid, target: gw('/v1/messages', passThroughBody) },
+            catalog: { pid: catalogPid, target: cg('/v1/messages', passThroughBody) },
+            direct: direct('/v1/messages', anthropicBody),
           },
-          { name: 'mcpCached', pid, target: gw('/mcp/tools', mcpBody, { 'x-gateway-api-key': userKey(1) }) },
           {
-            name: 'bareProxy',
-            pid: bare.child.pid,
-            target: { port: bare.port, path: '/v1/messages', body: anthropicBody, headers: json },
+            name: 'conversion',
+            label: '/v1/chat/completions with conversion',
+            file: { pid: gateway.child.pid, target: gw('/v1/chat/completions', chatBody) },
+            catalog: { pid: catalogPid, target: cg('/v1/chat/completions', chatBody) },
+            direct: direct('/v1/messages', anthropicBody),
           },
         ],
-        counts.cpu,
-        counts.cpuWarm,
-        counts.cpuRounds,
-      ),
-    );
-    const streamLoad = (
-      await cpuUnderLoad(
-        [{ name: 'stream', pid, target: gw('/v1/chat/completions', streamChat) }],
-        counts.streamCpu,
-        counts.streamCpu,
-        counts.cpuRounds,
-      )
-    ).stream;
-    results.load.stream = { ...streamLoad, cpuMicrosPerEvent: streamLoad.cpuMicrosPerRequest / 1000 };
+        counts.catalog,
+      );
+      results.catalog = {
+        ...catalog.seeding,
+        ...comparison,
+        rss: { file: currentRss(gateway.child.pid), catalog: currentRss(catalogPid), catalogPeak: peakRss(catalogPid) },
+      };
+      catalogGateway.child.kill('SIGTERM');
+      await exited(catalogGateway.child);
+      catalogGateway = undefined;
+    }
 
-    // A 32 MB PDF request through the gateway: peak memory against the PDF's size.
-    const pdfBytes = 32 * 1024 * 1024;
-    const header = Buffer.from(
-      '%PDF-1.4\n1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj\n2 0 obj << /Type /Pages /Kids [3 0 R] /Count 1 >> endobj\n3 0 obj << /Type /Page /Parent 2 0 R >> endobj\n',
-    );
-    const pdf = Buffer.concat([header, Buffer.alloc(pdfBytes - header.length, 0x20)]).toString('base64');
-    const pdfBody = JSON.stringify({
-      model: '@bench/claude-sonnet-4-5',
-      max_tokens: 16,
-      messages: [{ role: 'user', content: [{ type: 'file', file: { file_data: pdf } }] }],
-    });
-    const rssBefore = currentRss(pid);
-    const pdfStarted = process.hrtime.bigint();
-    await closedLoop(gw('/v1/chat/completions', pdfBody), { connections: 1, count: 1 });
-    results.memory.pdfRequest = {
-      pdfBytes,
-      requestMillis: Number(process.hrtime.bigint() - pdfStarted) / 1e6,
-      rssBefore,
-      peakRss: peakRss(pid),
-      peakOverPdf: (peakRss(pid) - rssBefore) / pdfBytes,
-    };
+    const n = counts.latency;
+    const mcpBody = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{}}}';
+    const userKey = (i) => `gw-bench-user-${String(i % 100).padStart(6, '0')}`;
+    if (want('latency')) {
+      results.scenarios.push(
+        await paired(
+          'bare node:http proxy (baseline), /v1/messages',
+          { port: bare.port, path: '/v1/messages', body: anthropicBody, headers: json },
+          direct('/v1/messages', anthropicBody),
+          n,
+          counts.rounds,
+        ),
+      );
+      results.scenarios.push(
+        await paired(
+          '/v1/chat/completions, non-streaming, with conversion',
+          gw('/v1/chat/completions', chatBody),
+          direct('/v1/messages', anthropicBody),
+          n,
+          counts.rounds,
+        ),
+      );
+      results.scenarios.push(
+        await paired(
+          '/v1/messages pass-through',
+          gw('/v1/messages', JSON.stringify({ ...JSON.parse(anthropicBody), model: '@bench/claude-sonnet-4-5' })),
+          direct('/v1/messages', anthropicBody),
+          n,
+          counts.rounds,
+        ),
+      );
+      results.scenarios.push(
+        await paired(
+          'MCP tools/call, jwt_header, cached tokens (100 users)',
+          (i) => gw('/mcp/tools', mcpBody, { 'x-gateway-api-key': userKey(i) }),
+          direct('/mcp', mcpBody),
+          n,
+          counts.rounds,
+        ),
+      );
+      let miss = 0;
+      const missKey = () => `gw-bench-miss-${String(miss++).padStart(6, '0')}`;
+      results.scenarios.push(
+        await paired(
+          'MCP tools/call, jwt_header, forced misses (a new user per request)',
+          () => gw('/mcp/tools', mcpBody, { 'x-gateway-api-key': missKey() }),
+          direct('/mcp', mcpBody),
+          counts.misses,
+          counts.rounds,
+        ),
+      );
+      const retrieve = '{"retrievalQuery":{"text":"How long do refunds take?"}}';
+      results.scenarios.push(
+        await paired(
+          'signed Bedrock retrieve',
+          gw('/v1/knowledgebases/KB1/retrieve', retrieve, {
+            'x-gateway-provider': '@kb',
+            'x-gateway-custom-host': `http://127.0.0.1:${mock.port}`,
+          }),
+          direct('/knowledgebases/KB1/retrieve', retrieve),
+          n,
+          counts.rounds,
+        ),
+      );
+      const streamDirect = JSON.stringify({ ...JSON.parse(anthropicBody), stream: true });
+      results.scenarios.push(
+        await paired(
+          'streaming conversion of 1,000 events',
+          gw('/v1/chat/completions', streamChat),
+          direct('/v1/messages', streamDirect),
+          counts.stream,
+          counts.rounds,
+        ),
+      );
+    }
+
+    const streamChat = JSON.stringify({ ...JSON.parse(chatBody), stream: true });
+    const pid = gateway.child.pid;
+    if (want('load')) {
+      Object.assign(
+        results.load,
+        await cpuUnderLoad(
+          [
+            { name: 'conversion', pid, target: gw('/v1/chat/completions', chatBody) },
+            {
+              name: 'passThrough',
+              pid,
+              target: gw(
+                '/v1/messages',
+                JSON.stringify({ ...JSON.parse(anthropicBody), model: '@bench/claude-sonnet-4-5' }),
+              ),
+            },
+            { name: 'mcpCached', pid, target: gw('/mcp/tools', mcpBody, { 'x-gateway-api-key': userKey(1) }) },
+            {
+              name: 'bareProxy',
+              pid: bare.child.pid,
+              target: { port: bare.port, path: '/v1/messages', body: anthropicBody, headers: json },
+            },
+          ],
+          counts.cpu,
+          counts.cpuWarm,
+          counts.cpuRounds,
+        ),
+      );
+      const streamLoad = (
+        await cpuUnderLoad(
+          [{ name: 'stream', pid, target: gw('/v1/chat/completions', streamChat) }],
+          counts.streamCpu,
+          counts.streamCpu,
+          counts.cpuRounds,
+        )
+      ).stream;
+      results.load.stream = { ...streamLoad, cpuMicrosPerEvent: streamLoad.cpuMicrosPerRequest / 1000 };
+    }
+
+    if (want('pdf')) {
+      // A 32 MB PDF request through the gateway: peak memory against the PDF's size.
+      const pdfBytes = 32 * 1024 * 1024;
+      const header = Buffer.from(
+        '%PDF-1.4\n1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj\n2 0 obj << /Type /Pages /Kids [3 0 R] /Count 1 >> endobj\n3 0 obj << /Type /Page /Parent 2 0 R >> endobj\n',
+      );
+      const pdf = Buffer.concat([header, Buffer.alloc(pdfBytes - header.length, 0x20)]).toString('base64');
+      const pdfBody = JSON.stringify({
+        model: '@bench/claude-sonnet-4-5',
+        max_tokens: 16,
+        messages: [{ role: 'user', content: [{ type: 'file', file: { file_data: pdf } }] }],
+      });
+      const rssBefore = currentRss(pid);
+      const pdfStarted = process.hrtime.bigint();
+      await closedLoop(gw('/v1/chat/completions', pdfBody), { connections: 1, count: 1 });
+      results.memory.pdfRequest = {
+        pdfBytes,
+        requestMillis: Number(process.hrtime.bigint() - pdfStarted) / 1e6,
+        rssBefore,
+        peakRss: peakRss(pid),
+        peakOverPdf: (peakRss(pid) - rssBefore) / pdfBytes,
+      };
+    }
     results.memory.gatewayPeakRss = peakRss(pid);
 
-    results.features = await featureBenchmarks({
-      mock,
-      bare,
-      gateway,
-      configPath,
-      fileConfig,
-      dir,
-      privateKey,
-      baselines,
-    });
+    if (want('features'))
+      results.features = await featureBenchmarks({
+        mock,
+        bare,
+        gateway,
+        configPath,
+        fileConfig,
+        dir,
+        privateKey,
+        baselines,
+      });
   } finally {
     for (const p of [gateway, bare, mock, catalogGateway]) p?.child.kill('SIGTERM');
   }
+  if (only) {
+    const partial = JSON.stringify({ only: [...only], counts, ...results }, null, 2);
+    if (outDir) {
+      mkdirSync(outDir, { recursive: true });
+      writeFileSync(join(outDir, 'results.json'), `${partial}\n`);
+    }
+    if (!want('micro')) {
+      process.stdout.write(`${partial}\n`);
+      return;
+    }
+  }
   results.micro = await microBenchmarks(quick, smoke, sign);
+  if (only) {
+    process.stdout.write(`${JSON.stringify({ micro: results.micro }, null, 2)}\n`);
+    return;
+  }
   results.memory.tokenCache = results.micro.tokenCacheMemory;
   const openssl = spawnSync('openssl', ['speed', '-seconds', smoke ? '1' : '2', 'rsa2048'], {
     encoding: 'utf8',
