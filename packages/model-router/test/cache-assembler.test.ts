@@ -37,6 +37,17 @@ describe('MessageAssembler', () => {
     expect(assemble(total - 1)).toBeUndefined();
   });
 
+  it('copies a message_delta key named __proto__ as data, never as the message prototype', () => {
+    const assembler = new MessageAssembler(1 << 20);
+    for (const data of events.slice(0, 4)) assembler.push(data);
+    assembler.push('{"type":"message_delta","delta":{"stop_reason":"end_turn","__proto__":{"polluted":true}}}');
+    assembler.push('{"type":"message_stop"}');
+    const message = assembler.result() as Record<string, unknown>;
+    expect(Object.getPrototypeOf(message)).toBe(Object.prototype);
+    expect(message.polluted).toBeUndefined();
+    expect(JSON.parse(JSON.stringify(message))).toMatchObject({ stop_reason: 'end_turn' });
+  });
+
   it('keeps nothing of a stream without message_stop', () => {
     const assembler = new MessageAssembler(total);
     for (const data of events.slice(0, -1)) assembler.push(data);
