@@ -195,17 +195,41 @@ describe('text deltas converted without parsing', () => {
     return translator.push('content_block_delta', data);
   };
 
-  it('gives the same chunk as the parsed event for any text and index', () => {
+  it('gives the chunk of the parsed event for any text and index, however the provider escapes it', () => {
+    /** The text as a JSON string with every UTF-16 unit escaped (`\u00e9`), as a provider may write it. */
+    const escaped = (text: string) =>
+      `"${Array.from({ length: text.length }, (_, i) => `\\u${text.charCodeAt(i).toString(16).padStart(4, '0')}`).join('')}"`;
     fc.assert(
       fc.property(fc.string({ unit: 'binary' }), fc.nat(1_000_000), fc.boolean(), (text, index, strict) => {
         const delta = { type: 'text_delta', text };
-        // As Anthropic writes it (eligible for the fast path), and with its keys in another order.
-        const canonical = JSON.stringify({ type: 'content_block_delta', index, delta });
-        const reordered = JSON.stringify({ index, delta, type: 'content_block_delta' });
-        const fast = convert(strict, canonical);
-        expect(fast).toBe(convert(strict, reordered));
-        const chunk = JSON.parse(fast.slice('data: '.length)) as { choices: { delta: { content: string } }[] };
-        expect(chunk.choices[0]?.delta.content).toBe(text);
+        // As Anthropic writes it (the quick path when the text needs no escape), with its keys in
+        // another order, and with every character escaped.
+        const variants = [
+          JSON.stringify({ type: 'content_block_delta', index, delta }),
+          JSON.stringify({ index, delta, type: 'content_block_delta' }),
+          `{"type":"content_block_delta","index":${index},"delta":{"type":"text_delta","text":${escaped(text)}}}`,
+        ];
+        for (const data of variants) {
+          const out = convert(strict, data);
+          const chunk = JSON.parse(out.slice('data: '.length)) as { id: string; model: string };
+          const expected = {
+            id: chunk.id,
+            object: 'chat.completion.chunk',
+            created,
+            model: chunk.model,
+            choices: [
+              {
+                index: 0,
+                delta: strict
+                  ? { content: text }
+                  : { content: text, content_blocks: [{ index, delta: { type: 'text', text } }] },
+                logprobs: null,
+                finish_reason: null,
+              },
+            ],
+          };
+          expect(out).toBe(`data: ${JSON.stringify(expected)}\n\n`);
+        }
       }),
       { numRuns: 500 },
     );
