@@ -35,9 +35,9 @@ const counts = smoke
       cpu: 40,
       cpuWarm: 20,
       cpuRounds: 1,
-      stream: 3,
-      streamCpu: 6,
-      streamBusy: 3,
+      stream: 2,
+      streamCpu: 4,
+      streamBusy: 2,
       rounds: 3,
       misses: 20,
       warm: 20,
@@ -171,10 +171,10 @@ const anthropicBody = JSON.stringify({
 });
 const json = { 'content-type': 'application/json' };
 
-/** Paired rounds: gateway then direct, `rounds` times, at one connection. */
-async function paired(name, gateway, direct, n, rounds) {
-  await closedLoop(gateway, { connections: 1, count: counts.warm });
-  await closedLoop(direct, { connections: 1, count: counts.warm });
+/** Paired rounds: gateway then direct, `rounds` times, at one connection, after `warm` of each. */
+async function paired(name, gateway, direct, n, rounds, warm = counts.warm) {
+  await closedLoop(gateway, { connections: 1, count: warm });
+  await closedLoop(direct, { connections: 1, count: warm });
   const added = [];
   const addedTtfb = [];
   const gw = [];
@@ -858,6 +858,7 @@ async function main() {
           direct('/v1/messages', streamDirect),
           counts.stream,
           counts.rounds,
+          counts.stream,
         ),
       );
       results.scenarios.push(
@@ -867,6 +868,7 @@ async function main() {
           direct('/v1/messages', streamDirect),
           counts.stream,
           counts.rounds,
+          counts.stream,
         ),
       );
     }

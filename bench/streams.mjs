@@ -21,6 +21,8 @@ function openStream(agent, target) {
       },
     );
     req.on('error', resolve);
+    // Cut off at the end: a reset socket is expected, not a failure of the bench.
+    req.on('socket', (socket) => socket.on('error', () => undefined));
     req.end(target.body);
   });
 }
