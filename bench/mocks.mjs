@@ -1,5 +1,5 @@
 // Mock upstreams for the benchmark, in their own process so their CPU is not the gateway's:
-// Anthropic (JSON and SSE), an MCP Streamable HTTP endpoint (JSON-RPC: `tools/list` answers 200
+// Anthropic (JSON and SSE: see `sendStream` for how a stream leaves), an MCP Streamable HTTP endpoint (JSON-RPC: `tools/list` answers 200
 // tools, `tools/call` a text result, each with the request's id), a Bedrock retrieve endpoint.
 import { createServer } from 'node:http';
 
@@ -36,6 +36,48 @@ const STREAM = Buffer.from(streamBody(1000));
 const FIRST_EVENT_END = STREAM.indexOf('\n\n') + 2;
 const STREAM_START = STREAM.subarray(0, FIRST_EVENT_END);
 const STREAM_REST = STREAM.subarray(FIRST_EVENT_END);
+/** The same stream cut into its events, one buffer each. */
+const STREAM_EVENTS = (() => {
+  const events = [];
+  for (let at = 0; at < STREAM.length;) {
+    const end = STREAM.indexOf('\n\n', at) + 2;
+    events.push(STREAM.subarray(at, end));
+    at = end;
+  }
+  return events;
+})();
+/** Milliseconds between the events of a paced stream (a provider generating tokens). */
+const PACED_EVENT_MS = 5;
+
+/**
+ * Sends the 1,000-event stream the way the request's path asks (the path is the provider's base
+ * URL in the gateway's config: the gateway only sends it on):
+ * - `/v1/messages` (default): like a provider, one event per write, each write on its own turn of
+ *   the event loop, so the events leave back to back as separate chunks;
+ * - `/paced/v1/messages`: the same with 5 ms between events (a stream that lasts about 5 s);
+ * - `/burst/v1/messages`: `message_start` on its own, then the other 1,004 events in one write.
+ */
+function sendStream(res, mode) {
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  if (mode === 'burst') {
+    res.write(STREAM_START);
+    setImmediate(() => res.end(STREAM_REST));
+    return;
+  }
+  let next = 0;
+  let timer;
+  const step = () => {
+    if (res.destroyed) return;
+    const event = STREAM_EVENTS[next++];
+    if (next === STREAM_EVENTS.length) return res.end(event);
+    res.write(event);
+    if (mode === 'paced') timer = setTimeout(step, PACED_EVENT_MS);
+    else setImmediate(step);
+  };
+  res.once('close', () => clearTimeout(timer));
+  step();
+}
+
 // 200 tools of the size real servers list: a description and an input schema each.
 const TOOLS = Array.from({ length: 200 }, (_, i) => ({
   name: `tool_${String(i).padStart(3, '0')}`,
@@ -74,13 +116,12 @@ const server = createServer((req, res) => {
   req.on('data', (c) => chunks.push(c));
   req.on('end', () => {
     const url = req.url ?? '';
-    if (url.startsWith('/v1/messages')) {
+    const mode = /^\/(paced|burst)\//.exec(url)?.[1];
+    const path = mode ? url.slice(mode.length + 1) : url;
+    if (path.startsWith('/v1/messages')) {
       const body = Buffer.concat(chunks).toString();
       if (body.includes('"stream":true')) {
-        // Like the real API: message_start goes out on its own, the content follows.
-        res.writeHead(200, { 'content-type': 'text/event-stream' });
-        res.write(STREAM_START);
-        setImmediate(() => res.end(STREAM_REST));
+        sendStream(res, mode);
       } else {
         res.writeHead(200, { 'content-type': 'application/json' }).end(MESSAGE);
       }

@@ -13,6 +13,7 @@ import { microBenchmarks } from './micro.mjs';
 import { listRecords, seedCatalog, seedStore } from './catalog-seed.mjs';
 import { BASELINES, buildBaseline } from './baseline.mjs';
 import { accessConfig, accessKey, probe, recordQueue, redisServerPath, sideBySide, startRedis } from './features.mjs';
+import { STREAM_EVENTS, streamCpu, ttfbAmongStreams } from './streams.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
@@ -23,7 +24,7 @@ const outIndex = args.indexOf('--out');
 const outDir = outIndex === -1 ? undefined : args[outIndex + 1];
 const onlyIndex = args.indexOf('--only');
 /**
- * `--only catalog,latency,load,pdf,features,micro`: run those sections alone and print their
+ * `--only catalog,latency,load,streams,pdf,features,micro`: run those sections alone and print their
  * figures as JSON (no targets, nothing written unless `--out` is given): for working on one part.
  */
 const only = onlyIndex === -1 ? undefined : new Set(args[onlyIndex + 1].split(','));
@@ -34,8 +35,9 @@ const counts = smoke
       cpu: 40,
       cpuWarm: 20,
       cpuRounds: 1,
-      stream: 3,
-      streamCpu: 6,
+      stream: 2,
+      streamCpu: 4,
+      streamBusy: 2,
       rounds: 3,
       misses: 20,
       warm: 20,
@@ -50,6 +52,7 @@ const counts = smoke
         cpuRounds: 3,
         stream: 10,
         streamCpu: 30,
+        streamBusy: 10,
         rounds: 3,
         misses: 100,
         warm: 200,
@@ -71,6 +74,7 @@ const counts = smoke
         cpuRounds: 5,
         stream: 30,
         streamCpu: 100,
+        streamBusy: 20,
         rounds: 5,
         misses: 400,
         warm: 1000,
@@ -121,6 +125,9 @@ function gatewayConfig(mockPort, missUsers) {
     auth: { apiKeys: [{ key: GATEWAY_KEY, user: { user_id: 'bench' } }, ...users, ...misses] },
     providers: [
       { slug: 'bench', provider: 'anthropic', apiKey: 'sk-bench', baseUrl: `http://127.0.0.1:${mockPort}` },
+      // The same mock, whose streams leave 5 ms apart (`paced`) or all at once (`burst`): see mocks.mjs.
+      { slug: 'paced', provider: 'anthropic', apiKey: 'sk-bench', baseUrl: `http://127.0.0.1:${mockPort}/paced` },
+      { slug: 'burst', provider: 'anthropic', apiKey: 'sk-bench', baseUrl: `http://127.0.0.1:${mockPort}/burst` },
       {
         slug: 'kb',
         provider: 'bedrock',
@@ -164,10 +171,10 @@ const anthropicBody = JSON.stringify({
 });
 const json = { 'content-type': 'application/json' };
 
-/** Paired rounds: gateway then direct, `rounds` times, at one connection. */
-async function paired(name, gateway, direct, n, rounds) {
-  await closedLoop(gateway, { connections: 1, count: counts.warm });
-  await closedLoop(direct, { connections: 1, count: counts.warm });
+/** Paired rounds: gateway then direct, `rounds` times, at one connection, after `warm` of each. */
+async function paired(name, gateway, direct, n, rounds, warm = counts.warm) {
+  await closedLoop(gateway, { connections: 1, count: warm });
+  await closedLoop(direct, { connections: 1, count: warm });
   const added = [];
   const addedTtfb = [];
   const gw = [];
@@ -730,7 +737,11 @@ async function main() {
     headers: { ...json, 'x-gateway-api-key': GATEWAY_KEY, ...headers },
   });
   const direct = (path, body) => ({ port: mock.port, path, body, headers: json });
-  const results = { scenarios: [], load: {}, catalog: {}, micro: {}, memory: {} };
+  const results = { scenarios: [], load: {}, streams: {}, catalog: {}, micro: {}, memory: {} };
+  const streamChat = JSON.stringify({ ...JSON.parse(chatBody), stream: true });
+  const streamDirect = JSON.stringify({ ...JSON.parse(anthropicBody), stream: true });
+  const streamNative = JSON.stringify({ ...JSON.parse(streamDirect), model: '@bench/claude-sonnet-4-5' });
+  const slugged = (slug) => JSON.stringify({ ...JSON.parse(streamChat), model: `@${slug}/claude-sonnet-4-5` });
   let catalogGateway;
   try {
     // The same gateway with its providers and API keys in the catalog database, against this one,
@@ -840,14 +851,25 @@ async function main() {
           counts.rounds,
         ),
       );
-      const streamDirect = JSON.stringify({ ...JSON.parse(anthropicBody), stream: true });
+      // The mock sends each event of these streams as its own chunk, as a provider does.
       results.scenarios.push(
         await paired(
-          'streaming conversion of 1,000 events',
+          'streaming conversion of 1,000 events, one event per chunk',
           gw('/v1/chat/completions', streamChat),
           direct('/v1/messages', streamDirect),
           counts.stream,
           counts.rounds,
+          counts.stream,
+        ),
+      );
+      results.scenarios.push(
+        await paired(
+          'stream pass-through, /v1/messages, 1,000 events, one event per chunk',
+          gw('/v1/messages', streamNative),
+          direct('/v1/messages', streamDirect),
+          counts.stream,
+          counts.rounds,
+          counts.stream,
         ),
       );
     }
@@ -879,15 +901,56 @@ async function main() {
           counts.cpuRounds,
         ),
       );
-      const streamLoad = (
-        await cpuUnderLoad(
-          [{ name: 'stream', pid, target: gw('/v1/chat/completions', streamChat) }],
-          counts.streamCpu,
-          counts.streamCpu,
-          counts.cpuRounds,
-        )
-      ).stream;
-      results.load.stream = { ...streamLoad, cpuMicrosPerEvent: streamLoad.cpuMicrosPerRequest / 1000 };
+    }
+
+    if (want('streams')) {
+      // CPU per event at 10 connections: the bare proxy carrying the same stream is the floor.
+      results.streams.cpu = await streamCpu(
+        [
+          {
+            name: 'bareProxy',
+            label: 'bare node:http proxy, /v1/messages stream',
+            pid: bare.child.pid,
+            target: { port: bare.port, path: '/v1/messages', body: streamDirect, headers: json },
+          },
+          {
+            name: 'conversion',
+            label: '/v1/chat/completions stream conversion, one event per chunk',
+            pid,
+            target: gw('/v1/chat/completions', streamChat),
+          },
+          {
+            name: 'passThrough',
+            label: '/v1/messages stream pass-through, one event per chunk',
+            pid,
+            target: gw('/v1/messages', streamNative),
+          },
+          {
+            name: 'burst',
+            label: '/v1/chat/completions stream conversion, all events in one chunk',
+            pid,
+            target: gw('/v1/chat/completions', slugged('burst')),
+          },
+        ],
+        'bareProxy',
+        { streams: counts.streamCpu, warm: counts.streamCpu, rounds: counts.cpuRounds },
+      );
+      const conversion = results.streams.cpu.conversion;
+      results.load.stream = {
+        cpuMicrosPerRequest: conversion.cpuMicrosPerEvent.median * STREAM_EVENTS,
+        cpuMin: conversion.cpuMicrosPerEvent.min * STREAM_EVENTS,
+        cpuMax: conversion.cpuMicrosPerEvent.max * STREAM_EVENTS,
+        cpuMicrosPerEvent: conversion.cpuMicrosPerEvent.median,
+        p50Micros: conversion.streamP50Micros,
+      };
+      // New streams among 10 paced ones the gateway keeps converting (an event every 5 ms each).
+      results.streams.amongBusy = await ttfbAmongStreams({
+        busy: gw('/v1/chat/completions', slugged('paced')),
+        gateway: gw('/v1/chat/completions', streamChat),
+        direct: direct('/v1/messages', streamDirect),
+        n: counts.streamBusy,
+        rounds: counts.rounds,
+      });
     }
 
     if (want('pdf')) {

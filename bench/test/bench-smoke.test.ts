@@ -24,7 +24,8 @@ describe('pnpm bench', () => {
       'MCP tools/call, jwt_header, cached tokens (100 users)',
       'MCP tools/call, jwt_header, forced misses (a new user per request)',
       'signed Bedrock retrieve',
-      'streaming conversion of 1,000 events',
+      'streaming conversion of 1,000 events, one event per chunk',
+      'stream pass-through, /v1/messages, 1,000 events, one event per chunk',
     ]);
     for (const scenario of report.scenarios) {
       for (const key of ['gatewayP50Micros', 'directP50Micros', 'addedP50Micros']) {
@@ -32,6 +33,10 @@ describe('pnpm bench', () => {
       }
     }
     expect(Object.keys(report.load).sort()).toEqual(['bareProxy', 'conversion', 'mcpCached', 'passThrough', 'stream']);
+    expect(Object.keys(report.streams.cpu).sort()).toEqual(['bareProxy', 'burst', 'conversion', 'passThrough']);
+    for (const path of Object.values(report.streams.cpu) as { cpuMicrosPerEvent: { median: number } }[])
+      expect(path.cpuMicrosPerEvent.median).toBeGreaterThan(0);
+    expect(report.streams.amongBusy.gatewayTtfbMicros.median).toBeGreaterThan(0);
     expect(Object.keys(report.catalog.latency).sort()).toEqual(['conversion', 'passThrough']);
     expect(Object.keys(report.catalog.load).sort()).toEqual(['conversion', 'passThrough']);
     for (const path of ['conversion', 'passThrough']) {
@@ -52,7 +57,7 @@ describe('pnpm bench', () => {
       expect(comparison.cpuMicrosPerRequest.floor.median).toBeGreaterThan(0);
     }
     expect(report.features.tracing.records.dropped).toBe(0);
-    expect(report.targets).toHaveLength(22);
+    expect(report.targets).toHaveLength(25);
     // A row is met or not, or says why it was not measured (smoke runs build no earlier gateway).
     for (const target of report.targets)
       expect(target.met === null ? target.measured : typeof target.met).toMatch(/^(boolean|not measured: .+)$/);

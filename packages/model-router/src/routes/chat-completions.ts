@@ -16,6 +16,7 @@ import {
   toOpenAiError,
 } from '../providers/anthropic';
 import { sendJson } from './respond';
+import { StreamWriter } from './stream-writer';
 import {
   MAX_UPSTREAM_ERROR_BYTES,
   MAX_UPSTREAM_EVENT_BYTES,
@@ -151,6 +152,8 @@ export async function runChatCompletion(
   const assembler = plan ? new MessageAssembler(MAX_CACHED_ANSWER_BYTES) : undefined;
   startEventStream(res);
   const streamEvent = startStreamSpan(res);
+  const upstream = response.body;
+  const writer = new StreamWriter(res, upstream, () => (locals.firstByteAt ??= performance.now()));
   // Bytes received since the last complete event: a provider that never ends an event (or a line)
   // cannot make the gateway buffer without bound.
   let pending = 0;
@@ -159,61 +162,82 @@ export async function runChatCompletion(
       pending = 0;
       streamEvent();
       assembler?.push(event.data);
-      const frame = translator.push(event.event ?? 'message', event.data);
-      if (frame) {
-        locals.firstByteAt ??= performance.now();
-        res.write(frame);
-      }
+      writer.write(translator.push(event.event ?? 'message', event.data));
     },
   });
   const decoder = new TextDecoder();
-  const upstream = response.body;
   let oversized = false;
   let idle = false;
-  const resume = () => upstream.resume();
-  // Each upstream chunk is converted and its frames written as undici delivers it ('data' events,
-  // not an async iterator, which would join chunks that arrived while one was being converted).
+  // Each upstream chunk is converted as undici delivers it ('data' events, not an async iterator,
+  // which would join chunks that arrived while one was being converted); a large chunk (many
+  // events at once) in slices, one per turn of the event loop, so that other streams and new
+  // requests do not wait behind it.
   await new Promise<void>((resolve) => {
+    let finished = false;
     const finish = () => {
+      if (finished) return;
+      finished = true;
       upstream.off('data', onData);
-      res.off('drain', resume);
       resolve();
     };
-    const onData = (chunk: Buffer) => {
-      pending += chunk.length;
-      // The frames of this chunk leave together, in one write. Cork and uncork stay paired: on
-      // Node 22 an uncork without a cork writes the chunked body's terminator mid-stream.
-      res.cork();
-      parser.feed(decoder.decode(chunk, { stream: true }));
-      res.uncork();
-      if (translator.done) return finish();
+    /** Feeds converted text; false when the stream is over (ended, or an event too large). */
+    const feed = (text: string): boolean => {
+      parser.feed(text);
+      if (translator.done) {
+        finish();
+        return false;
+      }
       if (pending > MAX_UPSTREAM_EVENT_BYTES) {
         oversized = true;
         upstream.destroy();
-        return finish();
+        finish();
+        return false;
       }
-      // A client that reads slower than the provider writes holds the provider back, not memory.
-      if (res.writableNeedDrain) {
-        upstream.pause();
-        res.once('drain', resume);
+      return true;
+    };
+    // While a chunk is converted in slices, the upstream's end (or break) waits for its last slice.
+    let slicing = false;
+    let endAfterSlices = false;
+    const onEnd = () => (slicing ? (endAfterSlices = true) : finish());
+    const feedSlices = (text: string, at: number) => {
+      if (finished) return;
+      const next = at + STREAM_SLICE_CHARS;
+      if (!feed(text.slice(at, next))) return;
+      if (next < text.length) {
+        setImmediate(feedSlices, text, next);
+        return;
       }
+      slicing = false;
+      writer.release();
+      if (endAfterSlices) finish();
+    };
+    const onData = (chunk: Buffer) => {
+      pending += chunk.length;
+      const text = decoder.decode(chunk, { stream: true });
+      if (text.length <= STREAM_SLICE_CHARS) {
+        feed(text);
+        return;
+      }
+      slicing = true;
+      writer.hold();
+      feedSlices(text, 0);
     };
     upstream.on('data', onData);
     // An upstream stream that breaks ends here too; the client gets an error frame below.
-    upstream.once('end', finish);
+    upstream.once('end', onEnd);
     upstream.once('error', (error) => {
       // undici's body timeout: the provider sent nothing for streamIdleTimeoutMs.
       idle = isBodyTimeout(error);
-      finish();
+      onEnd();
     });
-    upstream.once('close', finish);
+    upstream.once('close', onEnd);
   });
   locals.usage = anthropicUsage(translator.reportedUsage);
   locals.responseModel = translator.reportedModel.slice(0, 256);
   if (!translator.done) {
     locals.errorCode = oversized ? 'upstream_invalid_response' : idle ? 'upstream_timeout' : 'upstream_stream_ended';
     if (idle) locals.streamIdleTimeout = true;
-    res.write(
+    writer.write(
       translator.abortFrame(
         oversized
           ? 'The provider sent a stream event larger than the gateway reads.'
@@ -223,10 +247,17 @@ export async function runChatCompletion(
       ),
     );
   }
-  res.end();
+  writer.end();
   drainUpstream(upstream);
   if (assembler) remember(context.cache, plan, assembler.result());
 }
+
+/**
+ * Upstream text converted in one turn of the event loop at most (16 Ki characters, about 130
+ * small events, well under a millisecond): a provider's larger chunk is converted over several
+ * turns, the provider held back meanwhile.
+ */
+const STREAM_SLICE_CHARS = 16 * 1024;
 
 /** Most bytes, and longest time, an upstream stream may take to close after its last event. */
 const DRAIN_LIMIT_BYTES = 64 * 1024;

@@ -14,6 +14,7 @@ import { createParser } from 'eventsource-parser';
 import { MessageAssembler, messageEventStream } from '../core/cache/answer';
 import { MAX_CACHED_ANSWER_BYTES, lookUp, planCache, remember, type CacheContext, type CachePlan } from './cache-flow';
 import { sendJson } from './respond';
+import { StreamWriter } from './stream-writer';
 import type { Dispatcher as UndiciDispatcher } from 'undici';
 
 /** `metadata` with its `user_id` scoped to the caller (see `providerUserId`); nothing when there is none. */
@@ -133,39 +134,50 @@ export async function runNativeMessages(
   const eventStream = String(response.headers['content-type'] ?? '').startsWith('text/event-stream');
   if (eventStream) res.flushHeaders();
   const streamEvent = eventStream ? startStreamSpan(res) : undefined;
+  // An event stream leaves through the writer (events that come together leave in one write);
+  // other answers are piped.
+  const writer = eventStream
+    ? new StreamWriter(res, response.body, () => (locals.firstByteAt ??= performance.now()))
+    : undefined;
   // The model and usage of a successful answer, read as its bytes pass.
   const tap = response.statusCode < 400 ? new UsageTap(locals, eventStream) : undefined;
-  response.body.on('data', (chunk: Buffer) => {
-    locals.firstByteAt ??= performance.now();
-    streamEvent?.();
-    tap?.push(chunk);
-  });
+  // The last bytes passed on (at least 4 when there are): whether they end with a whole event,
+  // after which an error event may follow.
+  let tail: Buffer = Buffer.from('\n\n');
+  response.body.on(
+    'data',
+    writer
+      ? (chunk: Buffer) => {
+          streamEvent?.();
+          tap?.push(chunk);
+          tail = chunk.length >= 4 ? chunk : Buffer.concat([tail.subarray(-4), chunk]);
+          writer.write(chunk);
+        }
+      : (chunk: Buffer) => {
+          locals.firstByteAt ??= performance.now();
+          tap?.push(chunk);
+        },
+  );
   if (tap) response.body.once('end', () => tap.end());
   if (response.statusCode >= 400) {
     locals.errorCode = `upstream_${response.statusCode}`;
     const encoded = response.headers['content-encoding'];
     if (encoded === undefined || encoded === 'identity') recordErrorType(response.body, locals);
   }
-  // Whether the bytes passed on so far end with a whole event, after which an error event may follow.
-  let tail = '\n\n';
-  if (eventStream) {
-    response.body.on('data', (chunk: Buffer) => {
-      tail = (tail + chunk.subarray(-4).toString('latin1')).slice(-4);
-    });
-  }
   response.body.on('error', (error) => {
     if (!isBodyTimeout(error)) return res.destroy();
     locals.streamIdleTimeout = true;
     locals.errorCode = 'upstream_timeout';
-    if (!eventStream || !endsWithBlankLine(tail) || res.destroyed) return res.destroy();
-    response.body.unpipe(res);
+    if (!writer || !endsWithBlankLine(tail.subarray(-4).toString('latin1')) || res.destroyed) return res.destroy();
     const message = `The provider sent nothing for ${context.limits.streamIdleTimeoutMs} ms; the stream was ended.`;
-    res.end(`event: error\ndata: ${JSON.stringify({ type: 'error', error: { type: 'timeout_error', message } })}\n\n`);
+    const frame = `event: error\ndata: ${JSON.stringify({ type: 'error', error: { type: 'timeout_error', message } })}\n\n`;
+    writer.end(frame);
   });
   const encoded = response.headers['content-encoding'];
   if (plan && response.statusCode === 200 && (encoded === undefined || encoded === 'identity'))
     keepAnswer(context.cache, plan, response.body, eventStream);
-  response.body.pipe(res);
+  if (writer) response.body.once('end', () => writer.end());
+  else response.body.pipe(res);
 }
 
 /** Most bytes of a provider's error body read, as it passes to the client, for its error type: 64 KiB. */

@@ -13,6 +13,15 @@ export interface ChatStreamContext {
   created?: number;
 }
 
+/**
+ * A text delta exactly as Anthropic writes it, its text free of escapes and control characters:
+ * such a text's JSON is the quoted text itself, so the event is converted without parsing it and
+ * its text without serialising it again (the chunk is the same as through `JSON.parse`).
+ */
+const PLAIN_TEXT_DELTA =
+  // eslint-disable-next-line no-control-regex -- control characters are what the text must not hold
+  /^\{"type":"content_block_delta","index":(0|[1-9]\d{0,8}),"delta":\{"type":"text_delta","text":("[^"\\\u0000-\u001f]*")\}\}$/;
+
 interface BlockState {
   kind: 'text' | 'thinking' | 'redacted_thinking' | 'tool_use' | 'json' | 'other';
   toolIndex?: number;
@@ -65,6 +74,10 @@ export class ChatStreamTranslator {
   /** Feeds one upstream event (its name and raw data); returns the SSE text to write now. */
   push(event: string, data: string): string {
     if (this.ended || event === 'ping') return '';
+    if (event === 'content_block_delta') {
+      const plain = PLAIN_TEXT_DELTA.exec(data);
+      if (plain !== null) return this.quotedText(Number(plain[1]), plain[2] as string);
+    }
     let payload: unknown;
     try {
       payload = JSON.parse(data);
@@ -140,9 +153,20 @@ export class ChatStreamTranslator {
   }
 
   private text(index: number, text: string): string {
-    const delta: Json = { content: text };
-    if (!this.context.strict) delta.content_blocks = [{ index, delta: { type: 'text', text } }];
-    return this.frame(delta);
+    if (!Number.isFinite(index)) {
+      const delta: Json = { content: text };
+      if (!this.context.strict) delta.content_blocks = [{ index, delta: { type: 'text', text } }];
+      return this.frame(delta);
+    }
+    return this.quotedText(index, JSON.stringify(text));
+  }
+
+  /** The chunk of a text delta, from its text as JSON (what `frame` writes for it, without the objects). */
+  private quotedText(index: number, quoted: string): string {
+    const blocks = this.context.strict
+      ? ''
+      : `,"content_blocks":[{"index":${index},"delta":{"type":"text","text":${quoted}}}]`;
+    return `data: ${this.prefix}[{"index":0,"delta":{"content":${quoted}${blocks}},"logprobs":null,"finish_reason":null}]}\n\n`;
   }
 
   private blockDelta(index: number, delta: Json): string {
