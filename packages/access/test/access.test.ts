@@ -190,9 +190,25 @@ describe('decide', () => {
                     ),
             )
             .map((p) => p.slug);
-          const decision = decide(compileAccess({ mode: 'policies', policies }), caller, r);
+          const snapshot = compileAccess({ mode: 'policies', policies });
+          const decision = decide(snapshot, caller, r);
           expect(decision.policies).toEqual(expected);
           expect(decision.allowed).toBe(expected.length > 0);
+          // The memoised decisions of the request path agree, asked twice (computed, then remembered).
+          const subject = snapshot.subject(caller);
+          expect([subject.allows(r), subject.allows(r)]).toEqual([decision.allowed, decision.allowed]);
+          if (r.kind === 'mcp') {
+            const everyTool = policies.some(
+              (p) =>
+                ((caller.user !== undefined && p.subjects.users.includes(caller.user)) ||
+                  (caller.apiKey !== undefined && p.subjects.apiKeys.includes(caller.apiKey)) ||
+                  caller.groups.some((g) => p.subjects.groups.includes(g))) &&
+                p.allow.mcpServers.some(
+                  (g) => matches(g.server, r.server) && (g.tools === undefined || g.tools.includes('*')),
+                ),
+            );
+            expect(subject.mcpServer(r.server).everyTool).toBe(everyTool);
+          }
         },
       ),
       { numRuns: 1000 },

@@ -185,6 +185,13 @@ describe('the tool gate on requests', () => {
     expect(JSON.parse(inspectRequest(Buffer.from(call('"no_x"', '"s-1"')), gate(true)).answer as string).id).toBe(
       's-1',
     );
+    // The method given twice: the last one, a tools/call, counts.
+    const twice = pad(
+      size,
+      '{"jsonrpc":"2.0","id":8,"method":"ping","params":{"name":"no_x","pad":"',
+      '"},"method":"tools/call"}',
+    );
+    expect(inspectRequest(Buffer.from(twice), gate(true)).answer).toContain('no_x');
   });
 
   it.each([0, SCANNED_REQUEST_BYTES])(
