@@ -78,7 +78,7 @@ const gateway = async (root, mode) => {
     GATEWAY_DATA_DIR: mkdtempSync(join(tmpdir(), 'gw-access-bench-data-')),
     JWT_PRIVATE_KEY: privateKey,
     PORT: '0',
-    LOG_LEVEL: 'warn',
+    LOG_LEVEL: 'info',
     NODE_ENV: 'production',
   });
   started.push(proc);
