@@ -200,7 +200,7 @@ export class McpServerRule {
  * Agrees with {@link decide}: `allows(r)` is `decide(snapshot, caller, r).allowed`.
  */
 export class AccessSubject {
-  private readonly models = new Map<string, boolean>();
+  private readonly models = new Map<string, Map<string, boolean>>();
   private readonly integrations = new Map<string, boolean>();
   private readonly servers = new Map<string, McpServerRule>();
 
@@ -214,12 +214,15 @@ export class AccessSubject {
   /** Whether the caller may use model `model` of provider `provider`. */
   model(provider: string, model: string): boolean {
     if (this.mode === 'open') return true;
-    const name = `@${provider}/${model}`;
-    const known = this.models.get(name);
+    // By provider, then model: a known answer is found without building `@provider/model`.
+    let byModel = this.models.get(provider);
+    if (byModel === undefined) byModel = remember(this.models, provider, new Map<string, boolean>());
+    const known = byModel.get(model);
     if (known !== undefined) return known;
+    const name = `@${provider}/${model}`;
     return remember(
-      this.models,
-      name,
+      byModel,
+      model,
       this.policies.some((p) => p.models.matches(name)),
     );
   }

@@ -97,13 +97,14 @@ export function accessHooks(context: AccessContext) {
     }
     return found;
   };
-  const allowed = (identity: GatewayIdentity | undefined, test: (subject: AccessSubject) => boolean) => {
+  /** The caller's subject, or true (every resource allowed) or false (no caller: fail closed). */
+  const subjectOf = (identity: GatewayIdentity | undefined): AccessSubject | boolean => {
     // No caller means no authentication ran: fail closed.
     if (identity === undefined) return false;
     if (identity.subject === CONSOLE_TEST_SUBJECT) return true;
     const view = context.view();
     if (view.access.mode === 'open') return true;
-    return test(callerMemo(identity, view).subject);
+    return callerMemo(identity, view).subject;
   };
   const mcpAccess = (view: CatalogView, subject: AccessSubject | undefined, server: string): McpAccess => {
     const pinned = view.pinnedMcpServers.has(server);
@@ -134,10 +135,14 @@ export function accessHooks(context: AccessContext) {
     };
   };
   return {
-    model: (req: IncomingMessage, resource: { provider: string; model: string }) =>
-      allowed(identityOf(req), (subject) => subject.model(resource.provider, resource.model)),
-    integration: (req: IncomingMessage, integration: { slug: string }) =>
-      allowed(identityOf(req), (subject) => subject.integration(integration.slug)),
+    model: (req: IncomingMessage, resource: { provider: string; model: string }) => {
+      const subject = subjectOf(identityOf(req));
+      return typeof subject === 'boolean' ? subject : subject.model(resource.provider, resource.model);
+    },
+    integration: (req: IncomingMessage, integration: { slug: string }) => {
+      const subject = subjectOf(identityOf(req));
+      return typeof subject === 'boolean' ? subject : subject.integration(integration.slug);
+    },
     /** Decided once per caller, server and catalog view, then remembered (the view changes with the policies and pins). */
     mcp: (identity: GatewayIdentity, server: string): McpAccess => {
       const view = context.view();
