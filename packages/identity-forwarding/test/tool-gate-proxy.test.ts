@@ -28,7 +28,7 @@ let gateway: Awaited<ReturnType<typeof setup>>;
 const LIMIT = 64 * 1024;
 
 beforeAll(async () => {
-  upstream = await listen((req, res) => {
+  upstream = await listen((req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => answer(req, res, Buffer.concat(chunks).toString()));
