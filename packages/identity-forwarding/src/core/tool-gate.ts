@@ -244,7 +244,7 @@ export function filterJsonAnswer(text: string, listIds: ToolListIds, gate: McpTo
   return filtered === body ? text : filtered.toString('utf8');
 }
 
-const COMMA = Buffer.from(',');
+const COMMA = 0x2c;
 
 /**
  * {@link filterJsonAnswer} on the bytes of a UTF-8 answer: the allowed tools' bytes as received,
@@ -258,10 +258,15 @@ export function filterJsonBytes(body: Buffer, listIds: ToolListIds, gate: McpToo
     return filtered === undefined ? body : Buffer.from(filtered);
   }
   if (kept.length === 0) return body;
-  const parts: Buffer[] = [];
-  for (let i = 0; i < kept.length; i += 2)
-    parts.push(kept[i] === -1 ? COMMA : body.subarray(kept[i] as number, kept[i + 1] as number));
-  return Buffer.concat(parts);
+  let size = 0;
+  for (let i = 0; i < kept.length; i += 2) size += kept[i] === -1 ? 1 : (kept[i + 1] as number) - (kept[i] as number);
+  const out = Buffer.allocUnsafe(size);
+  let at = 0;
+  for (let i = 0; i < kept.length; i += 2) {
+    if (kept[i] === -1) out[at++] = COMMA;
+    else at += body.copy(out, at, kept[i] as number, kept[i + 1] as number);
+  }
+  return out;
 }
 
 function tooLarge(): Error {

@@ -41,6 +41,12 @@ export interface ScannedRequest {
   name: string | undefined;
 }
 
+/** Bytes that end the fast run through a string: `"`, `\\` and the control characters JSON refuses raw. */
+const STRING_STOP = new Uint8Array(256);
+for (let c = 0; c < 0x20; c++) STRING_STOP[c] = 1;
+STRING_STOP[QUOTE] = 1;
+STRING_STOP[BACKSLASH] = 1;
+
 /** Gives up on the text. */
 const FAIL = -1;
 
@@ -49,6 +55,8 @@ export class JsonScanner {
   private escaped = false;
   /** Whether the last key read holds an escape. */
   private keyEscaped = false;
+  /** The name of the last tool read, when it is a string. */
+  private toolName: string | undefined;
   /** Whether the text read is a batch (a JSON array). */
   batch = false;
 
@@ -183,26 +191,51 @@ export class JsonScanner {
     if (s[i] === 0x5d) return i + 1;
     for (;;) {
       const start = i;
-      let name: string | undefined;
-      if (s[i] === 0x7b) {
-        let seenName = false;
-        i = this.members(i, 4, (ks, ke, at) => {
-          if (!this.is(ks, ke, 'name')) return this.value(at, 5);
-          if (seenName) return FAIL;
-          seenName = true;
-          if (s[at] !== QUOTE) return this.value(at, 5);
-          const end = this.string(at);
-          if (end === FAIL) return FAIL;
-          name = this.text(at, end);
-          return name === undefined ? FAIL : end;
-        });
-      } else i = this.value(i, 4);
+      this.toolName = undefined;
+      i = s[i] === 0x7b ? this.tool(i) : this.value(i, 4);
       if (i === FAIL) return FAIL;
-      items.push({ start, end: i, name });
+      items.push({ start, end: i, name: this.toolName });
       i = this.ws(i);
       const c = s[i] as number;
       if (c === 0x2c) i = this.ws(i + 1);
       else if (c === 0x5d) return i + 1;
+      else return FAIL;
+    }
+  }
+
+  /** The tool object at `i` (depth 4): its end; its name in `toolName`. */
+  private tool(i: number): number {
+    const s = this.s;
+    i = this.ws(i + 1);
+    if (s[i] === 0x7d) return i + 1;
+    let seenName = false;
+    for (;;) {
+      if (s[i] !== QUOTE) return FAIL;
+      const keyStart = i;
+      const keyEnd = this.string(i);
+      if (keyEnd === FAIL) return FAIL;
+      this.keyEscaped = this.escaped;
+      i = this.ws(keyEnd);
+      if (s[i] !== 0x3a) return FAIL;
+      i = this.ws(i + 1);
+      if (!this.is(keyStart, keyEnd, 'name')) i = this.value(i, 5);
+      else {
+        if (seenName) return FAIL;
+        seenName = true;
+        if (s[i] !== QUOTE) i = this.value(i, 5);
+        else {
+          const end = this.string(i);
+          if (end === FAIL) return FAIL;
+          this.toolName = this.text(i, end);
+          if (this.toolName === undefined) return FAIL;
+          i = end;
+        }
+      }
+      if (i === FAIL) return FAIL;
+      i = this.ws(i);
+      const c = s[i];
+      if (c === 0x2c) i = this.ws(i + 1);
+      else if (c === 0x7d) return i + 1;
       else return FAIL;
     }
   }
@@ -352,6 +385,7 @@ export class JsonScanner {
     let escaped = false;
     for (let k = i + 1; k < length; k++) {
       const c = s[k] as number;
+      if (STRING_STOP[c] === 0) continue;
       if (c === QUOTE) {
         this.escaped = escaped;
         return k + 1;
