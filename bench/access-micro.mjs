@@ -7,7 +7,7 @@
 //   node bench/access-micro.mjs [--baseline <checkout>] [--rounds 7]
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { accessConfig, accessKey } from './features.mjs';
+import { accessConfig } from './features.mjs';
 import { median } from './lib.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -44,7 +44,11 @@ for (const [name, root] of Object.entries(roots)) {
   });
   // API-key identities: one frozen object per key, as the authenticator keeps them.
   const identities = config.auth.apiKeys.map((k, i) =>
-    Object.freeze({ method: 'api_key', subject: `key:${i}`, claims: { user_id: k.user.user_id, groups: k.user.groups } }),
+    Object.freeze({
+      method: 'api_key',
+      subject: `key:${i}`,
+      claims: { user_id: k.user.user_id, groups: k.user.groups },
+    }),
   );
   const hooks = (mode) => {
     const v = view(mode);
@@ -65,7 +69,6 @@ for (const [name, root] of Object.entries(roots)) {
     'mcp policies, gated caller': () => policies.mcp(identities[50 + (n++ % 50)], 'tools'),
     'tools/list filter': filter,
   };
-  void accessKey;
 }
 
 const perCall = (fn, count) => {
@@ -74,9 +77,14 @@ const perCall = (fn, count) => {
   const used = process.cpuUsage(before);
   return (used.user + used.system) / count;
 };
-const counts = { 'mcp open': 200_000, 'mcp policies': 200_000, 'mcp policies, gated caller': 200_000, 'tools/list filter': 300 };
+const counts = {
+  'mcp open': 200_000,
+  'mcp policies': 200_000,
+  'mcp policies, gated caller': 200_000,
+  'tools/list filter': 300,
+};
 const samples = {};
-for (const [b, cases] of Object.entries(builds)) for (const [c, fn] of Object.entries(cases)) perCall(fn, counts[c]);
+for (const cases of Object.values(builds)) for (const [c, fn] of Object.entries(cases)) perCall(fn, counts[c]);
 for (let r = 0; r < rounds; r++) {
   const order = Object.keys(builds);
   if (r % 2 === 1) order.reverse();
