@@ -83,8 +83,10 @@ export interface IdentityForwardingOptions {
    * anything is sent: `{ allowed: false }` answers `403 access_denied`; `tools` makes the gateway
    * read the request body (POST, at most `maxInspectedBodyBytes`) to answer a `tools/call` the gate
    * refuses itself (JSON-RPC error `-32602`, never sent to the server) and to keep only allowed
-   * tools in `tools/list` answers (JSON or event stream). Every other request and answer streams
-   * through untouched. Must not wait. Default: none (every caller, every tool).
+   * tools in `tools/list` answers (JSON or event stream; on the GET stream, every answer holding
+   * `result.tools`, since answers replayed there carry ids of earlier POSTs). Every other request
+   * and answer streams through untouched. Must not wait; it is called on every request, so a host
+   * should remember its answers. Default: none (every caller, every tool).
    */
   authorize?: (identity: GatewayIdentity, server: string) => McpAccess;
   /** Largest request body read when `authorize` gives a tool gate, in bytes. Default 4194304 (4 MiB). */
