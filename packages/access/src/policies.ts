@@ -85,7 +85,7 @@ export class AccessSnapshot {
   private readonly byUser = new Map<string, number[]>();
   private readonly byGroup = new Map<string, number[]>();
   private readonly byApiKey = new Map<string, number[]>();
-  private readonly cache = new Map<string, readonly CompiledPolicy[]>();
+  private readonly cache = new Map<string, AccessSubject>();
 
   /** @internal Use {@link compileAccess}. */
   constructor(mode: AccessMode, policies: readonly AccessPolicy[]) {
@@ -113,6 +113,15 @@ export class AccessSnapshot {
 
   /** The policies that name `caller` (by user, group or API key), in the order they were given. */
   applicable(caller: AccessCaller): readonly CompiledPolicy[] {
+    return this.subject(caller).policies;
+  }
+
+  /**
+   * The caller's compiled view of this snapshot: its policies and its memoised decisions, built
+   * once per caller (user, API key and groups) and remembered (at most 10,000 callers; the oldest
+   * is forgotten first). Hosts may keep it for as long as they keep this snapshot.
+   */
+  subject(caller: AccessCaller): AccessSubject {
     const groups = caller.groups ?? [];
     const key = `${caller.user ?? ''}\u0000${caller.apiKey ?? ''}\u0000${groups.join('\u0000')}`;
     const cached = this.cache.get(key);
@@ -125,9 +134,130 @@ export class AccessSnapshot {
     if (caller.apiKey !== undefined) collect(this.byApiKey.get(caller.apiKey));
     for (const group of groups) collect(this.byGroup.get(group));
     const found = [...indexes].sort((a, b) => a - b).map((i) => this.policies[i] as CompiledPolicy);
+    const subject = new AccessSubject(this.mode, found);
     if (this.cache.size >= CALLER_CACHE_SIZE) this.cache.delete(this.cache.keys().next().value as string);
-    this.cache.set(key, found);
-    return found;
+    this.cache.set(key, subject);
+    return subject;
+  }
+}
+
+/** Most decisions one {@link AccessSubject} remembers per kind of resource (models, integrations, MCP servers), and per MCP server's tools. */
+export const DECISION_CACHE_SIZE = 4096;
+
+function remember<K, V>(map: Map<K, V>, key: K, value: V): V {
+  if (map.size >= DECISION_CACHE_SIZE) map.delete(map.keys().next().value as K);
+  map.set(key, value);
+  return value;
+}
+
+/**
+ * What one caller may use of one MCP server, for one snapshot: built once, then read by every
+ * request of that caller to that server.
+ */
+export class McpServerRule {
+  /** Whether the caller may use the server at all (`decide` on `mcp:<server>`). */
+  readonly server: boolean;
+  /** Whether the caller may use every tool of the server, so that nothing needs inspecting. */
+  readonly everyTool: boolean;
+  private readonly grants: readonly { tools: PatternSet | undefined }[];
+  private readonly tools = new Map<string, boolean>();
+
+  /** @internal Use {@link AccessSubject.mcpServer}. */
+  constructor(mode: AccessMode, policies: readonly CompiledPolicy[], server: string) {
+    const grants: { tools: PatternSet | undefined }[] = [];
+    let everyTool = mode === 'open';
+    if (!everyTool) {
+      for (const policy of policies)
+        for (const grant of policy.mcpServers) {
+          if (!grant.server.matches(server)) continue;
+          grants.push(grant);
+          if (grant.tools === undefined || grant.tools.matchesAll) everyTool = true;
+        }
+    }
+    this.server = mode === 'open' || grants.length > 0;
+    this.everyTool = everyTool;
+    this.grants = grants;
+  }
+
+  /** Whether the caller may use tool `name` of the server (`decide` on `mcp:<server>/<name>`); remembered. */
+  tool(name: string): boolean {
+    if (this.everyTool) return true;
+    const known = this.tools.get(name);
+    if (known !== undefined) return known;
+    let allowed = false;
+    for (const grant of this.grants)
+      if (grant.tools === undefined || grant.tools.matches(name)) {
+        allowed = true;
+        break;
+      }
+    return remember(this.tools, name, allowed);
+  }
+}
+
+/**
+ * One caller under one snapshot (see {@link AccessSnapshot.subject}): the policies naming it and
+ * its decisions, each computed once and remembered (at most {@link DECISION_CACHE_SIZE} per kind).
+ * Agrees with {@link decide}: `allows(r)` is `decide(snapshot, caller, r).allowed`.
+ */
+export class AccessSubject {
+  private readonly models = new Map<string, Map<string, boolean>>();
+  private readonly integrations = new Map<string, boolean>();
+  private readonly servers = new Map<string, McpServerRule>();
+
+  /** @internal Use {@link AccessSnapshot.subject}. */
+  constructor(
+    readonly mode: AccessMode,
+    /** The policies that name the caller, in the order they were given. */
+    readonly policies: readonly CompiledPolicy[],
+  ) {}
+
+  /** Whether the caller may use model `model` of provider `provider`. */
+  model(provider: string, model: string): boolean {
+    if (this.mode === 'open') return true;
+    // By provider, then model: a known answer is found without building `@provider/model`.
+    let byModel = this.models.get(provider);
+    if (byModel === undefined) byModel = remember(this.models, provider, new Map<string, boolean>());
+    const known = byModel.get(model);
+    if (known !== undefined) return known;
+    const name = `@${provider}/${model}`;
+    return remember(
+      byModel,
+      model,
+      this.policies.some((p) => p.models.matches(name)),
+    );
+  }
+
+  /** Whether the caller may use integration `slug`. */
+  integration(slug: string): boolean {
+    if (this.mode === 'open') return true;
+    const known = this.integrations.get(slug);
+    if (known !== undefined) return known;
+    return remember(
+      this.integrations,
+      slug,
+      this.policies.some((p) => p.integrations.matches(slug)),
+    );
+  }
+
+  /** What the caller may use of MCP server `server`. */
+  mcpServer(server: string): McpServerRule {
+    return (
+      this.servers.get(server) ?? remember(this.servers, server, new McpServerRule(this.mode, this.policies, server))
+    );
+  }
+
+  /** Whether the caller may use `resource`: the same answer as {@link decide}, without its reasons. */
+  allows(resource: AccessResource): boolean {
+    switch (resource.kind) {
+      case 'model':
+        return this.model(resource.provider, resource.model);
+      case 'integration':
+        return this.integration(resource.slug);
+      case 'mcp': {
+        const rule = this.mcpServer(resource.server);
+        return resource.tool === undefined ? rule.server : rule.server && rule.tool(resource.tool);
+      }
+    }
   }
 }
 
@@ -300,10 +430,5 @@ export function decide(snapshot: AccessSnapshot, caller: AccessCaller, resource:
  */
 export function allToolsAllowed(snapshot: AccessSnapshot, caller: AccessCaller, server: string): boolean {
   if (snapshot.mode === 'open') return true;
-  for (const policy of snapshot.applicable(caller)) {
-    for (const grant of policy.mcpServers) {
-      if (grant.server.matches(server) && (grant.tools === undefined || grant.tools.matchesAll)) return true;
-    }
-  }
-  return false;
+  return snapshot.subject(caller).mcpServer(server).everyTool;
 }

@@ -1,11 +1,11 @@
 import type { IncomingMessage } from 'node:http';
 import {
-  allToolsAllowed,
   decide,
   parseResource,
   type AccessCaller,
   type AccessDecision,
-  type AccessSnapshot,
+  type AccessSubject,
+  type McpServerRule,
 } from '@gw/access';
 import type { AccessQuestion, ToolPins } from '@gw/catalog';
 import type { GatewayIdentity, McpAccess, McpToolVerdict } from '@gw/identity-forwarding';
@@ -65,51 +65,96 @@ function identityOf(req: IncomingMessage): GatewayIdentity | undefined {
   return (req as IncomingMessage & { callerIdentity?: GatewayIdentity }).callerIdentity;
 }
 
+/** The answer for a caller who may use every tool of a server (nothing to inspect). */
+const EVERY_TOOL: McpAccess = Object.freeze({ allowed: true });
+const DENIED: McpAccess = Object.freeze({ allowed: false });
+
+/** Most MCP servers whose answer one caller remembers per catalog view. */
+const MCP_ACCESS_CACHE_SIZE = 1024;
+
+/** What the hooks remember of one caller under one catalog view. */
+interface CallerMemo {
+  subject: AccessSubject;
+  mcp: Map<string, McpAccess>;
+}
+
 /** The gateway's access hooks for the packages, all reading the view's compiled policies. */
 export function accessHooks(context: AccessContext) {
-  const allowed = (
-    identity: GatewayIdentity | undefined,
-    build: (snapshot: AccessSnapshot) => Parameters<typeof decide>[2],
-  ) => {
+  // Per view: API-key identities are the same object on every request, so their subject (and
+  // their MCP answers) are found without building the caller again. Token identities are new per
+  // request: their subject is found through the snapshot's own cache.
+  let memoView: CatalogView | undefined;
+  let memo = new WeakMap<GatewayIdentity, CallerMemo>();
+  const callerMemo = (identity: GatewayIdentity, view: CatalogView): CallerMemo => {
+    if (view !== memoView) {
+      memoView = view;
+      memo = new WeakMap();
+    }
+    let found = memo.get(identity);
+    if (found === undefined) {
+      found = { subject: view.access.subject(accessCaller(identity, view, context.groupsClaim)), mcp: new Map() };
+      memo.set(identity, found);
+    }
+    return found;
+  };
+  /** The caller's subject, or true (every resource allowed) or false (no caller: fail closed). */
+  const subjectOf = (identity: GatewayIdentity | undefined): AccessSubject | boolean => {
     // No caller means no authentication ran: fail closed.
     if (identity === undefined) return false;
     if (identity.subject === CONSOLE_TEST_SUBJECT) return true;
     const view = context.view();
-    return decide(view.access, accessCaller(identity, view, context.groupsClaim), build(view.access)).allowed;
+    if (view.access.mode === 'open') return true;
+    return callerMemo(identity, view).subject;
+  };
+  const mcpAccess = (view: CatalogView, subject: AccessSubject | undefined, server: string): McpAccess => {
+    const pinned = view.pinnedMcpServers.has(server);
+    // The console's test key (no subject) may use every tool.
+    const rule = subject?.mcpServer(server);
+    if (rule !== undefined && !rule.server) return DENIED;
+    const everyTool = rule === undefined || rule.everyTool;
+    if (everyTool && !pinned) return EVERY_TOOL;
+    const pins = context.toolPins;
+    const toolAllowed = (tool: string) => everyTool || (rule as McpServerRule).tool(tool);
+    return {
+      allowed: true,
+      tools: {
+        // Pinning reads the whole tool (its digest); otherwise the name is enough.
+        namesOnly: !pinned,
+        listed(tool): McpToolVerdict {
+          // Every tool is recorded, whoever lists it, so the console shows what the server offers.
+          const pin = pinned ? (pins?.listed(server, tool) ?? 'held') : 'approved';
+          if (!toolAllowed(tool.name)) return 'access_denied';
+          return pin === 'approved' ? 'allowed' : 'tool_pending_approval';
+        },
+        called(name): McpToolVerdict {
+          if (!toolAllowed(name)) return 'access_denied';
+          if (pinned && (pins?.called(server, name) ?? 'held') !== 'approved') return 'tool_pending_approval';
+          return 'allowed';
+        },
+      },
+    };
   };
   return {
-    model: (req: IncomingMessage, resource: { provider: string; model: string }) =>
-      allowed(identityOf(req), () => ({ kind: 'model', provider: resource.provider, model: resource.model })),
-    integration: (req: IncomingMessage, integration: { slug: string }) =>
-      allowed(identityOf(req), () => ({ kind: 'integration', slug: integration.slug })),
+    model: (req: IncomingMessage, resource: { provider: string; model: string }) => {
+      const subject = subjectOf(identityOf(req));
+      return typeof subject === 'boolean' ? subject : subject.model(resource.provider, resource.model);
+    },
+    integration: (req: IncomingMessage, integration: { slug: string }) => {
+      const subject = subjectOf(identityOf(req));
+      return typeof subject === 'boolean' ? subject : subject.integration(integration.slug);
+    },
+    /** Decided once per caller, server and catalog view, then remembered (the view changes with the policies and pins). */
     mcp: (identity: GatewayIdentity, server: string): McpAccess => {
       const view = context.view();
-      const snapshot = view.access;
-      const pinned = view.pinnedMcpServers.has(server);
-      const console = identity.subject === CONSOLE_TEST_SUBJECT;
-      const caller = accessCaller(identity, view, context.groupsClaim);
-      if (!console && !decide(snapshot, caller, { kind: 'mcp', server }).allowed) return { allowed: false };
-      const everyTool = console || allToolsAllowed(snapshot, caller, server);
-      if (everyTool && !pinned) return { allowed: true };
-      const pins = context.toolPins;
-      const toolAllowed = (tool: string) =>
-        everyTool || decide(snapshot, caller, { kind: 'mcp', server, tool }).allowed;
-      return {
-        allowed: true,
-        tools: {
-          listed(tool): McpToolVerdict {
-            // Every tool is recorded, whoever lists it, so the console shows what the server offers.
-            const pin = pinned ? (pins?.listed(server, tool) ?? 'held') : 'approved';
-            if (!toolAllowed(tool.name)) return 'access_denied';
-            return pin === 'approved' ? 'allowed' : 'tool_pending_approval';
-          },
-          called(name): McpToolVerdict {
-            if (!toolAllowed(name)) return 'access_denied';
-            if (pinned && (pins?.called(server, name) ?? 'held') !== 'approved') return 'tool_pending_approval';
-            return 'allowed';
-          },
-        },
-      };
+      if (view.access.mode === 'open' && !view.pinnedMcpServers.has(server)) return EVERY_TOOL;
+      if (identity.subject === CONSOLE_TEST_SUBJECT) return mcpAccess(view, undefined, server);
+      const found = callerMemo(identity, view);
+      const known = found.mcp.get(server);
+      if (known !== undefined) return known;
+      const access = mcpAccess(view, found.subject, server);
+      if (found.mcp.size >= MCP_ACCESS_CACHE_SIZE) found.mcp.delete(found.mcp.keys().next().value as string);
+      found.mcp.set(server, access);
+      return access;
     },
     /** `GET /admin/v1/access/explain`: the same decision, for a user and groups given by the admin. */
     explain: (question: AccessQuestion): AccessDecision => {

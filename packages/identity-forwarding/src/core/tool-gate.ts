@@ -1,3 +1,5 @@
+import { JsonScanner, type ScannedTool } from './tool-scan';
+
 /** What the host decides about one tool of an MCP server for one caller. */
 export type McpToolVerdict = 'allowed' | 'access_denied' | 'tool_pending_approval';
 
@@ -18,6 +20,11 @@ export interface McpToolGate {
   listed(tool: McpListedTool): McpToolVerdict;
   /** The verdict on a call of tool `name`; any other than `allowed` is answered by the gateway, never sent on. */
   called(name: string): McpToolVerdict;
+  /**
+   * Whether {@link McpToolGate.listed} reads only the tool's `name`: the gateway then gives it
+   * `{ name }` and never reads the rest of the tool. Default false (the whole tool, parsed).
+   */
+  readonly namesOnly?: boolean;
 }
 
 /** What the host decides about one caller on one MCP server. */
@@ -32,6 +39,20 @@ export interface McpAccess {
 export const TOOL_REFUSED_CODE = -32602;
 
 type JsonRpcId = string | number | null;
+
+/**
+ * Which answers of a stream are `tools/list` answers to filter: the request ids of a POST's
+ * `tools/list` requests (`s:<id>` for a string id, `n:<id>` for a number), or
+ * {@link EVERY_TOOL_LIST}: every answer with a `result.tools` list, whatever its id (the GET
+ * stream, where answers replayed on resumption carry ids of earlier POSTs).
+ */
+export type ToolListIds = ReadonlySet<string> | typeof EVERY_TOOL_LIST;
+
+/** Every answer holding `result.tools` is filtered (see {@link ToolListIds}). */
+export const EVERY_TOOL_LIST = 'every tools/list answer';
+
+/** Request bodies at least this long (in bytes) are read by the scanner rather than `JSON.parse`. */
+export const SCANNED_REQUEST_BYTES = 16 * 1024;
 
 interface JsonRpcMessage {
   jsonrpc?: unknown;
@@ -70,18 +91,13 @@ export interface InspectedRequest {
  * the refused calls with their error, its other requests with "not forwarded"); the ids of the
  * `tools/list` requests are returned. A body that is not JSON is left to the server.
  */
-export function inspectRequest(body: string, gate: McpToolGate): InspectedRequest {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body);
-  } catch {
-    return { listIds: new Set() };
-  }
-  const batch = Array.isArray(parsed);
-  const messages = (batch ? parsed : [parsed]) as JsonRpcMessage[];
+export function inspectRequest(body: string | Buffer, gate: McpToolGate): InspectedRequest {
+  const messages = requestMessages(body);
+  if (messages === undefined) return { listIds: new Set() };
+  const { batch, list } = messages;
   const listIds = new Set<string>();
   const refused = new Map<JsonRpcMessage, object>();
-  for (const message of messages) {
+  for (const message of list) {
     if (typeof message !== 'object' || message === null) continue;
     if (message.method === 'tools/list') {
       const key = idKey(message.id);
@@ -94,7 +110,7 @@ export function inspectRequest(body: string, gate: McpToolGate): InspectedReques
   }
   if (refused.size === 0) return { listIds };
   if (!batch) return { answer: JSON.stringify(refused.values().next().value), listIds };
-  const answers = messages
+  const answers = list
     .filter((m) => typeof m === 'object' && m !== null && m.id !== undefined && m.method !== undefined)
     .map(
       (m) =>
@@ -107,16 +123,52 @@ export function inspectRequest(body: string, gate: McpToolGate): InspectedReques
   return { answer: JSON.stringify(answers), listIds };
 }
 
+/**
+ * The messages of a request body with what the gate reads of them (`id`, `method`,
+ * `params.name`): a large body is scanned, not parsed; undefined when it is not JSON.
+ */
+function requestMessages(body: string | Buffer): { batch: boolean; list: JsonRpcMessage[] } | undefined {
+  if (body.length >= SCANNED_REQUEST_BYTES) {
+    const scanner = new JsonScanner(typeof body === 'string' ? Buffer.from(body) : body);
+    const scanned = scanner.requests();
+    if (scanned !== undefined) {
+      return {
+        batch: scanner.batch,
+        list: scanned.map((m) =>
+          m.object
+            ? {
+                ...(m.id !== undefined ? { id: m.id } : {}),
+                ...(m.method !== undefined ? { method: m.method } : {}),
+                params: m.name === undefined ? null : { name: m.name },
+              }
+            : (null as unknown as JsonRpcMessage),
+        ),
+      };
+    }
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(typeof body === 'string' ? body : body.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  const batch = Array.isArray(parsed);
+  return { batch, list: (batch ? parsed : [parsed]) as JsonRpcMessage[] };
+}
+
 function answerId(id: unknown): JsonRpcId {
   return typeof id === 'string' || typeof id === 'number' ? id : null;
 }
 
+function listed(ids: ToolListIds, key: string | undefined): boolean {
+  return key !== undefined && (ids === EVERY_TOOL_LIST || ids.has(key));
+}
+
 /** Whether `message` answers one of `listIds` with a tool list; if so, removes the tools the gate does not allow. */
-function filterMessage(message: unknown, listIds: ReadonlySet<string>, gate: McpToolGate): boolean {
+function filterMessage(message: unknown, listIds: ToolListIds, gate: McpToolGate): boolean {
   if (typeof message !== 'object' || message === null) return false;
   const m = message as JsonRpcMessage;
-  const key = idKey(m.id);
-  if (key === undefined || !listIds.has(key)) return false;
+  if (!listed(listIds, idKey(m.id))) return false;
   const tools = m.result?.tools;
   if (!Array.isArray(tools)) return false;
   (m.result as { tools: unknown[] }).tools = tools.filter(
@@ -129,21 +181,96 @@ function filterMessage(message: unknown, listIds: ReadonlySet<string>, gate: Mcp
   return true;
 }
 
-/**
- * A JSON answer with the tools of its `tools/list` answers filtered; the text unchanged when it
- * holds none (or is not JSON).
- */
-export function filterJsonAnswer(text: string, listIds: ReadonlySet<string>, gate: McpToolGate): string {
+/** The answer parsed whole, filtered and written again: for what the scanner does not follow. */
+function filterParsed(text: string, listIds: ToolListIds, gate: McpToolGate): string | undefined {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch {
-    return text;
+    return undefined;
   }
   let changed = false;
   for (const message of Array.isArray(parsed) ? parsed : [parsed])
     changed = filterMessage(message, listIds, gate) || changed;
-  return changed ? JSON.stringify(parsed) : text;
+  return changed ? JSON.stringify(parsed) : undefined;
+}
+
+/**
+ * The ranges of `body` to keep so that its `tools/list` answers hold only allowed tools (every
+ * other byte as received, the allowed tools' included; a pair `-1, -1` stands for a comma), `[]`
+ * when nothing is removed, or undefined when the scanner cannot follow the body.
+ */
+function keptRanges(body: Buffer, listIds: ToolListIds, gate: McpToolGate): number[] | undefined {
+  const messages = new JsonScanner(body).answers();
+  if (messages === undefined) return undefined;
+  const kept: number[] = [];
+  let from = 0;
+  for (const message of messages) {
+    const tools = message.tools;
+    if (tools === undefined || !listed(listIds, idKey(message.id))) continue;
+    let removed = false;
+    const allowed: ScannedTool[] = [];
+    for (const tool of tools.items) {
+      if (tool.name !== undefined && verdict(gate, tool, body) === 'allowed') allowed.push(tool);
+      else removed = true;
+    }
+    if (!removed) continue;
+    // `[` + the allowed tools, separated by commas + `]`.
+    kept.push(from, tools.start + 1);
+    allowed.forEach((tool, i) => {
+      if (i > 0) kept.push(-1, -1);
+      kept.push(tool.start, tool.end);
+    });
+    from = tools.end - 1;
+  }
+  if (from === 0) return [];
+  kept.push(from, body.length);
+  return kept;
+}
+
+function verdict(gate: McpToolGate, tool: ScannedTool, body: Buffer): McpToolVerdict {
+  if (gate.namesOnly === true) return gate.listed({ name: tool.name as string });
+  // The scanner checked the tool's text: JSON.parse reads it.
+  return gate.listed(JSON.parse(body.toString('utf8', tool.start, tool.end)) as McpListedTool);
+}
+
+/**
+ * A JSON answer with the tools of its `tools/list` answers filtered; the text unchanged when it
+ * holds none (or is not JSON). The allowed tools keep their text as received.
+ */
+export function filterJsonAnswer(text: string, listIds: ToolListIds, gate: McpToolGate): string {
+  const body = Buffer.from(text);
+  const filtered = filterJsonBytes(body, listIds, gate);
+  return filtered === body ? text : filtered.toString('utf8');
+}
+
+const COMMA = 0x2c;
+
+/**
+ * {@link filterJsonAnswer} on the bytes of a UTF-8 answer: the allowed tools' bytes as received,
+ * and `body` itself when nothing is removed. The answer is scanned, not parsed; what the scanner
+ * does not follow (deep nesting, a repeated key it reads) is parsed whole and written again.
+ */
+export function filterJsonBytes(body: Buffer, listIds: ToolListIds, gate: McpToolGate): Buffer {
+  const kept = keptRanges(body, listIds, gate);
+  if (kept === undefined) {
+    const filtered = filterParsed(body.toString('utf8'), listIds, gate);
+    return filtered === undefined ? body : Buffer.from(filtered);
+  }
+  if (kept.length === 0) return body;
+  let size = 0;
+  for (let i = 0; i < kept.length; i += 2) size += kept[i] === -1 ? 1 : (kept[i + 1] as number) - (kept[i] as number);
+  const out = Buffer.allocUnsafe(size);
+  let at = 0;
+  for (let i = 0; i < kept.length; i += 2) {
+    if (kept[i] === -1) out[at++] = COMMA;
+    else at += body.copy(out, at, kept[i] as number, kept[i + 1] as number);
+  }
+  return out;
+}
+
+function tooLarge(): Error {
+  return new Error('An MCP event is larger than the gateway inspects.');
 }
 
 /** Largest event of an inspected event stream, in characters. */
@@ -157,51 +284,76 @@ export const MAX_INSPECTED_EVENT_CHARS = 16 * 1024 * 1024;
  */
 export class SseToolFilter {
   private readonly decoder = new TextDecoder();
-  private buffer = '';
+  /** The pieces of the line not ended yet (kept apart, so that a long line costs its length once). */
+  private partial: string[] = [];
+  private partialChars = 0;
+  /** The complete lines of the event not ended yet. */
   private lines: string[] = [];
   private eventChars = 0;
+  /** The last line ended with `\r` at the end of a chunk: a `\n` starting the next one belongs to it. */
+  private skipLf = false;
 
   constructor(
-    private readonly listIds: ReadonlySet<string>,
+    private readonly listIds: ToolListIds,
     private readonly gate: McpToolGate,
   ) {}
 
   /** Takes a chunk of the stream; returns the text ready to send (possibly empty). */
   push(chunk: Buffer): string {
-    this.buffer += this.decoder.decode(chunk, { stream: true });
-    return this.drain(false);
+    return this.feed(this.decoder.decode(chunk, { stream: true }));
   }
 
   /** The end of the stream: whatever is left, as received. */
   end(): string {
-    this.buffer += this.decoder.decode();
-    return this.drain(true);
+    let out = this.feed(this.decoder.decode());
+    if (this.partial.length > 0) this.lines.push(this.partial.join(''));
+    this.partial = [];
+    this.partialChars = 0;
+    if (this.lines.length > 0) out += this.lines.join('\n');
+    this.lines = [];
+    return out;
   }
 
-  private drain(final: boolean): string {
+  /** Reads the lines of `text`, each character once; returns the events it completes. */
+  private feed(text: string): string {
     let out = '';
-    for (;;) {
-      const match = /\r\n|\r|\n/.exec(this.buffer);
-      if (match === null || (match[0] === '\r' && match.index === this.buffer.length - 1 && !final)) break;
-      const line = this.buffer.slice(0, match.index);
-      this.buffer = this.buffer.slice(match.index + match[0].length);
+    let at = 0;
+    if (this.skipLf && text.length > 0) {
+      if (text.charCodeAt(0) === 0x0a) at = 1;
+      this.skipLf = false;
+    }
+    let lf = -2;
+    let cr = -2;
+    while (at < text.length) {
+      if (lf !== -1 && lf < at) lf = text.indexOf('\n', at);
+      if (cr !== -1 && cr < at) cr = text.indexOf('\r', at);
+      const brk = lf === -1 ? cr : cr === -1 ? lf : Math.min(lf, cr);
+      if (brk === -1) {
+        this.partial.push(text.slice(at));
+        this.partialChars += text.length - at;
+        if (this.partialChars + this.eventChars > MAX_INSPECTED_EVENT_CHARS) throw tooLarge();
+        break;
+      }
+      const piece = text.slice(at, brk);
+      let line = piece;
+      if (this.partial.length > 0) {
+        this.partial.push(piece);
+        line = this.partial.join('');
+        this.partial = [];
+        this.partialChars = 0;
+      }
+      at = brk + 1;
+      if (brk === cr) {
+        if (at === text.length) this.skipLf = true;
+        else if (text.charCodeAt(at) === 0x0a) at += 1;
+      }
       if (line === '') {
         out += this.event();
         continue;
       }
       this.eventChars += line.length;
-      if (this.eventChars > MAX_INSPECTED_EVENT_CHARS)
-        throw new Error('An MCP event is larger than the gateway inspects.');
+      if (this.eventChars > MAX_INSPECTED_EVENT_CHARS) throw tooLarge();
       this.lines.push(line);
-    }
-    if (this.buffer.length + this.eventChars > MAX_INSPECTED_EVENT_CHARS) {
-      throw new Error('An MCP event is larger than the gateway inspects.');
-    }
-    if (final) {
-      if (this.buffer !== '') this.lines.push(this.buffer);
-      this.buffer = '';
-      if (this.lines.length > 0) out += this.lines.join('\n');
-      this.lines = [];
     }
     return out;
   }
@@ -219,7 +371,7 @@ export class SseToolFilter {
         data.push(value.startsWith(' ') ? value.slice(1) : value);
       } else others.push(line);
     }
-    if (data.length > 0 && this.listIds.size > 0) {
+    if (data.length > 0 && (this.listIds === EVERY_TOOL_LIST || this.listIds.size > 0)) {
       const text = data.join('\n');
       const filtered = filterJsonAnswer(text, this.listIds, this.gate);
       if (filtered !== text) return `${[...others, `data: ${filtered}`].join('\n')}\n\n`;

@@ -38,7 +38,15 @@ import {
 } from '@gw/options';
 import { IdentityTokenCache } from '../core/token-cache';
 import type { GatewayIdentity } from '../core/identity';
-import { filterJsonAnswer, inspectRequest, SseToolFilter, type McpAccess, type McpToolGate } from '../core/tool-gate';
+import {
+  EVERY_TOOL_LIST,
+  filterJsonBytes,
+  inspectRequest,
+  SseToolFilter,
+  type McpAccess,
+  type McpToolGate,
+  type ToolListIds,
+} from '../core/tool-gate';
 import { detectMissingCall, type GatewayLocals, type Logger } from './shared';
 
 /** Options of {@link identityForwarding}. */
@@ -75,8 +83,10 @@ export interface IdentityForwardingOptions {
    * anything is sent: `{ allowed: false }` answers `403 access_denied`; `tools` makes the gateway
    * read the request body (POST, at most `maxInspectedBodyBytes`) to answer a `tools/call` the gate
    * refuses itself (JSON-RPC error `-32602`, never sent to the server) and to keep only allowed
-   * tools in `tools/list` answers (JSON or event stream). Every other request and answer streams
-   * through untouched. Must not wait. Default: none (every caller, every tool).
+   * tools in `tools/list` answers (JSON or event stream; on the GET stream, every answer holding
+   * `result.tools`, since answers replayed there carry ids of earlier POSTs). Every other request
+   * and answer streams through untouched. Must not wait; it is called on every request, so a host
+   * should remember its answers. Default: none (every caller, every tool).
    */
   authorize?: (identity: GatewayIdentity, server: string) => McpAccess;
   /** Largest request body read when `authorize` gives a tool gate, in bytes. Default 4194304 (4 MiB). */
@@ -109,7 +119,7 @@ interface ProxyState {
   /** The request body read for inspection: sent instead of the (consumed) stream. */
   body?: Buffer;
   /** `tools/list` ids whose answers are filtered through `gate`. */
-  listIds?: ReadonlySet<string>;
+  listIds?: ToolListIds;
   gate?: McpToolGate;
   maxAnswerBytes?: number;
   /** The MCP call's span. */
@@ -323,7 +333,8 @@ export function identityForwarding(options: IdentityForwardingOptions): Identity
         next(new AccessDeniedError(`The caller may not use MCP server "${slug.slice(0, 64)}".`));
         return;
       }
-      gate = method === 'POST' ? access.tools : undefined;
+      // DELETE carries no tools; POST and the GET stream (which replays answers) are inspected.
+      gate = method === 'DELETE' ? undefined : access.tools;
     }
     const traceContext = requestTraceContext(req);
     const call = startSpan(TRACER_NAME, `mcp ${slug}`, traceContext, SpanKind.CLIENT, {
@@ -361,9 +372,18 @@ export function identityForwarding(options: IdentityForwardingOptions): Identity
       proxy(req, res, next);
       return;
     }
+    if (method === 'GET') {
+      // The standalone stream, or a stream resumed with Last-Event-ID: the answers it replays belong
+      // to earlier POSTs, so every answer holding a tool list is filtered, whatever its id.
+      state.listIds = EVERY_TOOL_LIST;
+      state.gate = gate;
+      state.maxAnswerBytes = maxInspectedAnswerBytes;
+      proxy(req, res, next);
+      return;
+    }
     const toolGate = gate;
     readInspectedBody(req, maxInspectedBodyBytes).then((body) => {
-      const inspected = inspectRequest(body.toString('utf8'), toolGate);
+      const inspected = inspectRequest(body, toolGate);
       if (inspected.answer !== undefined) {
         res.statusCode = 200;
         res.setHeader('content-type', 'application/json');
@@ -578,13 +598,6 @@ function createUpstreamProxy(url: URL, timeoutMs: number, idleTimeoutMs: number)
           proxyRes.destroy();
           return;
         }
-        if (state.listIds !== undefined && state.gate !== undefined) {
-          filterToolList(proxyRes, response, state);
-          return;
-        }
-        response.writeHead(proxyRes.statusCode ?? 502, endToEndResponseHeaders(proxyRes.headers));
-        // An event stream may stay quiet for long: its headers leave now, not with its first event.
-        if (String(proxyRes.headers['content-type'] ?? '').startsWith('text/event-stream')) response.flushHeaders();
         // Silence between two body chunks longer than the idle timeout ends both connections.
         const idle = setTimeout(function mcpStreamIdle() {
           record.streamIdleTimeout = true;
@@ -597,6 +610,13 @@ function createUpstreamProxy(url: URL, timeoutMs: number, idleTimeoutMs: number)
         });
         proxyRes.once('close', () => clearTimeout(idle));
         response.once('close', () => clearTimeout(idle));
+        if (state.listIds !== undefined && state.gate !== undefined) {
+          filterToolList(proxyRes, response, state);
+          return;
+        }
+        response.writeHead(proxyRes.statusCode ?? 502, endToEndResponseHeaders(proxyRes.headers));
+        // An event stream may stay quiet for long: its headers leave now, not with its first event.
+        if (String(proxyRes.headers['content-type'] ?? '').startsWith('text/event-stream')) response.flushHeaders();
         proxyRes.once('error', () => response.destroy());
         proxyRes.pipe(response);
       },
@@ -655,7 +675,7 @@ function readInspectedBody(req: IncomingMessage, limit: number): Promise<Buffer>
  * as it arrives; any other answer passes unchanged. A compressed answer is refused (502).
  */
 function filterToolList(proxyRes: IncomingMessage, response: ServerResponse, state: ProxyState): void {
-  const listIds = state.listIds as ReadonlySet<string>;
+  const listIds = state.listIds as ToolListIds;
   const gate = state.gate as McpToolGate;
   const type = String(proxyRes.headers['content-type'] ?? '').toLowerCase();
   const encoding = String(proxyRes.headers['content-encoding'] ?? 'identity').toLowerCase();
@@ -687,11 +707,11 @@ function filterToolList(proxyRes: IncomingMessage, response: ServerResponse, sta
     });
     proxyRes.once('end', () => {
       if (response.headersSent || response.destroyed) return;
-      const text = filterJsonAnswer(Buffer.concat(chunks).toString('utf8'), listIds, gate);
+      const body = filterJsonBytes(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks), listIds, gate);
       delete headers['content-length'];
-      headers['content-length'] = Buffer.byteLength(text);
+      headers['content-length'] = body.length;
       response.writeHead(status, headers);
-      response.end(text);
+      response.end(body);
     });
     proxyRes.once('error', () => response.destroy());
     return;

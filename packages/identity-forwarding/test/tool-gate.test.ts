@@ -1,0 +1,256 @@
+import fc from 'fast-check';
+import {
+  EVERY_TOOL_LIST,
+  filterJsonAnswer,
+  filterJsonBytes,
+  inspectRequest,
+  MAX_INSPECTED_EVENT_CHARS,
+  SCANNED_REQUEST_BYTES,
+  SseToolFilter,
+  type McpListedTool,
+  type McpToolGate,
+} from '../src';
+
+/** Allows the tools whose name starts with `ok`. */
+const gate = (namesOnly: boolean): McpToolGate & { seen: McpListedTool[] } => {
+  const seen: McpListedTool[] = [];
+  return {
+    namesOnly,
+    seen,
+    listed: (tool) => {
+      seen.push(tool);
+      return tool.name.startsWith('ok') ? 'allowed' : 'access_denied';
+    },
+    called: (name) => (name.startsWith('ok') ? 'allowed' : 'access_denied'),
+  };
+};
+
+type Message = { id?: unknown; result?: { tools?: unknown } | null };
+
+/** What the filter must answer, read the obvious way: parse, drop the tools not allowed. */
+function reference(text: string, ids: ReadonlySet<string> | typeof EVERY_TOOL_LIST): unknown {
+  const parsed = JSON.parse(text) as Message | Message[];
+  for (const m of Array.isArray(parsed) ? parsed : [parsed]) {
+    if (typeof m !== 'object' || m === null) continue;
+    const key = typeof m.id === 'string' ? `s:${m.id}` : typeof m.id === 'number' ? `n:${m.id}` : undefined;
+    if (key === undefined || (ids !== EVERY_TOOL_LIST && !ids.has(key))) continue;
+    const tools = m.result?.tools;
+    if (!Array.isArray(tools)) continue;
+    (m.result as { tools: unknown[] }).tools = tools.filter(
+      (t) =>
+        typeof t === 'object' &&
+        t !== null &&
+        typeof (t as { name?: unknown }).name === 'string' &&
+        (t as { name: string }).name.startsWith('ok'),
+    );
+  }
+  return parsed;
+}
+
+/** JSON text of `value` with random whitespace, and keys or strings sometimes written with escapes. */
+const jsonText = (value: unknown, spaces: boolean[], escapes: boolean[]): string => {
+  let n = 0;
+  const ws = () => (spaces[n++ % spaces.length] ? ' \n\t' : '');
+  const str = (s: string) => {
+    const plain = JSON.stringify(s);
+    if (!escapes[n++ % escapes.length] || s === '') return plain;
+    // The first character as a \u escape.
+    return `"\\u${s.charCodeAt(0).toString(16).padStart(4, '0')}${JSON.stringify(s.slice(1)).slice(1)}`;
+  };
+  const write = (v: unknown): string => {
+    if (Array.isArray(v)) return `[${ws()}${v.map((x) => `${write(x)}${ws()}`).join(`,${ws()}`)}]`;
+    if (typeof v === 'object' && v !== null)
+      return `{${ws()}${Object.entries(v)
+        .map(([k, x]) => `${str(k)}${ws()}:${ws()}${write(x)}`)
+        .join(`,${ws()}`)}${ws()}}`;
+    if (typeof v === 'string') return str(v);
+    return JSON.stringify(v);
+  };
+  return `${ws()}${write(value)}${ws()}`;
+};
+
+describe('the tool gate on tools/list answers', () => {
+  it('keeps exactly the allowed tools, their bytes as received, for random answers (JSON text, escapes, batches)', () => {
+    const name = fc.oneof(
+      fc.constantFrom('ok_a', 'ok_é', 'no_b', 'no', 'ok"q', 'ok\\n', 'okö\u2028'),
+      fc.string({ maxLength: 6 }),
+    );
+    const tool = fc.oneof(
+      {
+        weight: 6,
+        arbitrary: fc.record(
+          { name, description: fc.string(), inputSchema: fc.jsonValue({ maxDepth: 3 }) },
+          { requiredKeys: ['name'] },
+        ),
+      },
+      { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 2 }) },
+      { weight: 1, arbitrary: fc.record({ name: fc.oneof(fc.integer(), fc.constant(null)), x: fc.string() }) },
+    );
+    const message = fc.record(
+      {
+        jsonrpc: fc.constant('2.0'),
+        id: fc.oneof(fc.constantFrom(1, 2, 'a', 'b', 1.5, -0), fc.constant(null)),
+        result: fc.oneof(
+          fc.record({ tools: fc.array(tool, { maxLength: 6 }), nextCursor: fc.string() }, { requiredKeys: ['tools'] }),
+          fc.record({ tools: fc.jsonValue({ maxDepth: 1 }) }),
+          fc.jsonValue({ maxDepth: 2 }),
+        ),
+        method: fc.string({ maxLength: 3 }),
+      },
+      { requiredKeys: ['id'] },
+    );
+    const answer = fc.oneof(message, fc.array(message, { maxLength: 4 }), fc.jsonValue({ maxDepth: 2 }));
+    const ids = fc.oneof(
+      fc.constant(EVERY_TOOL_LIST),
+      fc
+        .uniqueArray(fc.constantFrom('n:1', 'n:2', 's:a', 's:1', 'n:1.5', 'n:0'), { maxLength: 3 })
+        .map((a) => new Set(a)),
+    );
+    fc.assert(
+      fc.property(
+        answer,
+        ids,
+        fc.array(fc.boolean(), { minLength: 1, maxLength: 7 }),
+        fc.array(fc.boolean(), { minLength: 1, maxLength: 5 }),
+        fc.boolean(),
+        (value, listIds, spaces, escapes, namesOnly) => {
+          const text = jsonText(value, spaces, escapes);
+          const expected = reference(text, listIds);
+          const g = gate(namesOnly);
+          const out = filterJsonAnswer(text, listIds, g);
+          expect(JSON.parse(out)).toEqual(expected);
+          const bytes = filterJsonBytes(Buffer.from(text), listIds, gate(namesOnly));
+          expect(bytes.toString()).toBe(out);
+          // The whole tool reaches a gate that reads more than the name.
+          if (!namesOnly) for (const t of g.seen) expect(Object.keys(t).length).toBeGreaterThanOrEqual(1);
+        },
+      ),
+      { numRuns: 1500 },
+    );
+  });
+
+  it('keeps the text of an allowed tool byte for byte, and answers the very same buffer when nothing is removed', () => {
+    const allowed = '{ "name" : "ok_1",  "description":"caf\u00e9 \\u00e9", "inputSchema":{"type":"object"} }';
+    const text = `{"jsonrpc":"2.0","id":7,"result":{"tools":[${allowed},{"name":"no_1"}],"nextCursor":"x"}}`;
+    const out = filterJsonAnswer(text, new Set(['n:7']), gate(true));
+    expect(out).toBe(`{"jsonrpc":"2.0","id":7,"result":{"tools":[${allowed}],"nextCursor":"x"}}`);
+    const same = Buffer.from(`{"jsonrpc":"2.0","id":7,"result":{"tools":[${allowed}]}}`);
+    expect(filterJsonBytes(same, new Set(['n:7']), gate(true))).toBe(same);
+    // Another id is not a tools/list answer of this request.
+    expect(filterJsonAnswer(text, new Set(['n:8']), gate(true))).toBe(text);
+  });
+
+  it('reads a repeated or escaped key the way JSON.parse does (the last one counts)', () => {
+    const ids = new Set(['n:1']);
+    const twice = '{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"ok_a","name":"no_b"},{"n\\u0061me":"no_c"}]}}';
+    expect(JSON.parse(filterJsonAnswer(twice, ids, gate(true)))).toEqual({
+      jsonrpc: '2.0',
+      id: 1,
+      result: { tools: [] },
+    });
+    const tools =
+      '{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"ok_a"}],"tools":[{"name":"no_b"},{"name":"ok_c"}]}}';
+    expect(JSON.parse(filterJsonAnswer(tools, ids, gate(true))).result.tools).toEqual([{ name: 'ok_c' }]);
+    const deep = `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"no","x":${'['.repeat(400)}${']'.repeat(400)}},{"name":"ok"}]}}`;
+    expect(JSON.parse(filterJsonAnswer(deep, ids, gate(true))).result.tools).toEqual([{ name: 'ok' }]);
+  });
+
+  it('leaves text that is not JSON as it is', () => {
+    for (const text of ['', 'not json', '{"id":1,"result":{"tools":[{"name":"no"}]}', '{"id":1}x', '{"a":"\u0001"}'])
+      expect(filterJsonAnswer(text, new Set(['n:1']), gate(true))).toBe(text);
+  });
+});
+
+describe('the tool gate on requests', () => {
+  const pad = (size: number, head: string, tail: string) =>
+    head + 'x'.repeat(Math.max(0, size - head.length - tail.length)) + tail;
+
+  it.each([0, SCANNED_REQUEST_BYTES])('refuses a tools/call of a refused tool (body of %i bytes or more)', (size) => {
+    const call = (name: string, id = '7') =>
+      pad(
+        size,
+        `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"arguments":{"pad":"`,
+        `"},"name":${name}}}`,
+      );
+    const refused = inspectRequest(Buffer.from(call('"no_x"')), gate(true));
+    expect(JSON.parse(refused.answer as string)).toMatchObject({
+      id: 7,
+      error: { code: -32602, data: { code: 'access_denied', tool: 'no_x' } },
+    });
+    expect(inspectRequest(Buffer.from(call('"ok_x"')), gate(true)).answer).toBeUndefined();
+    // Written with an escape, or given twice (the last one is the one a server reads).
+    expect(inspectRequest(Buffer.from(call('"n\\u006f_x"')), gate(true)).answer).toBeDefined();
+    expect(inspectRequest(Buffer.from(call('"ok_x","name":"no_y"')), gate(true)).answer).toContain('no_y');
+    expect(inspectRequest(Buffer.from(call('"no_y","name":"ok_x"')), gate(true)).answer).toBeUndefined();
+    expect(JSON.parse(inspectRequest(Buffer.from(call('"no_x"', '"s-1"')), gate(true)).answer as string).id).toBe(
+      's-1',
+    );
+    // The method given twice: the last one, a tools/call, counts.
+    const twice = pad(
+      size,
+      '{"jsonrpc":"2.0","id":8,"method":"ping","params":{"name":"no_x","pad":"',
+      '"},"method":"tools/call"}',
+    );
+    expect(inspectRequest(Buffer.from(twice), gate(true)).answer).toContain('no_x');
+  });
+
+  it.each([0, SCANNED_REQUEST_BYTES])(
+    'collects the ids of tools/list requests of a batch (%i bytes or more)',
+    (size) => {
+      const body = pad(
+        size,
+        '[{"jsonrpc":"2.0","id":1,"method":"tools/list"},{"jsonrpc":"2.0","id":"b","method":"tools/list","params":{"cursor":"',
+        '"}},{"jsonrpc":"2.0","method":"notifications/initialized"}]',
+      );
+      expect([...inspectRequest(Buffer.from(body), gate(true)).listIds]).toEqual(['n:1', 's:b']);
+      const refused = inspectRequest(
+        Buffer.from(
+          body.replace(
+            '{"jsonrpc":"2.0","id":1,"method":"tools/list"}',
+            '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"no"}}',
+          ),
+        ),
+        gate(true),
+      );
+      expect(JSON.parse(refused.answer as string)).toEqual([
+        expect.objectContaining({ id: 1, error: expect.objectContaining({ code: -32602 }) }),
+        expect.objectContaining({ id: 'b', error: expect.objectContaining({ code: -32600 }) }),
+      ]);
+    },
+  );
+});
+
+describe('the event-stream filter', () => {
+  const listEvent = (size: number) => {
+    const head = 'data: {"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"ok"},{"name":"no","description":"';
+    const tail = '"}]}}';
+    return head + 'x'.repeat(size - head.length - tail.length) + tail;
+  };
+
+  it(`filters an event of ${MAX_INSPECTED_EVENT_CHARS} characters, and refuses one character more`, () => {
+    const filter = new SseToolFilter(new Set(['n:1']), gate(true));
+    const out = filter.push(Buffer.from(`${listEvent(MAX_INSPECTED_EVENT_CHARS)}\n\n`));
+    expect(out).toBe('data: {"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"ok"}]}}\n\n');
+    const over = new SseToolFilter(new Set(['n:1']), gate(true));
+    expect(() => over.push(Buffer.from(`${listEvent(MAX_INSPECTED_EVENT_CHARS + 1)}\n\n`))).toThrow(
+      /larger than the gateway inspects/,
+    );
+    // The same, arriving in pieces: the limit holds before the event is complete.
+    const pieces = new SseToolFilter(new Set(['n:1']), gate(true));
+    const big = listEvent(MAX_INSPECTED_EVENT_CHARS + 1);
+    expect(() => {
+      for (let at = 0; at < big.length; at += 1 << 20) pieces.push(Buffer.from(big.slice(at, at + (1 << 20))));
+    }).toThrow(/larger than the gateway inspects/);
+  });
+
+  it('filters every answer holding a tool list on the GET stream, whatever its id', () => {
+    const filter = new SseToolFilter(EVERY_TOOL_LIST, gate(true));
+    const text =
+      'event: message\nid: 9\ndata: {"jsonrpc":"2.0","id":41,"result":{"tools":[{"name":"no_x"},{"name":"ok_y"}]}}\n\n' +
+      'data: {"jsonrpc":"2.0","method":"notifications/tools/list_changed"}\n\n';
+    expect(filter.push(Buffer.from(text)) + filter.end()).toBe(
+      'event: message\nid: 9\ndata: {"jsonrpc":"2.0","id":41,"result":{"tools":[{"name":"ok_y"}]}}\n\n' +
+        'data: {"jsonrpc":"2.0","method":"notifications/tools/list_changed"}\n\n',
+    );
+  });
+});
