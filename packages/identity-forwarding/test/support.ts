@@ -177,6 +177,12 @@ export async function setup(options: {
     acceptsIdentityTokens: options.jwtValidation !== undefined,
     ...options.forwarding,
   });
+  // What each call left in `res.locals.gateway` (the request record's fields), once it is answered.
+  const records: Record<string, unknown>[] = [];
+  app.use((_req, res, next) => {
+    res.once('close', () => records.push({ ...((res.locals as { gateway?: Record<string, unknown> }).gateway ?? {}) }));
+    next();
+  });
   app.use('/mcp', auth, forwarding);
   const renderError: ErrorRequestHandler = (error, _req, res, _next) => {
     const e = error as {
@@ -191,7 +197,7 @@ export async function setup(options: {
   };
   app.use(renderError);
   const gateway = await listen(app);
-  return { ...gateway, signingKey, signer, forwarding, jwksUri: `${gateway.url}/jwks` };
+  return { ...gateway, signingKey, signer, forwarding, records, jwksUri: `${gateway.url}/jwks` };
 }
 
 export const alice: ApiKeyEntry = {

@@ -57,6 +57,27 @@ const listTools = () =>
     body: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}',
   });
 
+describe('the record of a call the tool gate read', () => {
+  it('names the JSON-RPC method and tool of a gated tools/call, as for a call the gate did not read', async () => {
+    answer = (_req, res, body) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(`{"jsonrpc":"2.0","id":${(JSON.parse(body) as { id: number }).id},"result":{"content":[]}}`);
+    };
+    const before = gateway.records.length;
+    const call = await fetch(`${gateway.url}/mcp/tools`, {
+      method: 'POST',
+      headers,
+      body: '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"ok_lookup","arguments":{}}}',
+    });
+    expect(call.status).toBe(200);
+    await call.text();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(gateway.records.slice(before)).toEqual([
+      expect.objectContaining({ mcpMethod: 'tools/call', mcpTool: 'ok_lookup' }),
+    ]);
+  });
+});
+
 describe('the limits of what the tool gate reads', () => {
   it('filters a JSON tools/list answer of maxInspectedAnswerBytes; one byte more is 502 upstream_invalid_response', async () => {
     answer = (_req, res) => {

@@ -138,9 +138,14 @@ const RPC_NAME = /^[A-Za-z0-9_./:-]{1,128}$/;
  * to the server, from the first 64 KiB, into the call's record and span. Only those names are
  * kept: never arguments or content.
  */
-function tapRpcMethod(req: IncomingMessage, record: GatewayLocals, span: Span): void {
+function tapRpcMethod(req: IncomingMessage, record: GatewayLocals, span: Span, read?: Buffer): void {
   const type = String(req.headers['content-type'] ?? '');
   if (req.method !== 'POST' || !type.startsWith('application/json')) return;
+  if (read !== undefined) {
+    // The tool gate read the body already: its bytes are the ones to name.
+    if (read.length <= MAX_METHOD_SCAN_BYTES) recordRpcMethod(read, record, span);
+    return;
+  }
   let chunks: Buffer[] | undefined = [];
   let size = 0;
   req.on('data', (chunk: Buffer) => {
@@ -151,23 +156,29 @@ function tapRpcMethod(req: IncomingMessage, record: GatewayLocals, span: Span): 
   });
   req.once('end', () => {
     if (chunks === undefined) return;
-    let message: unknown;
-    try {
-      message = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-    } catch {
-      return;
-    }
+    const body = Buffer.concat(chunks);
     chunks = undefined;
-    // A batch is named after its first message.
-    const first = (Array.isArray(message) ? message[0] : message) as { method?: unknown; params?: { name?: unknown } };
-    const method = first?.method;
-    if (typeof method !== 'string' || !RPC_NAME.test(method)) return;
-    record.mcpMethod = method;
-    const tool = method === 'tools/call' ? first.params?.name : undefined;
-    if (typeof tool === 'string' && RPC_NAME.test(tool)) record.mcpTool = tool;
-    setDefinedAttributes(span, { 'mcp.method.name': method, 'gen_ai.tool.name': record.mcpTool });
-    span.updateName(record.mcpTool ? `${method} ${record.mcpTool}` : method);
+    recordRpcMethod(body, record, span);
   });
+}
+
+/** Names the call's record and span after the JSON-RPC method (and tool) of `body`, when it has one. */
+function recordRpcMethod(body: Buffer, record: GatewayLocals, span: Span): void {
+  let message: unknown;
+  try {
+    message = JSON.parse(body.toString('utf8'));
+  } catch {
+    return;
+  }
+  // A batch is named after its first message.
+  const first = (Array.isArray(message) ? message[0] : message) as { method?: unknown; params?: { name?: unknown } };
+  const method = first?.method;
+  if (typeof method !== 'string' || !RPC_NAME.test(method)) return;
+  record.mcpMethod = method;
+  const tool = method === 'tools/call' ? first.params?.name : undefined;
+  if (typeof tool === 'string' && RPC_NAME.test(tool)) record.mcpTool = tool;
+  setDefinedAttributes(span, { 'mcp.method.name': method, 'gen_ai.tool.name': record.mcpTool });
+  span.updateName(record.mcpTool ? `${method} ${record.mcpTool}` : method);
 }
 
 type ProxiedRequest = IncomingMessage & { [UPSTREAM_PATH]?: string; [PROXY_STATE]?: ProxyState };
@@ -570,7 +581,7 @@ function createUpstreamProxy(url: URL, timeoutMs: number, idleTimeoutMs: number)
       proxyReq: (proxyReq: ClientRequest, req, res) => {
         const state = (req as ProxiedRequest)[PROXY_STATE] as ProxyState;
         // Here, just before the proxy pipes the body, so the tap sees every chunk.
-        tapRpcMethod(req, locals(res), state.span);
+        tapRpcMethod(req, locals(res), state.span, state.body);
         // The timeout covers waiting for the response headers; a stream may then last.
         const timer = setTimeout(() => {
           state.timedOut = true;
