@@ -9,11 +9,10 @@ import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { freePort, probe } from './features.mjs';
-import { median, peakRss } from './lib.mjs';
-import { addedPerRound, measureRounds, perRound, ratioPerRound } from './scaling.mjs';
+import { peakRss } from './lib.mjs';
+import { addedPerRound, measureRounds, perRound, ratioPerRound, summary } from './scaling.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const summary = (values) => ({ median: median(values), min: Math.min(...values), max: Math.max(...values) });
 const json = { 'content-type': 'application/json' };
 
 /** The peer gateway: where it is pinned and what it is. */

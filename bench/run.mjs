@@ -707,7 +707,7 @@ async function featureBenchmarks({ mock, bare, gateway, configPath, fileConfig, 
 
 async function main() {
   const started = Date.now();
-  const baselines = prepareBaselines();
+  const baselines = want('features') ? prepareBaselines() : {};
   const mock = await startProcess(join(here, 'mocks.mjs'));
   const bare = await startProcess(join(here, 'bare-proxy.mjs'), { TARGET_PORT: String(mock.port) });
   const dir = mkdtempSync(join(tmpdir(), 'gateway-bench-'));

@@ -5,7 +5,15 @@
 // comes with the floor of its own round and the ratio to it (median of rounds, min – max).
 import { closedLoop, median, percentile, processCpuMicros } from './lib.mjs';
 
-const summary = (values) => ({ median: median(values), min: Math.min(...values), max: Math.max(...values) });
+/**
+ * Median, min and max of the finite values (a ratio whose floor read 0 ticks is left out); all
+ * null when there is none.
+ */
+export function summary(values) {
+  const finite = values.filter((v) => Number.isFinite(v));
+  if (finite.length === 0) return { median: null, min: null, max: null };
+  return { median: median(finite), min: Math.min(...finite), max: Math.max(...finite) };
+}
 const json = { 'content-type': 'application/json' };
 
 /** The body sizes of the scaling rows, in bytes (each body is at least this long). */
@@ -140,7 +148,7 @@ export async function measureRounds(subjects, { rounds, connections, count, warm
 /** Per-round figures of a subject: `field` of each round, or minus the direct path's (`added`). */
 export const perRound = (list, field) => list.map((x) => x[field]);
 export const addedPerRound = (list, direct, field) => list.map((x, i) => x[field] - direct[i][field]);
-export const ratioPerRound = (a, b) => a.map((x, i) => x / b[i]);
+export const ratioPerRound = (a, b) => a.map((x, i) => (b[i] > 0 ? x / b[i] : null));
 
 /**
  * One row against the floor: p50 at 1 connection and what it adds over the mock (each round's
