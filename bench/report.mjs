@@ -299,11 +299,11 @@ function featureSection(report) {
 
 /** A ratio, or n/a when there was none (a floor that read no CPU tick). */
 const times = (v) => (Number.isFinite(v) ? ratio(v) : 'n/a');
-/** `p50 (added over the mock)` of a scaling or peer figure. */
-const p50Added = (p50, added) => `${ms(p50.median)} (${spread(added, ms)})`;
+/** `p50, added <over the mock> (min – max)` of a scaling figure. */
+const p50Added = (p50, added) => `${ms(p50.median)}, added ${spread(added, ms)}`;
 
 /** Cost as work grows (scaling.mjs): bodies, MCP callers and concurrent streams, each beside the floor. */
-function scalingSection(report) {
+export function scalingSection(report) {
   const s = report.scaling;
   if (!s) return [];
   const c = s.counts;
@@ -333,7 +333,7 @@ function scalingSection(report) {
     '',
     'The floor passes the same conversation, in the Anthropic shape, to the mock.',
     '',
-    '| route | body | p50 (added) | floor p50 (added) | added / floor | CPU per request, 10 connections | floor CPU | CPU / floor |',
+    '| route | body | p50, added over the mock | floor p50, added | added / floor | CPU per request, 10 connections | floor CPU | CPU / floor |',
     '| --- | --- | --- | --- | --- | --- | --- | --- |',
     ...bodyRows,
     '',
@@ -341,7 +341,7 @@ function scalingSection(report) {
     '',
     "Each row cycles through its callers' API keys; a warm-up first sends one request per caller, so every identity token is in the token cache.",
     '',
-    '| callers | p50 (added) | floor p50 (added) | added / floor | CPU per request, 10 connections | floor CPU | CPU / floor |',
+    '| callers | p50, added over the mock | floor p50, added | added / floor | CPU per request, 10 connections | floor CPU | CPU / floor |',
     '| --- | --- | --- | --- | --- | --- | --- |',
     ...mcpRows,
     '',
@@ -359,7 +359,7 @@ const PEERS_HOW =
   "`pnpm bench --peers` (or `pnpm bench:peers`; `node bench/run.mjs --quick --only peers` runs this part alone and prints JSON) measures the open-source Portkey gateway (npm `@portkey-ai/gateway`, pinned with its own package.json and package-lock.json in bench/peers/portkey/, outside the pnpm workspace) beside this one. On first use the bench installs it there with `npm ci --ignore-scripts`; `pnpm install` and CI never do. It starts `build/start-server.js --port=N --headless` with NODE_ENV=production and points it at the same mock with `x-portkey-provider: anthropic` and `x-portkey-custom-host: http://127.0.0.1:<mock>/v1`; one request per path through each gateway must return the mock's answer before anything is measured. Both gateways are fresh processes (this one on the bench's config), measured with the bare proxy by the same driver in the same rounds: at 1 connection the three in rotating order, then the mock; at 10 connections CPU per request from /proc. \"added\" is a p50 or p99 minus the mock's of the same round; ratios are this gateway's figure over the peer's of the same round (median of rounds, min – max).";
 
 /** This gateway beside a peer gateway (peers.mjs), when the run had `--peers`. */
-function peersSection(report) {
+export function peersSection(report) {
   const p = report.peers;
   if (!p) return ['## Beside a peer gateway', '', PEERS_HOW, '', 'Not measured in this run (no `--peers`).', ''];
   const peer = `${p.peer.label} ${p.peer.version}`;
@@ -377,7 +377,7 @@ function peersSection(report) {
     `| path | measurement | this gateway | ${peer} | bare proxy (floor) | this / peer |`,
     '| --- | --- | --- | --- | --- | --- |',
     ...rows,
-    `| all of the above | peak RSS (VmHWM) | ${mb(p.rss.ours.peak)} (${mb(p.rss.ours.start)} after start) | ${mb(p.rss.peer.peak)} (${mb(p.rss.peer.start)} after start) | | ${ratio(p.rss.times)} |`,
+    `| all of the above | peak RSS (VmHWM) | ${mb(p.rss.ours.peak)} (${mb(p.rss.ours.start)} after start) | ${mb(p.rss.peer.peak)} (${mb(p.rss.peer.start)} after start) | | ${times(p.rss.ratio)} |`,
     '',
   ];
 }
@@ -435,7 +435,7 @@ export function renderMarkdown(report) {
     '',
     '## For scale',
     '',
-    "An independent side-by-side run measured Portkey's open-source gateway at about 2.4–2.7 ms added, LiteLLM at about 4.3 ms and Bifrost (Go) at about 0.44–0.62 ms; a bare node:http proxy adds about 0.23 ms on these machines (measured above in the same run as the baseline row).",
+    'An independent side-by-side run measured Portkey\'s open-source gateway at about 2.4–2.7 ms added, LiteLLM at about 4.3 ms and Bifrost (Go) at about 0.44–0.62 ms; a bare node:http proxy adds about 0.23 ms on these machines (measured above in the same run as the baseline row). `pnpm bench --peers` measures Portkey\'s gateway on this machine in the same run ("Beside a peer gateway" above).',
     '',
   ];
   return lines.join('\n');
