@@ -101,12 +101,18 @@ export function conversationBody(bytes, shape, model) {
       ...head,
       messages: shape === 'chat' ? [{ role: 'system', content: 'Be brief.' }, ...messages] : messages,
     });
+  // The length grows by each turn's JSON and a comma: counted, not rebuilt turn by turn.
+  let length = build().length;
   // Bounded: 1 MB is about 2,500 turns of 400 characters.
   for (let i = 0; i < 100_000; i++) {
-    messages.push({ role: i % 2 === 0 ? 'user' : 'assistant', content: turn(i) });
-    if (i % 2 === 0 && build().length >= bytes) break;
+    const message = { role: i % 2 === 0 ? 'user' : 'assistant', content: turn(i) };
+    length += JSON.stringify(message).length + (messages.length > 0 || shape === 'chat' ? 1 : 0);
+    messages.push(message);
+    if (i % 2 === 0 && length >= bytes) break;
   }
-  return { body: build(), messages: messages.length };
+  const body = build();
+  if (body.length !== length) throw new Error(`a conversation of ${body.length} bytes was counted as ${length}`);
+  return { body, messages: messages.length };
 }
 
 /** One reading of `count` requests at `connections`: CPU per request of `pid`, and the latencies. */
