@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { freePort, probe } from './features.mjs';
-import { peakRss } from './lib.mjs';
+import { currentRss, peakRss } from './lib.mjs';
 import { addedPerRound, measureRounds, perRound, ratioPerRound, summary } from './scaling.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -248,8 +248,8 @@ export async function peerBenchmarks({ startGateway, fileConfig, bare, mock, mod
       };
     }
     out.rss = {
-      ours: { start: startRss.ours, peak: peakRss(ours.child.pid) },
-      peer: { start: startRss.peer, peak: peakRss(peer.child.pid) },
+      ours: { start: startRss.ours, peak: peakRss(ours.child.pid), end: currentRss(ours.child.pid) },
+      peer: { start: startRss.peer, peak: peakRss(peer.child.pid), end: currentRss(peer.child.pid) },
     };
     out.rss.ratio = out.rss.ours.peak / out.rss.peer.peak;
     return out;
