@@ -1,4 +1,4 @@
-// `pnpm bench [--quick] [--smoke] [--out DIR]`: the gateway against the direct path, side by side,
+// `pnpm bench [--quick] [--smoke] [--peers] [--out DIR]`: the gateway against the direct path, side by side,
 // in one run on this machine. Paired medians (A B A B), never a lone time.
 import { spawn, spawnSync } from 'node:child_process';
 import { generateKeyPairSync, randomBytes, sign } from 'node:crypto';
