@@ -361,6 +361,95 @@ function featureSection(report) {
   ];
 }
 
+/** A ratio, or n/a when there was none (a floor that read no CPU tick). */
+const times = (v) => (Number.isFinite(v) ? ratio(v) : 'n/a');
+/** `p50, added <over the mock> (min – max)` of a scaling figure. */
+const p50Added = (p50, added) => `${ms(p50.median)}, added ${spread(added, ms)}`;
+
+/** Cost as work grows (scaling.mjs): bodies, MCP callers and concurrent streams, each beside the floor. */
+export function scalingSection(report) {
+  const s = report.scaling;
+  if (!s) return [];
+  const c = s.counts;
+  const bodyRows = Object.entries(s.bodies).flatMap(([size, b]) =>
+    [
+      ['/v1/chat/completions (converted)', 'chat'],
+      ['/v1/messages (pass-through)', 'messages'],
+    ].map(([route, key]) => {
+      const r = b[key];
+      return `| ${route} | ${size} (${count(b.bytes[key])} bytes, ${count(b.messageCount[key])} messages) | ${p50Added(r.p50Micros, r.addedP50Micros)} | ${p50Added(r.floor.p50Micros, r.floor.addedP50Micros)} | ${spread(r.ratio.addedP50, times)} | ${spread(r.cpuMicrosPerRequest, us)} | ${us(r.floor.cpuMicrosPerRequest.median)} | ${spread(r.ratio.cpu, times)} |`;
+    }),
+  );
+  const mcpRows = Object.entries(s.mcpUsers).map(
+    ([users, r]) =>
+      `| ${count(Number(users))} | ${p50Added(r.p50Micros, r.addedP50Micros)} | ${p50Added(r.floor.p50Micros, r.floor.addedP50Micros)} | ${spread(r.ratio.addedP50, times)} | ${spread(r.cpuMicrosPerRequest, us)} | ${us(r.floor.cpuMicrosPerRequest.median)} | ${spread(r.ratio.cpu, times)} |`,
+  );
+  const streamRows = Object.entries(s.streams).map(
+    ([n, r]) =>
+      `| ${n} (${count(r.streams)} streams a round) | ${spread(r.cpuMicrosPerEvent, us)} | ${us(r.floor.cpuMicrosPerEvent.median)} | ${spread(r.ratio.cpu, times)} | ${ms(r.ttfbP50Micros.median)} / ${ms(r.ttfbP99Micros.median)} | ${ms(r.floor.ttfbP50Micros.median)} / ${ms(r.floor.ttfbP99Micros.median)} | ${spread(r.ratio.ttfbP50, times)} | ${ms(r.p50Micros.median)} / ${ms(r.floor.p50Micros.median)} |`,
+  );
+  return [
+    `## Cost as work grows (${c.rounds} interleaved rounds)`,
+    '',
+    "A gateway of its own (the bench's config and 1,000 more API keys), the bare node:http proxy (the floor) and the mock directly, in the same rounds: in each round the subjects in rotating order, then the mock. \"added\" is a p50 minus the mock's p50 of the same round; ratios are the gateway's figure over the floor's of the same round. Medians of rounds (min – max). CPU from /proc (10 ms ticks: read small figures with their spread).",
+    '',
+    `### Request bodies (long conversations: turns of 400 characters; ${count(c.latency)} requests a round at 1 connection and ${count(c.cpu)} at 10 for 1 KB, fewer for the larger bodies)`,
+    '',
+    'The floor passes the same conversation, in the Anthropic shape, to the mock.',
+    '',
+    '| route | body | p50, added over the mock | floor p50, added | added / floor | CPU per request, 10 connections | floor CPU | CPU / floor |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- |',
+    ...bodyRows,
+    '',
+    `### MCP tools/call with jwt_header, by number of distinct callers (${count(c.mcpLatency)} requests a round at 1 connection, ${count(c.mcpCpu)} at 10)`,
+    '',
+    "Each row cycles through its callers' API keys; a warm-up first sends one request per caller, so every identity token is in the token cache.",
+    '',
+    '| callers | p50, added over the mock | floor p50, added | added / floor | CPU per request, 10 connections | floor CPU | CPU / floor |',
+    '| --- | --- | --- | --- | --- | --- | --- |',
+    ...mcpRows,
+    '',
+    '### Concurrent streams (/v1/chat/completions, a stream of 1,000 events converted; the floor passes the same /v1/messages stream through)',
+    '',
+    '| streams at once | CPU per event | floor CPU per event | CPU / floor | time to first byte p50 / p99 | floor p50 / p99 | TTFB p50 / floor | whole stream p50, gateway / floor |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- |',
+    ...streamRows,
+    '',
+  ];
+}
+
+/** How to run the peer comparison; printed with or without its figures. */
+const PEERS_HOW =
+  "`pnpm bench --peers` (or `pnpm bench:peers`; `node bench/run.mjs --quick --only peers` runs this part alone and prints JSON) measures the open-source Portkey gateway (npm `@portkey-ai/gateway`, pinned with its own package.json and package-lock.json in bench/peers/portkey/, outside the pnpm workspace) beside this one. On first use the bench installs it there with `npm ci --ignore-scripts`; `pnpm install` and CI never do. It starts `build/start-server.js --port=N --headless` with NODE_ENV=production and points it at the same mock with `x-portkey-provider: anthropic` and `x-portkey-custom-host: http://127.0.0.1:<mock>/v1`; one request per path through each gateway must return the mock's answer before anything is measured. Both gateways are fresh processes (this one on the bench's config), measured with the bare proxy by the same driver in the same rounds: at 1 connection the three in rotating order, then the mock; at 10 connections CPU per request from /proc. \"added\" is a p50 or p99 minus the mock's of the same round; ratios are this gateway's figure over the peer's of the same round (median of rounds, min – max).";
+
+/** Peak resident memory of a process, with its peak once started and its RSS at the end when known. */
+const rss = (r) =>
+  `${mb(r.peak)} (${mb(r.start)} once started${r.end === undefined ? '' : `, ${mb(r.end)} at the end`})`;
+
+/** This gateway beside a peer gateway (peers.mjs), when the run had `--peers`. */
+export function peersSection(report) {
+  const p = report.peers;
+  if (!p) return ['## Beside a peer gateway', '', PEERS_HOW, '', 'Not measured in this run (no `--peers`).', ''];
+  const peer = `${p.peer.label} ${p.peer.version}`;
+  const rows = Object.values(p.paths).flatMap((x) => [
+    `| ${x.label} | added p50, 1 connection | ${spread(x.ours.addedP50Micros, ms)} | ${spread(x.peer.addedP50Micros, ms)} | ${ms(x.floor.addedP50Micros.median)} | ${spread(x.ratio.addedP50, times)} |`,
+    `| | added p99, 1 connection | ${spread(x.ours.addedP99Micros, ms)} | ${spread(x.peer.addedP99Micros, ms)} | ${ms(x.floor.addedP99Micros.median)} | ${spread(x.ratio.addedP99, times)} |`,
+    `| | CPU per request, 10 connections | ${spread(x.ours.cpuMicrosPerRequest, us)} | ${spread(x.peer.cpuMicrosPerRequest, us)} | ${us(x.floor.cpuMicrosPerRequest.median)} | ${spread(x.ratio.cpu, times)} |`,
+    `| | p50 / p99, 10 connections | ${ms(x.ours.loadP50Micros.median)} / ${ms(x.ours.loadP99Micros.median)} | ${ms(x.peer.loadP50Micros.median)} / ${ms(x.peer.loadP99Micros.median)} | ${ms(x.floor.loadP50Micros.median)} / ${ms(x.floor.loadP99Micros.median)} | |`,
+  ]);
+  return [
+    `## Beside a peer gateway: ${peer} (${p.counts.rounds} interleaved rounds)`,
+    '',
+    PEERS_HOW,
+    '',
+    `| path | measurement | this gateway | ${peer} | bare proxy (floor) | this / peer |`,
+    '| --- | --- | --- | --- | --- | --- |',
+    ...rows,
+    `| all of the above | peak RSS (VmHWM; the peak once started, and RSS at the end) | ${rss(p.rss.ours)} | ${rss(p.rss.peer)} | | ${times(p.rss.ratio)} |`,
+    '',
+  ];
+}
+
 export function renderMarkdown(report) {
   const lines = [
     '# Benchmarks',
@@ -397,6 +486,8 @@ export function renderMarkdown(report) {
     ...streamSection(report),
     ...catalogSection(report),
     ...featureSection(report),
+    ...scalingSection(report),
+    ...peersSection(report),
     '## In process',
     '',
     '| measurement | value |',
@@ -413,7 +504,7 @@ export function renderMarkdown(report) {
     '',
     '## For scale',
     '',
-    "An independent side-by-side run measured Portkey's open-source gateway at about 2.4–2.7 ms added, LiteLLM at about 4.3 ms and Bifrost (Go) at about 0.44–0.62 ms; a bare node:http proxy adds about 0.23 ms on these machines (measured above in the same run as the baseline row).",
+    'An independent side-by-side run measured Portkey\'s open-source gateway at about 2.4–2.7 ms added, LiteLLM at about 4.3 ms and Bifrost (Go) at about 0.44–0.62 ms; a bare node:http proxy adds about 0.23 ms on these machines (measured above in the same run as the baseline row). `pnpm bench --peers` measures Portkey\'s gateway on this machine in the same run ("Beside a peer gateway" above).',
     '',
   ];
   return lines.join('\n');

@@ -1,4 +1,4 @@
-// `pnpm bench [--quick] [--smoke] [--out DIR]`: the gateway against the direct path, side by side,
+// `pnpm bench [--quick] [--smoke] [--peers] [--out DIR]`: the gateway against the direct path, side by side,
 // in one run on this machine. Paired medians (A B A B), never a lone time.
 import { spawn, spawnSync } from 'node:child_process';
 import { generateKeyPairSync, randomBytes, sign } from 'node:crypto';
@@ -14,6 +14,8 @@ import { listRecords, seedCatalog, seedStore } from './catalog-seed.mjs';
 import { BASELINES, buildBaseline } from './baseline.mjs';
 import { accessConfig, accessKey, probe, recordQueue, redisServerPath, sideBySide, startRedis } from './features.mjs';
 import { STREAM_EVENTS, streamCpu, ttfbAmongStreams } from './streams.mjs';
+import { scalingBenchmarks, scalingConfig } from './scaling.mjs';
+import { peerBenchmarks } from './peers.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
@@ -24,11 +26,14 @@ const outIndex = args.indexOf('--out');
 const outDir = outIndex === -1 ? undefined : args[outIndex + 1];
 const onlyIndex = args.indexOf('--only');
 /**
- * `--only catalog,latency,load,streams,pdf,features,micro`: run those sections alone and print their
- * figures as JSON (no targets, nothing written unless `--out` is given): for working on one part.
+ * `--only catalog,latency,load,streams,pdf,features,scaling,peers,micro`: run those sections alone
+ * and print their figures as JSON (no targets, nothing written unless `--out` is given): for
+ * working on one part.
  */
 const only = onlyIndex === -1 ? undefined : new Set(args[onlyIndex + 1].split(','));
-const want = (section) => !only || only.has(section);
+/** `--peers`: also measure a peer gateway beside this one (bench/peers.mjs; installed on first use). */
+const peers = args.includes('--peers') || Boolean(only?.has('peers'));
+const want = (section) => (section === 'peers' ? peers : !only || only.has(section));
 const counts = smoke
   ? {
       latency: 15,
@@ -709,7 +714,7 @@ async function featureBenchmarks({ mock, bare, gateway, configPath, fileConfig, 
 
 async function main() {
   const started = Date.now();
-  const baselines = prepareBaselines();
+  const baselines = want('features') ? prepareBaselines() : {};
   const mock = await startProcess(join(here, 'mocks.mjs'));
   const bare = await startProcess(join(here, 'bare-proxy.mjs'), { TARGET_PORT: String(mock.port) });
   const dir = mkdtempSync(join(tmpdir(), 'gateway-bench-'));
@@ -989,6 +994,26 @@ async function main() {
         privateKey,
         baselines,
       });
+    // A gateway of its own for each: both are compared on processes that have served nothing else.
+    const startGateway = async (config) => {
+      const path = join(dir, `gateway-${randomBytes(4).toString('hex')}.json`);
+      writeFileSync(path, JSON.stringify(config));
+      const proc = await startProcess(join(root, 'examples/server/dist/main.js'), gatewayEnv(path, privateKey));
+      proc.child.stdout.resume();
+      return proc;
+    };
+    const log = (line) => process.stdout.write(`${line}\n`);
+    const mode = smoke ? 'smoke' : quick ? 'quick' : 'full';
+    if (want('scaling')) {
+      const scaled = await startGateway(scalingConfig(fileConfig));
+      try {
+        results.scaling = await scalingBenchmarks({ gateway: scaled, bare, mock, mode, log });
+      } finally {
+        scaled.child.kill('SIGTERM');
+        await exited(scaled.child);
+      }
+    }
+    if (want('peers')) results.peers = await peerBenchmarks({ startGateway, fileConfig, bare, mock, mode, log });
   } finally {
     for (const p of [gateway, bare, mock, catalogGateway]) p?.child.kill('SIGTERM');
   }

@@ -57,12 +57,34 @@ describe('pnpm bench', () => {
       expect(comparison.cpuMicrosPerRequest.floor.median).toBeGreaterThan(0);
     }
     expect(report.features.tracing.records.dropped).toBe(0);
-    expect(report.targets).toHaveLength(25);
+    // Cost as work grows: smoke runs take the smallest step of each row, beside the floor.
+    expect(Object.keys(report.scaling.bodies)).toEqual(['1 KB']);
+    expect(Object.keys(report.scaling.mcpUsers)).toEqual(['10']);
+    expect(Object.keys(report.scaling.streams)).toEqual(['1']);
+    type Summary = { median: number };
+    type Row = { p50Micros: Summary; floor: { p50Micros: Summary }; ratio: Record<string, Summary> };
+    const bodies = Object.values(report.scaling.bodies) as { chat: Row; messages: Row }[];
+    for (const row of [
+      ...bodies.flatMap((b) => [b.chat, b.messages]),
+      ...(Object.values(report.scaling.mcpUsers) as Row[]),
+    ]) {
+      expect(row.p50Micros.median).toBeGreaterThan(0);
+      expect(row.floor.p50Micros.median).toBeGreaterThan(0);
+      expect(Object.keys(row.ratio).sort()).toEqual(['addedP50', 'cpu']);
+    }
+    expect(report.scaling.bodies['1 KB'].bytes.chat).toBeGreaterThanOrEqual(1024);
+    for (const row of Object.values(report.scaling.streams) as { ttfbP50Micros: Summary }[])
+      expect(row.ttfbP50Micros.median).toBeGreaterThan(0);
+    // The peer gateway is measured only with --peers (CI never installs it).
+    expect(report.peers).toBeUndefined();
+    expect(report.targets).toHaveLength(26);
     // A row is met or not, or says why it was not measured (smoke runs build no earlier gateway).
     for (const target of report.targets)
       expect(target.met === null ? target.measured : typeof target.met).toMatch(/^(boolean|not measured: .+)$/);
     const doc = readFileSync(join(out, 'benchmarks.md'), 'utf8');
     expect(doc).toContain('## Targets');
+    expect(doc).toContain('## Cost as work grows');
+    expect(doc).toContain('Not measured in this run (no `--peers`).');
     for (const target of report.targets) expect(doc).toContain(target.metric);
   });
 });
