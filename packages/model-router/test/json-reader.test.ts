@@ -59,6 +59,12 @@ function jsonParseThrows(bytes: Buffer): boolean {
   }
 }
 
+const policies: Record<string, RawStringPolicy> = {
+  anywhere,
+  nowhere: () => false,
+  'every other level': (path) => path.length % 2 === 0,
+};
+
 describe('the JSON body reader', () => {
   it('keeps a large plain string raw, a reference into the received bytes, and the rest as JSON.parse reads it', () => {
     const data = big('Q', 100_000);
@@ -123,7 +129,7 @@ describe('the JSON body reader', () => {
     expect(typeof long[longKey]).toBe('string');
   });
 
-  it('gives the policy each string path, and keeps only what it allows', () => {
+  it('asks the policy about each value string by its path, and keeps only what it allows', () => {
     const seen: string[] = [];
     const policy: RawStringPolicy = (path) => {
       seen.push(JSON.stringify(path));
@@ -133,7 +139,7 @@ describe('the JSON body reader', () => {
       Buffer.from(JSON.stringify({ keep: [{ x: big() }, big()], drop: { y: big() }, short: 'abc', n: [big()] })),
       { policy },
     );
-    expect(seen).toEqual(['["keep",0,"x"]', '["keep",1]', '["drop","y"]', '["n",0]']);
+    expect(seen).toEqual(['["keep",0,"x"]', '["keep",1]', '["drop","y"]', '["short"]', '["n",0]']);
     expect(rawPaths(value)).toEqual([
       ['keep', 0, 'x'],
       ['keep', 1],
@@ -206,19 +212,38 @@ describe('the JSON body reader', () => {
     }
   });
 
+  it('finds the end of every string it skips, escapes cut anywhere', () => {
+    const policy: RawStringPolicy = (path) => path[0] === 'b';
+    for (const skipped of [String.raw`x\\\"y\\`, String.raw`\\`, String.raw`\"`, String.raw`a\\\"\"\\`, '']) {
+      const bytes = Buffer.from(`{"a":"${skipped}","b":"${big('S', 64)}","c":["${skipped}"]}`);
+      for (let cut = 0; cut <= 30; cut++) {
+        const cuts = [cut, cut + 1, cut + 3].filter((c) => c <= bytes.length);
+        const value = read(bytes, { policy, min: 64, cuts });
+        expect(rawPaths(value)).toEqual([['b']]);
+        expect(plain(value)).toEqual(JSON.parse(bytes.toString()));
+      }
+    }
+  });
+
   it('reads any JSON value as JSON.parse does, cut anywhere, with strings raw (property)', () => {
     fc.assert(
-      fc.property(fc.jsonValue(), fc.array(fc.nat(), { maxLength: 6 }), fc.boolean(), (value, cutsSeed, compact) => {
-        const text = compact ? JSON.stringify(value) : JSON.stringify(value, null, 1);
-        const bytes = Buffer.from(text);
-        const cuts = [...new Set(cutsSeed.map((n) => n % (bytes.length + 1)))].sort((a, b) => a - b);
-        const read1 = read(bytes, { min: 1, cuts });
-        expect(plain(read1)).toEqual(JSON.parse(text));
-        // Written back, the bytes are those of JSON.stringify of the value.
-        const body = chunkedJson(read1);
-        expect(Buffer.concat([...body.chunks()]).toString()).toBe(JSON.stringify(JSON.parse(text)));
-        expect(canonicalJson(read1)).toBe(canonicalJson(JSON.parse(text)));
-      }),
+      fc.property(
+        fc.jsonValue(),
+        fc.array(fc.nat(), { maxLength: 6 }),
+        fc.boolean(),
+        fc.constantFrom(...Object.keys(policies)),
+        (value, cutsSeed, compact, policy) => {
+          const text = compact ? JSON.stringify(value) : JSON.stringify(value, null, 1);
+          const bytes = Buffer.from(text);
+          const cuts = [...new Set(cutsSeed.map((n) => n % (bytes.length + 1)))].sort((a, b) => a - b);
+          const read1 = read(bytes, { min: 1, cuts, policy: policies[policy] });
+          expect(plain(read1)).toEqual(JSON.parse(text));
+          // Written back, the bytes are those of JSON.stringify of the value.
+          const body = chunkedJson(read1);
+          expect(Buffer.concat([...body.chunks()]).toString()).toBe(JSON.stringify(JSON.parse(text)));
+          expect(canonicalJson(read1)).toBe(canonicalJson(JSON.parse(text)));
+        },
+      ),
     );
   });
 
@@ -228,14 +253,15 @@ describe('the JSON body reader', () => {
         fc.jsonValue(),
         fc.nat(),
         fc.constantFrom('"', '\\', ',', ']', '}', '{', ':', 'x', ''),
-        (value, seed, insert) => {
+        fc.constantFrom(...Object.keys(policies)),
+        (value, seed, insert, policy) => {
           const text = JSON.stringify(value) ?? 'null';
           const at = seed % (text.length + 1);
           const mutated = Buffer.from(text.slice(0, at) + insert + text.slice(at + (seed % 2)));
           let threw = false;
           let result: unknown;
           try {
-            result = read(mutated, { min: 1 });
+            result = read(mutated, { min: 1, policy: policies[policy] });
           } catch {
             threw = true;
           }

@@ -44,8 +44,9 @@ const BACKSLASH = 0x5c;
 /**
  * Finds the large strings of a JSON body as its bytes arrive, a chunk at a time, without
  * decoding them: each string's extent is found by its quotes and escapes, and a string of at
- * least {@link RAW_STRING_MIN_BYTES} of printable ASCII without escapes, where `policy` allows it,
- * is noted with its place. It reads the structure only as far as it needs to (quotes, brackets,
+ * least {@link RAW_STRING_MIN_BYTES} of printable ASCII without escapes, where `policy` allows it
+ * (asked as each value string starts), is noted with its place. Other strings are skipped to
+ * their closing quote by a native search. It reads the structure only as far as it needs to (quotes, brackets,
  * commas and colons) and validates nothing: {@link parseJsonBytes} leaves the validation to
  * `JSON.parse`. Its memory is bounded: {@link RAW_STRING_MAX_DEPTH} levels of keys, keys of up to
  * 256 bytes, {@link MAX_RAW_STRINGS} strings noted.
@@ -63,6 +64,12 @@ export class RawStringScanner {
   private plain = true;
   private isKey = false;
   private stringStart = 0;
+  /** The current string's path, when the policy may take it raw. */
+  private path: (string | number)[] | undefined;
+  /** The current string is neither a key nor wanted: only its end is looked for. */
+  private skipping = false;
+  /** Backslashes just before the end of the previous chunk, in a skipped string. */
+  private backslashes = 0;
   private keyParts: Buffer[] = [];
   private keyLength = 0;
   /** A closing bracket without its opening one: the body is not JSON, nothing more is noted. */
@@ -79,6 +86,10 @@ export class RawStringScanner {
     let i = 0;
     while (i < n) {
       if (this.inString) {
+        if (this.skipping) {
+          i = this.skip(chunk, i);
+          continue;
+        }
         if (this.escaped) {
           this.escaped = false;
           if (this.isKey) this.keepKey(chunk, i, i + 1);
@@ -111,16 +122,9 @@ export class RawStringScanner {
         continue;
       }
       switch (chunk[i]) {
-        case QUOTE: {
-          const top = this.frames.at(-1);
-          this.inString = true;
-          this.plain = true;
-          this.isKey = top !== undefined && top.object && top.expectKey && this.frames.length === this.depth;
-          this.stringStart = this.offset + i + 1;
-          this.keyParts = [];
-          this.keyLength = 0;
+        case QUOTE:
+          this.startString(this.offset + i + 1);
           break;
-        }
         case 0x7b /* { */:
           this.open(true);
           break;
@@ -151,6 +155,64 @@ export class RawStringScanner {
     this.offset += n;
   }
 
+  /**
+   * A string starts: a key is kept to follow it; a value the policy may take raw is read byte by
+   * byte (to know whether it is plain); any other is skipped to its closing quote.
+   */
+  private startString(start: number): void {
+    const top = this.frames.at(-1);
+    this.inString = true;
+    this.plain = true;
+    this.escaped = false;
+    this.stringStart = start;
+    this.isKey = top !== undefined && top.object && top.expectKey && this.frames.length === this.depth;
+    this.keyParts = [];
+    this.keyLength = 0;
+    this.path = this.isKey ? undefined : this.wanted();
+    this.skipping = !this.isKey && this.path === undefined;
+    this.backslashes = 0;
+  }
+
+  /** The path of the value string starting now, when the policy may take it raw. */
+  private wanted(): (string | number)[] | undefined {
+    if (this.lost || this.found.length >= MAX_RAW_STRINGS || this.frames.length !== this.depth || this.depth === 0)
+      return undefined;
+    const path: (string | number)[] = [];
+    for (const frame of this.frames) {
+      if (frame.object) {
+        if (frame.key === undefined || frame.expectKey) return undefined;
+        path.push(frame.key);
+      } else path.push(frame.index);
+    }
+    return this.policy(path) ? path : undefined;
+  }
+
+  /**
+   * Skips a string's characters from `from` to its closing quote (a quote after an even run of
+   * backslashes), searched natively; returns where reading goes on.
+   */
+  private skip(chunk: Buffer, from: number): number {
+    let start = from;
+    for (;;) {
+      const quote = chunk.indexOf(QUOTE, start);
+      const stop = quote === -1 ? chunk.length : quote;
+      let k = stop - 1;
+      while (k >= start && chunk[k] === BACKSLASH) k--;
+      const run = stop - 1 - k + (k < start ? this.backslashes : 0);
+      if (quote === -1) {
+        this.backslashes = run;
+        return chunk.length;
+      }
+      this.backslashes = 0;
+      if (run % 2 === 0) {
+        this.inString = false;
+        this.skipping = false;
+        return quote + 1;
+      }
+      start = quote + 1;
+    }
+  }
+
   /** The innermost frame when it is the current level (not a deeper, unfollowed one). */
   private top(): Frame | undefined {
     return this.frames.length === this.depth ? this.frames.at(-1) : undefined;
@@ -174,33 +236,26 @@ export class RawStringScanner {
   private keepKey(chunk: Buffer, from: number, to: number): void {
     if (to <= from) return;
     this.keyLength += to - from;
-    if (this.keyLength <= MAX_KEY_BYTES) this.keyParts.push(Buffer.from(chunk.subarray(from, to)));
+    // A view of the chunk, not a copy: the chunk is part of the body, kept anyway.
+    if (this.keyLength <= MAX_KEY_BYTES) this.keyParts.push(chunk.subarray(from, to));
   }
 
   private endString(end: number): void {
     this.inString = false;
     if (this.isKey) {
       const top = this.frames.at(-1) as Frame;
-      top.key = this.keyLength > MAX_KEY_BYTES ? undefined : decodeKey(Buffer.concat(this.keyParts), this.plain);
+      const parts = this.keyParts;
+      top.key =
+        this.keyLength > MAX_KEY_BYTES
+          ? undefined
+          : decodeKey(parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts), this.plain);
       this.keyParts = [];
       return;
     }
-    if (
-      !this.plain ||
-      this.lost ||
-      end - this.stringStart < this.minBytes ||
-      this.found.length >= MAX_RAW_STRINGS ||
-      this.frames.length !== this.depth
-    )
-      return;
-    const path: (string | number)[] = [];
-    for (const frame of this.frames) {
-      if (frame.object) {
-        if (frame.key === undefined || frame.expectKey) return;
-        path.push(frame.key);
-      } else path.push(frame.index);
-    }
-    if (path.length > 0 && this.policy(path)) this.found.push({ start: this.stringStart, end, path });
+    const path = this.path;
+    this.path = undefined;
+    if (path !== undefined && this.plain && end - this.stringStart >= this.minBytes)
+      this.found.push({ start: this.stringStart, end, path });
   }
 }
 
