@@ -298,7 +298,11 @@ describe('readJsonBody with raw strings', () => {
   it('reads a body of a known length, and of an unknown one, alike', async () => {
     const bytes = Buffer.from(JSON.stringify({ messages: [{ data: big('R', 200_000) }], n: 1 }));
     const policy: RawStringPolicy = (path) => path[0] === 'messages';
-    for (const headers of [{ 'content-length': String(bytes.length) }, { 'transfer-encoding': 'chunked' }]) {
+    const sent: Record<string, string>[] = [
+      { 'content-length': String(bytes.length) },
+      { 'transfer-encoding': 'chunked' },
+    ];
+    for (const headers of sent) {
       const value = (await readJsonBody(request(bytes, headers), 1024 * 1024, 128, policy)) as {
         messages: [{ data: unknown }];
       };
