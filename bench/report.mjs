@@ -344,7 +344,7 @@ export function renderMarkdown(report) {
     `| PDF checks on a 32 MB file | ${report.micro.pdfCheckMillis.toFixed(1)} ms |`,
     ...(report.memory.pdfRequests ?? [report.memory.pdfRequest]).map(
       (row) =>
-        `| ${mb(row.pdfBytes)} PDF chat completion through the gateway (a fresh process) | ${row.requestMillis.toFixed(0)} ms, peak RSS ${mb(row.peakRss)} over ${mb(row.rssBefore)} idle: ${(row.peakOverPdf ?? 0).toFixed(2)}× the PDF |`,
+        `| ${mb(row.pdfBytes)} PDF chat completion through the model routes (a fresh process of their own) | ${row.requestMillis.toFixed(0)} ms, peak RSS ${mb(row.peakRss)} over ${mb(row.rssBefore)} idle: ${(row.peakOverPdf ?? 0).toFixed(2)}× the PDF |`,
     ),
     `| 10,000 cached tokens | ${mb(report.memory.tokenCache.bytes)} of heap${report.memory.tokenCache.gcExposed ? '' : ' (without --expose-gc: approximate)'} |`,
     `| gateway peak RSS over the whole run | ${mb(report.memory.gatewayPeakRss)} |`,

@@ -727,35 +727,44 @@ function resetPeakRss(pid) {
 }
 
 /**
- * Peak memory of PDF chat completions, one row per size: each in a gateway process of its own,
- * started for it, that has served one small chat completion (its code loaded) and then idles.
- * The row's figure is the peak resident memory during the PDF request over that idle process's
- * resident memory (VmHWM reset just before the request), against the PDF's size.
+ * A process's resident memory once it has settled: sampled every 250 ms until five samples in a
+ * row lie within 2 MB of each other (at most 20 s: a process still starting, its database
+ * included, frees and takes memory for a while).
  */
-async function pdfMemory({ configPath, privateKey, warmUp }) {
+async function settledRss(pid) {
+  const samples = [];
+  const until = Date.now() + 20_000;
+  for (;;) {
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    samples.push(currentRss(pid));
+    const last = samples.slice(-5);
+    if ((last.length === 5 && Math.max(...last) - Math.min(...last) <= 2 * 1024 * 1024) || Date.now() > until)
+      return last.at(-1);
+  }
+}
+
+/**
+ * Peak memory of PDF chat completions, one row per size, each in a process of its own started
+ * for it: the gateway's model routes alone (bench/pdf-router.mjs, no catalog database, whose
+ * freed memory a request would reuse), after a small chat completion and a 256 KB PDF (its code
+ * loaded), a full garbage collection and its memory settled. The row's figure is the peak resident memory during the
+ * PDF request (VmHWM reset just before it) over that idle memory, against the PDF's size.
+ */
+async function pdfMemory({ mockPort, warmUp }) {
   const rows = [];
   for (const pdfBytes of PDF_SIZES) {
     const body = pdfChatBody(pdfBytes);
-    const gateway = await startProcess(join(root, 'examples/server/dist/main.js'), {
-      GATEWAY_CONFIG: configPath,
-      GATEWAY_DATA_DIR: mkdtempSync(join(tmpdir(), 'gw-bench-pdf-')),
-      JWT_PRIVATE_KEY: privateKey,
-      PORT: '0',
-      LOG_LEVEL: 'info',
-      NODE_ENV: 'production',
-    });
-    gateway.child.stdout.resume();
-    const target = (payload) => ({
-      port: gateway.port,
-      path: '/v1/chat/completions',
-      body: payload,
-      headers: { ...json, 'x-gateway-api-key': GATEWAY_KEY },
-    });
+    const router = await startProcess(join(here, 'pdf-router.mjs'), { UPSTREAM_PORT: String(mockPort) }, [
+      '--expose-gc',
+    ]);
+    const target = (payload) => ({ port: router.port, path: '/v1/chat/completions', body: payload, headers: json });
     try {
       await closedLoop(target(warmUp), { connections: 1, count: 1 });
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      const pid = gateway.child.pid;
-      const idleRss = currentRss(pid);
+      await closedLoop(target(pdfChatBody(256 * 1024)), { connections: 1, count: 1 });
+      const pid = router.child.pid;
+      // Idle: the garbage of the warm-up collected, memory settled.
+      await closedLoop({ port: router.port, path: '/gc', body: '', headers: {} }, { connections: 1, count: 1 });
+      const idleRss = await settledRss(pid);
       const hwmReset = resetPeakRss(pid);
       const started = process.hrtime.bigint();
       await closedLoop(target(body), { connections: 1, count: 1 });
@@ -771,7 +780,7 @@ async function pdfMemory({ configPath, privateKey, warmUp }) {
         hwmReset,
       });
     } finally {
-      gateway.child.kill('SIGTERM');
+      router.child.kill('SIGTERM');
     }
   }
   return rows;
@@ -969,7 +978,7 @@ async function main() {
     }
 
     if (want('pdf')) {
-      const rows = await pdfMemory({ configPath, privateKey, warmUp: chatBody });
+      const rows = await pdfMemory({ mockPort: mock.port, warmUp: chatBody });
       results.memory.pdfRequests = rows;
       results.memory.pdfRequest = rows.at(-1);
     }
