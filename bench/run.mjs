@@ -865,6 +865,7 @@ async function main() {
     const n = counts.latency;
     const mcpBody = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{}}}';
     const userKey = (i) => `gw-bench-user-${String(i % 100).padStart(6, '0')}`;
+    const streamChat = JSON.stringify({ ...JSON.parse(chatBody), stream: true });
     if (want('latency')) {
       results.scenarios.push(
         await paired(
@@ -938,7 +939,6 @@ async function main() {
       );
     }
 
-    const streamChat = JSON.stringify({ ...JSON.parse(chatBody), stream: true });
     const pid = gateway.child.pid;
     if (want('load')) {
       Object.assign(
