@@ -115,10 +115,10 @@ export function targets(report) {
     ],
     ['memory: 10,000 cached tokens', '≤ 20 MB', report.memory.tokenCache.bytes, 20 * 1024 * 1024, mb],
     [
-      'memory: a 32 MB PDF request, peak over its size',
-      '≤ 4×',
+      'memory: a 32 MB PDF request, peak over the idle process, against its size',
+      '≤ 3×',
       report.memory.pdfRequest.peakOverPdf,
-      4,
+      3,
       (v) => `${v.toFixed(2)}×`,
     ],
     [
@@ -498,7 +498,10 @@ export function renderMarkdown(report) {
     `| openssl speed rsa2048, one signature | ${report.micro.opensslSignMicros === null ? 'not available' : us(report.micro.opensslSignMicros)} |`,
     `| SSE conversion | ${Math.round(report.micro.sseEventsPerSecond).toLocaleString('en')} events/s (${report.micro.sseMicrosPerEventInProcess.toFixed(2)} µs per event) |`,
     `| PDF checks on a 32 MB file | ${report.micro.pdfCheckMillis.toFixed(1)} ms |`,
-    `| 32 MB PDF chat completion through the gateway | ${report.memory.pdfRequest.requestMillis.toFixed(0)} ms, peak RSS ${mb(report.memory.pdfRequest.peakRss)} (from ${mb(report.memory.pdfRequest.rssBefore)}) |`,
+    ...(report.memory.pdfRequests ?? [report.memory.pdfRequest]).map(
+      (row) =>
+        `| ${mb(row.pdfBytes)} PDF chat completion through the model routes (a fresh process of their own) | ${row.requestMillis.toFixed(0)} ms, peak RSS ${mb(row.peakRss)} over ${mb(row.rssBefore)} idle: ${(row.peakOverPdf ?? 0).toFixed(2)}× the PDF |`,
+    ),
     `| 10,000 cached tokens | ${mb(report.memory.tokenCache.bytes)} of heap${report.memory.tokenCache.gcExposed ? '' : ' (without --expose-gc: approximate)'} |`,
     `| gateway peak RSS over the whole run | ${mb(report.memory.gatewayPeakRss)} |`,
     '',

@@ -29,6 +29,8 @@ export {
   DEFAULT_BODY_LIMIT_BYTES,
   DEFAULT_MAX_JSON_DEPTH,
 } from './core/json-body';
+export { RAW_STRING_MIN_BYTES, type JsonPath, type RawStringPolicy } from './core/json-reader';
+export { RawJsonString, type JsonString } from './core/raw-json-string';
 export {
   checkPdf,
   PdfCheckBudget,

@@ -8,6 +8,8 @@ import {
   UnsupportedContentEncodingError,
   UnsupportedMediaTypeError,
 } from './errors';
+import { RawJsonString } from './raw-json-string';
+import { parseJsonBytes, RAW_STRING_MIN_BYTES, RawStringScanner, type RawStringPolicy } from './json-reader';
 
 /** Default largest JSON body: 50 MiB, which fits a 32 MiB PDF in base64 with room to spare. */
 export const DEFAULT_BODY_LIMIT_BYTES = 50 * 1024 * 1024;
@@ -35,7 +37,8 @@ export function parseMaxJsonDepth(depth: number | undefined, option = 'maxJsonDe
 
 /**
  * Whether `value` nests objects and arrays deeper than `maxDepth` levels (a top-level object or
- * array is level 1). Iterative, with its own stack: any depth is measured without recursion.
+ * array is level 1; a {@link RawJsonString} is a string). Iterative, with its own stack: any depth
+ * is measured without recursion.
  */
 export function exceedsJsonDepth(value: unknown, maxDepth: number): boolean {
   if (typeof value !== 'object' || value === null) return false;
@@ -47,7 +50,7 @@ export function exceedsJsonDepth(value: unknown, maxDepth: number): boolean {
     if (depth > maxDepth) return true;
     const children: unknown[] = Array.isArray(container) ? container : Object.values(container);
     for (const child of children) {
-      if (typeof child === 'object' && child !== null) {
+      if (typeof child === 'object' && child !== null && !(child instanceof RawJsonString)) {
         pending.push(child);
         depths.push(depth + 1);
       }
@@ -100,6 +103,14 @@ const JSON_MEDIA_TYPE = /^\s*application\/(?:[\w.-]+\+)?json\s*(?:;|$)/i;
 /** A request that a host framework may already have parsed (`express.json()` sets `body`). */
 type MaybeParsed = IncomingMessage & { body?: unknown; _body?: boolean };
 
+/** Requests whose bodies hold strings kept as the bytes received (see {@link readJsonBody}). */
+const withRawStrings = new WeakSet<IncomingMessage>();
+
+/** Whether `req`'s body, as {@link readJsonBody} read it, holds {@link RawJsonString}s. */
+export function hasRawStrings(req: IncomingMessage): boolean {
+  return withRawStrings.has(req);
+}
+
 /**
  * Reads a request's JSON body, at most `limitBytes` of it: `413 body_too_large` past the limit
  * (from `content-length` before reading, or while reading), `400 invalid_json` for text that is
@@ -109,11 +120,19 @@ type MaybeParsed = IncomingMessage & { body?: unknown; _body?: boolean };
  * `415 unsupported_media_type`. An empty body reads as `{}`. A body the host already parsed is used
  * as it is. Either way, JSON nested more than `maxDepth` levels is `400 json_too_deep` (checked
  * without recursion), before anything converts or serialises it.
+ *
+ * The body is received into one buffer (of its `content-length` when it is sent as it is), and
+ * parsed as `JSON.parse` would, except that strings of at least 64 KiB of printable ASCII
+ * without escapes (base64 data, data URLs) where `rawStrings` allows them (default: nowhere) are
+ * {@link RawJsonString}s: references into the received bytes, never decoded. Their places are
+ * found as the bytes arrive (see `RawStringScanner`), and the rest of the body is parsed as
+ * small JSON, so a large PDF is held once, as received.
  */
 export function readJsonBody(
   req: IncomingMessage,
   limitBytes: number,
   maxDepth: number = DEFAULT_MAX_JSON_DEPTH,
+  rawStrings?: RawStringPolicy,
 ): Promise<unknown> {
   const host = req as MaybeParsed;
   if (host._body === true || host.body !== undefined) {
@@ -147,7 +166,15 @@ export function readJsonBody(
     }
     source = req.pipe(inflate());
   }
+  // A body sent as it is, of a known length, is received into one buffer of that length (its
+  // memory is used as the bytes arrive); others are joined once complete.
+  const exact = source === req && Number.isInteger(declared) && declared > 0 ? declared : undefined;
+  const scanner =
+    rawStrings !== undefined && (exact === undefined || exact >= RAW_STRING_MIN_BYTES)
+      ? new RawStringScanner(rawStrings)
+      : undefined;
   return new Promise((resolve, reject) => {
+    let body = exact === undefined ? undefined : Buffer.allocUnsafe(exact);
     const chunks: Buffer[] = [];
     let received = 0;
     const onData = (chunk: Buffer) => {
@@ -160,23 +187,42 @@ export function readJsonBody(
         reject(new BodyTooLargeError('The request body is larger than the gateway accepts.'));
         return;
       }
+      scanner?.push(chunk);
+      if (body !== undefined && received <= body.length) {
+        chunk.copy(body, received - chunk.length);
+        return;
+      }
+      if (body !== undefined) {
+        // More than `content-length` said (the HTTP parser does not let this happen): joined at the end.
+        chunks.push(body.subarray(0, received - chunk.length));
+        body = undefined;
+      }
       chunks.push(chunk);
     };
     const onEnd = () => {
       source.off('error', onError);
-      const text =
-        chunks.length === 1 ? (chunks[0] as Buffer).toString('utf8') : Buffer.concat(chunks).toString('utf8');
+      const bytes =
+        body !== undefined
+          ? body.subarray(0, received)
+          : chunks.length === 1
+            ? (chunks[0] as Buffer)
+            : Buffer.concat(chunks, received);
+      body = undefined;
       chunks.length = 0;
-      if (text.length === 0) return resolve({});
+      if (bytes.length === 0) return resolve({});
+      const raw = scanner?.found ?? [];
       let parsed: unknown;
+      let deep = false;
       try {
-        // A leading byte order mark is not JSON; some clients send one.
-        parsed = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+        parsed = parseJsonBytes(bytes, raw, (value) => {
+          deep = exceedsJsonDepth(value, maxDepth);
+        });
       } catch {
         return reject(new InvalidJsonError('The request body is not valid JSON.'));
       }
-      if (exceedsJsonDepth(parsed, maxDepth)) reject(tooDeep(maxDepth));
-      else resolve(parsed);
+      if (deep) return reject(tooDeep(maxDepth));
+      if (raw.length > 0) withRawStrings.add(req);
+      resolve(parsed);
     };
     const onError = () => {
       if (source !== req) {

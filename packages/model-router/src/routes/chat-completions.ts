@@ -5,6 +5,7 @@ import type { Dispatcher } from 'undici';
 import { checkModelAccess, resolveModel, type Catalog, type ModelAuthorizer } from '../core/catalog';
 import type { CallerIdResolver } from '../core/caller';
 import { upstreamJson } from '../core/streaming-json';
+import type { RawStringPolicy } from '../core/json-reader';
 import { UnknownProviderError } from '../core/errors';
 import { gatewayHeader, isStrict, readGatewayConfig } from '../core/gateway-headers';
 import {
@@ -32,6 +33,20 @@ import { anthropicUsage, gatewayLocals } from './respond';
 import { requestTraceContext } from '@gw/options';
 import { MessageAssembler, messageEvents } from '../core/cache/answer';
 import { MAX_CACHED_ANSWER_BYTES, lookUp, planCache, remember, type CacheContext } from './cache-flow';
+
+/**
+ * The strings of a chat completion body read raw when large (see `readJsonBody`): a file part's
+ * `file.file_data` and an image part's `image_url` (or its `url`), where PDFs and images come as
+ * base64. Everything else is read as plain strings.
+ */
+export const CHAT_RAW_STRINGS: RawStringPolicy = (path) =>
+  path[0] === 'messages' &&
+  typeof path[1] === 'number' &&
+  path[2] === 'content' &&
+  typeof path[3] === 'number' &&
+  ((path.length === 6 && path[4] === 'file' && path[5] === 'file_data') ||
+    (path.length === 6 && path[4] === 'image_url' && path[5] === 'url') ||
+    (path.length === 5 && path[4] === 'image_url'));
 
 /** The `code` of an OpenAI-shaped provider error (else its `type`), for the request's record. */
 function upstreamErrorCode(error: unknown): string | undefined {
@@ -108,7 +123,7 @@ export async function runChatCompletion(
     origin: base.origin,
     path: `${base.path}${anthropicApi.endpoints.messages}`,
     headers: anthropicApi.headers(provider, req.headers, stream ? 'text/event-stream' : 'application/json'),
-    body: upstreamJson(request, req.headers),
+    body: upstreamJson(request, req),
     timeoutMs: config.request_timeout ?? context.timeoutMs,
     limits: context.limits,
     config,

@@ -5,6 +5,7 @@ import { InvalidRequestError, MaxTokensRequiredError, UnknownProviderError } fro
 import { gatewayHeader, readGatewayConfig } from '../core/gateway-headers';
 import { anthropicApi } from '../providers/anthropic';
 import { upstreamJson } from '../core/streaming-json';
+import type { RawStringPolicy } from '../core/json-reader';
 import { callProvider, isBodyTimeout, providerBase, startStreamSpan, type UpstreamLimits } from './upstream-call';
 import { UsageTap } from './usage-tap';
 import { requestTraceContext } from '@gw/options';
@@ -16,6 +17,13 @@ import { MAX_CACHED_ANSWER_BYTES, lookUp, planCache, remember, type CacheContext
 import { sendJson } from './respond';
 import { StreamWriter } from './stream-writer';
 import type { Dispatcher as UndiciDispatcher } from 'undici';
+
+/**
+ * The strings of a native messages body read raw when large (see `readJsonBody`): any under
+ * `messages` (base64 images and documents, long texts), which the gateway forwards without
+ * reading them. The fields it reads (`model`, `max_tokens`, `metadata`, `stream`) stay plain.
+ */
+export const NATIVE_RAW_STRINGS: RawStringPolicy = (path) => path[0] === 'messages';
 
 /** `metadata` with its `user_id` scoped to the caller (see `providerUserId`); nothing when there is none. */
 function scopedMetadata(metadata: unknown, callerId: string | undefined): { metadata?: unknown } {
@@ -114,7 +122,7 @@ export async function runNativeMessages(
     origin: base.origin,
     path: `${base.path}${anthropicApi.endpoints[endpoint]}${query === -1 ? '' : url.slice(query)}`,
     headers: anthropicApi.headers(provider, req.headers, accept),
-    body: upstreamJson({ ...body, model, ...scopedMetadata(body.metadata, context.callerId(req)) }, req.headers),
+    body: upstreamJson({ ...body, model, ...scopedMetadata(body.metadata, context.callerId(req)) }, req),
     timeoutMs: config.request_timeout ?? context.timeoutMs,
     limits: context.limits,
     config,

@@ -9,13 +9,14 @@ import {
 import { UnknownProviderError } from '../core/errors';
 import { gatewayHeader } from '../core/gateway-headers';
 import { parseBodyLimit, parseMaxJsonDepth, readJsonBody } from '../core/json-body';
+import type { RawStringPolicy } from '../core/json-reader';
 import { PromptStore, type PromptResolver, type PromptTemplate } from '../core/prompts';
 import { rejectUnknownOptions } from '@gw/options';
 import { createDispatcher } from '../core/upstream';
 import { defaultCallerId, type CallerIdResolver } from '../core/caller';
 import { MODEL_PROVIDERS } from '../providers';
-import { runChatCompletion, type ChatContext } from './chat-completions';
-import { runNativeMessages } from './messages';
+import { CHAT_RAW_STRINGS, runChatCompletion, type ChatContext } from './chat-completions';
+import { NATIVE_RAW_STRINGS, runNativeMessages } from './messages';
 import { sendError, sendJson, type ErrorShape } from './respond';
 import { MemoryCacheStore, type ResponseCacheStore } from '../core/cache/store';
 
@@ -202,21 +203,33 @@ export function createModelRoutes(options: ModelRouterOptions = {}): ModelRoutes
 
   /** A route that reads the JSON body, then runs; every failure, thrown or rejected, renders in `shape`. */
   const withJsonBody =
-    (shape: ErrorShape, run: (req: IncomingMessage, res: ServerResponse, body: unknown) => Promise<void>) =>
+    (
+      shape: ErrorShape,
+      run: (req: IncomingMessage, res: ServerResponse, body: unknown) => Promise<void>,
+      rawStrings?: RawStringPolicy,
+    ) =>
     async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
       try {
-        await run(req, res, await readJsonBody(req, limit, maxJsonDepth));
+        await run(req, res, await readJsonBody(req, limit, maxJsonDepth, rawStrings));
       } catch (error) {
         fail(res, error, shape);
       }
     };
 
-  const chatCompletions = withJsonBody('openai', (req, res, body) => runChatCompletion(context, req, res, body));
-  const messages = withJsonBody('anthropic', (req, res, body) =>
-    runNativeMessages(context, 'messages', req, res, body),
+  const chatCompletions = withJsonBody(
+    'openai',
+    (req, res, body) => runChatCompletion(context, req, res, body),
+    CHAT_RAW_STRINGS,
   );
-  const countTokens = withJsonBody('anthropic', (req, res, body) =>
-    runNativeMessages(context, 'countTokens', req, res, body),
+  const messages = withJsonBody(
+    'anthropic',
+    (req, res, body) => runNativeMessages(context, 'messages', req, res, body),
+    NATIVE_RAW_STRINGS,
+  );
+  const countTokens = withJsonBody(
+    'anthropic',
+    (req, res, body) => runNativeMessages(context, 'countTokens', req, res, body),
+    NATIVE_RAW_STRINGS,
   );
   const promptCompletion = (promptId: string): ModelRouteHandler =>
     withJsonBody('openai', (req, res, body) =>

@@ -3,6 +3,7 @@
  * answer, and of who may receive it. No web framework, no I/O.
  */
 import { createHash } from 'node:crypto';
+import { RawJsonString } from '../raw-json-string';
 
 /**
  * Whose answers an entry is: one caller's, or every caller's of a provider whose record says
@@ -52,35 +53,71 @@ const MAX_DEPTH = 512;
 /**
  * JSON with object keys sorted (by UTF-16 code units) and no whitespace, so two values that
  * `JSON.parse` alike, whatever their key order, have one form. `undefined` members are left out as
- * `JSON.stringify` does; a value deeper than 512 levels throws a `RangeError`.
+ * `JSON.stringify` does; a value deeper than 512 levels throws a `RangeError`. A
+ * {@link RawJsonString} is written as the string it is.
  */
 export function canonicalJson(value: unknown): string {
-  return write(value, 0);
+  const out = new CanonicalText();
+  write(value, 0, out);
+  return out.text;
 }
 
-function write(value: unknown, depth: number): string {
+/** Text written out in parts, whole tokens at a time, to a sink (a hash) when there is one. */
+class CanonicalText {
+  text = '';
+  constructor(private readonly sink?: (part: string | Buffer) => void) {}
+
+  put(token: string): void {
+    this.text += token;
+    if (this.sink !== undefined && this.text.length >= 64 * 1024) this.flush();
+  }
+
+  /** A raw string: the bytes it refers to go to the sink as they are (they are its JSON text). */
+  raw(string: RawJsonString): void {
+    if (this.sink === undefined) {
+      this.text += `"${string.toString()}"`;
+      return;
+    }
+    this.text += '"';
+    this.flush();
+    this.sink(string.bytes);
+    this.text = '"';
+  }
+
+  flush(): void {
+    if (this.text !== '') this.sink?.(this.text);
+    this.text = '';
+  }
+}
+
+function write(value: unknown, depth: number, out: CanonicalText): void {
   if (depth > MAX_DEPTH) throw new RangeError('The value is nested too deeply for the cache key.');
+  if (value instanceof RawJsonString) return out.raw(value);
   if (value === null || typeof value !== 'object') {
     const text = JSON.stringify(value);
     // undefined, functions and symbols: as JSON.stringify writes them inside an array.
-    return text === undefined ? 'null' : text;
+    return out.put(text === undefined ? 'null' : text);
   }
   if (Array.isArray(value)) {
-    let out = '[';
-    for (let i = 0; i < value.length; i++) out += (i === 0 ? '' : ',') + write(value[i], depth + 1);
-    return `${out}]`;
+    out.put('[');
+    for (let i = 0; i < value.length; i++) {
+      if (i > 0) out.put(',');
+      write(value[i], depth + 1, out);
+    }
+    return out.put(']');
   }
   const object = value as Record<string, unknown>;
   const keys = Object.keys(object).sort();
-  let out = '{';
+  out.put('{');
   let first = true;
   for (const key of keys) {
     const member = object[key];
     if (member === undefined || typeof member === 'function' || typeof member === 'symbol') continue;
-    out += `${first ? '' : ','}${JSON.stringify(key)}:${write(member, depth + 1)}`;
+    out.put(`${first ? '' : ','}${JSON.stringify(key)}:`);
+    write(member, depth + 1, out);
     first = false;
   }
-  return `${out}}`;
+  out.put('}');
 }
 
 /** The body without the fields of {@link EXCLUDED_BODY_FIELDS}; a body that is not an object is kept whole. */
@@ -107,20 +144,28 @@ function scopeValue(scope: CacheScope): unknown {
 
 /**
  * The cache key of a request: 64 hexadecimal characters, the SHA-256 of the canonical JSON of
- * the material (version 1 of the form). Equal exactly when the route, provider, model, keyed body,
+ * the material (version 1 of the form), hashed as it is written (a raw string from the bytes it
+ * refers to, never copied). Equal exactly when the route, provider, model, keyed body,
  * headers and scope are equal.
  */
 export function cacheKey(material: CacheKeyMaterial): string {
-  const canonical = canonicalJson({
-    v: 1,
-    route: material.route,
-    provider: material.provider,
-    model: material.model,
-    headers: { beta: material.headers.beta ?? null, version: material.headers.version },
-    scope: scopeValue(material.scope),
-    body: keyedBody(material.body),
-  });
-  return createHash('sha256').update(canonical).digest('hex');
+  const hash = createHash('sha256');
+  const out = new CanonicalText((part) => hash.update(part));
+  write(
+    {
+      v: 1,
+      route: material.route,
+      provider: material.provider,
+      model: material.model,
+      headers: { beta: material.headers.beta ?? null, version: material.headers.version },
+      scope: scopeValue(material.scope),
+      body: keyedBody(material.body),
+    },
+    0,
+    out,
+  );
+  out.flush();
+  return hash.digest('hex');
 }
 
 /** What the key needs to know about an authenticated caller (the shape `@gw/identity-forwarding` sets). */

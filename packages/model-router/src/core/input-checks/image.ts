@@ -1,5 +1,6 @@
 import { ImageUrlNotSupportedError, InvalidRequestError, UnsupportedImageTypeError } from '../errors';
 import { parseDataUrl } from './data-url';
+import type { JsonString } from '../raw-json-string';
 
 /** Image types Anthropic models accept. */
 export const SUPPORTED_IMAGE_TYPES: ReadonlySet<string> = new Set([
@@ -12,12 +13,15 @@ export const SUPPORTED_IMAGE_TYPES: ReadonlySet<string> = new Set([
 /** An Anthropic base64 image block. */
 export interface ImageBlock {
   type: 'image';
-  source: { type: 'base64'; media_type: string; data: string };
+  source: { type: 'base64'; media_type: string; data: JsonString };
 }
 
-/** Converts an image data URL to an image block; http(s) URLs and other types are refused. */
-export function toImageBlock(url: string, param: string): ImageBlock {
-  if (/^https?:\/\//i.test(url)) {
+/**
+ * Converts an image data URL to an image block; http(s) URLs and other types are refused. The
+ * block's data is the URL's, a reference into the same bytes when the URL is raw.
+ */
+export function toImageBlock(url: JsonString, param: string): ImageBlock {
+  if (/^https?:\/\//i.test(url.slice(0, 8))) {
     throw new ImageUrlNotSupportedError(
       'Image URLs are not accepted and the gateway never fetches them: download the image and send it as a ' +
         'base64 data URL (data:image/png;base64,... with image/jpeg, image/png, image/gif or image/webp).',

@@ -5,10 +5,11 @@ import {
   UnsupportedValueError,
 } from '../../core/errors';
 import { parseDataUrl } from '../../core/input-checks/data-url';
-import { toImageBlock } from '../../core/input-checks/image';
+import { toImageBlock, type ImageBlock } from '../../core/input-checks/image';
 import { acceptsImages, acceptsPdf } from '../../core/input-checks/model-capabilities';
 import { checkPdf, PdfCheckBudget } from '../../core/input-checks/pdf';
 import { providerUserId } from '../../core/caller';
+import { isJsonString, type JsonString } from '../../core/raw-json-string';
 import {
   jsonToolOf,
   maxTokensOf,
@@ -57,10 +58,10 @@ interface Usage {
   images: boolean;
   pdfs: boolean;
   /** The PDFs to check, in the order they appear. */
-  pdfChecks: { base64: string; param: string }[];
+  pdfChecks: { base64: JsonString; param: string }[];
 }
 
-function documentBlock(base64: string, param: string, extra: Json, usage: Usage): AnthropicBlock {
+function documentBlock(base64: JsonString, param: string, extra: Json, usage: Usage): AnthropicBlock {
   usage.pdfChecks.push({ base64, param });
   usage.pdfs = true;
   return { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: base64 }, ...extra };
@@ -74,8 +75,9 @@ function userPart(part: unknown, param: string, usage: Usage): AnthropicBlock {
       return { type: 'text', text: part.text, ...cacheControl(part) };
     case 'image_url': {
       const image = part.image_url;
-      const url = typeof image === 'string' ? image : isObject(image) ? image.url : undefined;
-      if (typeof url !== 'string') invalid('An image_url part needs image_url.url.', `${param}.image_url.url`);
+      // A large URL may be raw (see CHAT_RAW_STRINGS): checked and forwarded from the bytes received.
+      const url = isJsonString(image) ? image : isObject(image) ? image.url : undefined;
+      if (!isJsonString(url)) invalid('An image_url part needs image_url.url.', `${param}.image_url.url`);
       const parsed = parseDataUrl(url);
       if (parsed?.mediaType === 'application/pdf') {
         if (!parsed.base64) invalid('PDF data URLs must be base64 encoded.', `${param}.image_url.url`);
@@ -86,7 +88,7 @@ function userPart(part: unknown, param: string, usage: Usage): AnthropicBlock {
     }
     case 'file': {
       const file = part.file;
-      if (!isObject(file) || typeof file.file_data !== 'string') {
+      if (!isObject(file) || !isJsonString(file.file_data)) {
         invalid(
           'A file part needs file.file_data (base64 or a data URL); file ids are not supported.',
           `${param}.file.file_data`,
@@ -101,13 +103,26 @@ function userPart(part: unknown, param: string, usage: Usage): AnthropicBlock {
         return documentBlock(data, `${param}.file.file_data`, cacheControl(part), usage);
       if (mimeType.startsWith('image/')) {
         usage.images = true;
-        return { ...toImageBlock(`data:${mimeType};base64,${data}`, `${param}.file.file_data`), ...cacheControl(part) };
+        return { ...fileImageBlock(mimeType, data, `${param}.file.file_data`), ...cacheControl(part) };
       }
       return invalid(`Files of type ${mimeType} are not supported; send PDFs or images.`, `${param}.file.mime_type`);
     }
     default:
       return invalid(`Content parts of type "${String(part.type).slice(0, 32)}" are not supported.`, `${param}.type`);
   }
+}
+
+/**
+ * The image block of a file part's data: as its data URL `data:<mime type>;base64,<data>` would
+ * convert, with raw data kept raw (the URL's header alone decides every check).
+ */
+function fileImageBlock(mimeType: string, data: JsonString, param: string): ImageBlock {
+  if (typeof data === 'string') return toImageBlock(`data:${mimeType};base64,${data}`, param);
+  const header = `data:${mimeType};base64,`;
+  // A comma in the media type would move the data's start into the header: read it as one string.
+  if (header.indexOf(',') !== header.length - 1) return toImageBlock(header + data.toString(), param);
+  const block = toImageBlock(header, param);
+  return { ...block, source: { ...block.source, data } };
 }
 
 function userContent(content: unknown, param: string, usage: Usage): string | AnthropicBlock[] {
