@@ -19,7 +19,7 @@ import {
   setDefinedAttributes,
   startSpan,
   type Context,
-} from '@gw/options';
+} from '@gw/tracing';
 import { createDispatcher, isEventStream, isForwardedResponseHeader, mapUpstreamError } from './core/upstream';
 
 /** Options of {@link sigv4Proxy}. */

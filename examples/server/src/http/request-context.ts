@@ -11,7 +11,7 @@ import {
   setDefinedAttributes,
   setRequestTraceContext,
   startSpan,
-} from '@gw/options';
+} from '@gw/tracing';
 import type { GatewayIdentity } from '@gw/identity-forwarding';
 import type { GatewayLocals } from '@gw/model-router';
 import type { GatewayMetrics } from '../observability/metrics';

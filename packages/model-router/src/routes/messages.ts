@@ -7,7 +7,7 @@ import { anthropicApi } from '../providers/anthropic';
 import { upstreamJson } from '../core/streaming-json';
 import { callProvider, isBodyTimeout, providerBase, startStreamSpan, type UpstreamLimits } from './upstream-call';
 import { UsageTap } from './usage-tap';
-import { requestTraceContext } from '@gw/options';
+import { requestTraceContext } from '@gw/tracing';
 import { gatewayLocals, type GatewayLocals } from './respond';
 import { providerUserId, type CallerIdResolver } from '../core/caller';
 import { createParser } from 'eventsource-parser';
