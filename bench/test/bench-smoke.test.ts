@@ -31,7 +31,17 @@ describe('pnpm bench', () => {
         expect(Object.keys(scenario[key]).sort()).toEqual(['max', 'median', 'min']);
       }
     }
-    expect(Object.keys(report.load).sort()).toEqual(['bareProxy', 'conversion', 'mcpCached', 'passThrough', 'stream']);
+    expect(Object.keys(report.load).sort()).toEqual([
+      'bareProxy',
+      'bedrock',
+      'conversion',
+      'mcpCached',
+      'passThrough',
+      'stream',
+    ]);
+    for (const path of ['bareProxy', 'bedrock', 'conversion', 'mcpCached', 'passThrough']) {
+      expect(Object.keys(report.load[path].overBare).sort()).toEqual(['max', 'median', 'min']);
+    }
     expect(Object.keys(report.catalog.latency).sort()).toEqual(['conversion', 'passThrough']);
     expect(Object.keys(report.catalog.load).sort()).toEqual(['conversion', 'passThrough']);
     for (const path of ['conversion', 'passThrough']) {
@@ -52,7 +62,7 @@ describe('pnpm bench', () => {
       expect(comparison.cpuMicrosPerRequest.floor.median).toBeGreaterThan(0);
     }
     expect(report.features.tracing.records.dropped).toBe(0);
-    expect(report.targets).toHaveLength(22);
+    expect(report.targets).toHaveLength(26);
     // A row is met or not, or says why it was not measured (smoke runs build no earlier gateway).
     for (const target of report.targets)
       expect(target.met === null ? target.measured : typeof target.met).toMatch(/^(boolean|not measured: .+)$/);
