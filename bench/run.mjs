@@ -782,6 +782,7 @@ async function main() {
     const mcpBody = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{}}}';
     const userKey = (i) => `gw-bench-user-${String(i % 100).padStart(6, '0')}`;
     const retrieve = '{"retrievalQuery":{"text":"How long do refunds take?"}}';
+    const streamChat = JSON.stringify({ ...JSON.parse(chatBody), stream: true });
     const bedrockHeaders = { 'x-gateway-provider': '@kb', 'x-gateway-custom-host': `http://127.0.0.1:${mock.port}` };
     if (want('latency')) {
       results.scenarios.push(
@@ -852,7 +853,6 @@ async function main() {
       );
     }
 
-    const streamChat = JSON.stringify({ ...JSON.parse(chatBody), stream: true });
     const pid = gateway.child.pid;
     if (want('load')) {
       Object.assign(
