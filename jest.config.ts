@@ -21,6 +21,7 @@ const shared = {
 } satisfies Config['projects'] extends (infer P)[] | undefined ? Exclude<P, string> : never;
 
 const packageDirs = [
+  'packages/tracing',
   'packages/access',
   'packages/jwks',
   'packages/identity-forwarding',

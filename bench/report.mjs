@@ -128,6 +128,7 @@ export function targets(report) {
       1.05,
       (v) => `${ratio(v)} at most (${catalogRatios.map(([name, r]) => `${name} ${ratio(r)}`).join(', ')})`,
     ],
+    ...overBareRows(report.load),
   ];
   const bare = scenario(report, 'bare node:http proxy');
   const bareCpu = report.load.bareProxy?.cpuMicrosPerRequest;
@@ -153,6 +154,38 @@ export function targets(report) {
     }),
     ...featureTargets(report.features),
   ];
+}
+
+/**
+ * CPU per request under load against the bare node:http proxy measured in the same rounds (each
+ * round's ratio; median, min – max), and the signed Bedrock path's CPU per request.
+ */
+function overBareRows(load) {
+  const rows = [];
+  const overBare = (name, label, limit) => {
+    const l = load[name];
+    if (!l?.overBare) return;
+    rows.push([
+      `gateway CPU per request over the bare proxy's, 10 connections, ${label}`,
+      `≤ ${limit.toFixed(2)}×`,
+      l.overBare.median,
+      limit,
+      (v) => `${ratio(v)} (${ratio(l.overBare.min)} – ${ratio(l.overBare.max)}; ${us(l.cpuMicrosPerRequest)})`,
+    ]);
+  };
+  overBare('passThrough', '/v1/messages pass-through', 1.3);
+  overBare('conversion', '/v1/chat/completions conversion', 1.6);
+  overBare('mcpCached', 'MCP tools/call, jwt_header, cached token', 1.6);
+  if (load.bedrock) {
+    rows.push([
+      'gateway CPU per request, 10 connections, signed Bedrock retrieve',
+      '≤ 200 µs',
+      load.bedrock.cpuMicrosPerRequest,
+      200,
+      (v) => `${us(v)}${load.bedrock.overBare ? ` (${ratio(load.bedrock.overBare.median)} the bare proxy)` : ''}`,
+    ]);
+  }
+  return rows;
 }
 
 const p50Floor = (c) => `${ms(c.p50Micros.floor.median)} p50 (${ms(c.addedP50Micros.floor.median)} over the mock)`;
@@ -476,11 +509,11 @@ export function renderMarkdown(report) {
     '',
     `## Under load (10 connections; median of ${report.counts.cpuRounds} interleaved rounds of ${report.counts.cpu} requests after ${report.counts.cpuWarm} to warm up, min – max)`,
     '',
-    '| path | CPU per request | p50 | p99 |',
-    '| --- | --- | --- | --- |',
+    '| path | CPU per request | × bare proxy (same rounds) | p50 | p99 |',
+    '| --- | --- | --- | --- | --- |',
     ...Object.entries(report.load).map(
       ([name, l]) =>
-        `| ${name} | ${us(l.cpuMicrosPerRequest)} (${us(l.cpuMin)} – ${us(l.cpuMax)})${l.cpuMicrosPerEvent !== undefined ? `, ${us(l.cpuMicrosPerEvent)} per event` : ''} | ${ms(l.p50Micros)} | ${ms(l.p99Micros)} |`,
+        `| ${name} | ${us(l.cpuMicrosPerRequest)} (${us(l.cpuMin)} – ${us(l.cpuMax)})${l.cpuMicrosPerEvent !== undefined ? `, ${us(l.cpuMicrosPerEvent)} per event` : ''} | ${l.overBare ? `${ratio(l.overBare.median)} (${ratio(l.overBare.min)} – ${ratio(l.overBare.max)})` : '—'} | ${ms(l.p50Micros)} | ${ms(l.p99Micros)} |`,
     ),
     '',
     ...streamSection(report),

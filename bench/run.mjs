@@ -223,6 +223,7 @@ async function cpuUnderLoad(paths, n, warm, rounds) {
     for (const path of paths) readings[path.name].push(await cpuReading(path.pid, path.target, n));
   }
   const result = {};
+  const bare = readings.bareProxy;
   for (const path of paths) {
     const list = readings[path.name];
     const cpus = list.map((x) => x.cpu);
@@ -232,6 +233,8 @@ async function cpuUnderLoad(paths, n, warm, rounds) {
       cpuMax: Math.max(...cpus),
       p50Micros: median(list.map((x) => x.p50)),
       p99Micros: median(list.map((x) => x.p99)),
+      // Each round's figure over the bare proxy's of the same round, when the bare proxy is measured.
+      ...(bare ? { overBare: summary(cpus.map((cpu, r) => cpu / bare[r].cpu)) } : {}),
     };
   }
   return result;
@@ -881,7 +884,9 @@ async function main() {
     const n = counts.latency;
     const mcpBody = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{}}}';
     const userKey = (i) => `gw-bench-user-${String(i % 100).padStart(6, '0')}`;
+    const retrieve = '{"retrievalQuery":{"text":"How long do refunds take?"}}';
     const streamChat = JSON.stringify({ ...JSON.parse(chatBody), stream: true });
+    const bedrockHeaders = { 'x-gateway-provider': '@kb', 'x-gateway-custom-host': `http://127.0.0.1:${mock.port}` };
     if (want('latency')) {
       results.scenarios.push(
         await paired(
@@ -930,14 +935,10 @@ async function main() {
           counts.rounds,
         ),
       );
-      const retrieve = '{"retrievalQuery":{"text":"How long do refunds take?"}}';
       results.scenarios.push(
         await paired(
           'signed Bedrock retrieve',
-          gw('/v1/knowledgebases/KB1/retrieve', retrieve, {
-            'x-gateway-provider': '@kb',
-            'x-gateway-custom-host': `http://127.0.0.1:${mock.port}`,
-          }),
+          gw('/v1/knowledgebases/KB1/retrieve', retrieve, bedrockHeaders),
           direct('/knowledgebases/KB1/retrieve', retrieve),
           n,
           counts.rounds,
@@ -982,6 +983,7 @@ async function main() {
               ),
             },
             { name: 'mcpCached', pid, target: gw('/mcp/tools', mcpBody, { 'x-gateway-api-key': userKey(1) }) },
+            { name: 'bedrock', pid, target: gw('/v1/knowledgebases/KB1/retrieve', retrieve, bedrockHeaders) },
             {
               name: 'bareProxy',
               pid: bare.child.pid,

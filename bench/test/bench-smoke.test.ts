@@ -32,7 +32,17 @@ describe('pnpm bench', () => {
         expect(Object.keys(scenario[key]).sort()).toEqual(['max', 'median', 'min']);
       }
     }
-    expect(Object.keys(report.load).sort()).toEqual(['bareProxy', 'conversion', 'mcpCached', 'passThrough', 'stream']);
+    expect(Object.keys(report.load).sort()).toEqual([
+      'bareProxy',
+      'bedrock',
+      'conversion',
+      'mcpCached',
+      'passThrough',
+      'stream',
+    ]);
+    for (const path of ['bareProxy', 'bedrock', 'conversion', 'mcpCached', 'passThrough']) {
+      expect(Object.keys(report.load[path].overBare).sort()).toEqual(['max', 'median', 'min']);
+    }
     expect(Object.keys(report.streams.cpu).sort()).toEqual(['bareProxy', 'burst', 'conversion', 'passThrough']);
     for (const path of Object.values(report.streams.cpu) as { cpuMicrosPerEvent: { median: number } }[])
       expect(path.cpuMicrosPerEvent.median).toBeGreaterThan(0);

@@ -203,7 +203,7 @@ describe('the release', () => {
 
   let adopter: string;
 
-  it('installs @gw/identity-forwarding ALONE into a fresh consumer, with @gw/jwks and @gw/options from the same registry', () => {
+  it('installs @gw/identity-forwarding ALONE into a fresh consumer, with @gw/jwks, @gw/options and @gw/tracing from the same registry', () => {
     adopter = mkdtempSync(join(tmpdir(), 'gw-adopter-'));
     writeFileSync(join(adopter, 'package.json'), JSON.stringify({ name: 'adopter', version: '1.0.0', private: true }));
     timed('npm install @gw/identity-forwarding', () =>
@@ -212,7 +212,7 @@ describe('the release', () => {
     const lock = JSON.parse(readFileSync(join(adopter, 'package-lock.json'), 'utf8')) as {
       packages: Record<string, { version?: string; resolved?: string }>;
     };
-    for (const name of ['@gw/identity-forwarding', '@gw/jwks', '@gw/options']) {
+    for (const name of ['@gw/identity-forwarding', '@gw/jwks', '@gw/options', '@gw/tracing']) {
       const entry = lock.packages[`node_modules/${name}`];
       expect(entry?.resolved).toMatch(new RegExp(`^${registry.replace(/[.]/g, '\\.')}`));
     }

@@ -22,21 +22,3 @@ export function rejectUnknownOptions(value: object, allowed: readonly string[], 
     );
   }
 }
-
-export {
-  SpanKind,
-  SpanStatusCode,
-  contextWithParent,
-  injectTraceHeaders,
-  newSpanId,
-  newTraceId,
-  parseTraceparent,
-  requestTraceContext,
-  setDefinedAttributes,
-  setRequestTraceContext,
-  startSpan,
-  type Attributes,
-  type Context,
-  type Span,
-  type StartedSpan,
-} from './trace';

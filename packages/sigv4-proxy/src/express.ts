@@ -19,7 +19,7 @@ import {
   setDefinedAttributes,
   startSpan,
   type Context,
-} from '@gw/options';
+} from '@gw/tracing';
 import { createDispatcher, isEventStream, isForwardedResponseHeader, mapUpstreamError } from './core/upstream';
 
 /** Options of {@link sigv4Proxy}. */
@@ -259,7 +259,7 @@ export function sigv4Proxy(options: Sigv4ProxyOptions): RequestHandler {
       span.end();
     });
     try {
-      const signed = await signer.sign(
+      const signed = signer.signNow(
         { method: req.method, origin: target.origin, path, query, headers, body },
         target.region,
       );

@@ -11,7 +11,7 @@ import {
   setDefinedAttributes,
   setRequestTraceContext,
   startSpan,
-} from '@gw/options';
+} from '@gw/tracing';
 import type { GatewayIdentity } from '@gw/identity-forwarding';
 import type { GatewayLocals } from '@gw/model-router';
 import type { GatewayMetrics } from '../observability/metrics';
@@ -91,7 +91,7 @@ export function trackRequest(
   const request = startSpan(
     TRACER_NAME,
     `${method} ${family}`,
-    parent ? contextWithParent(parent) : contextWithParent(INVALID_PARENT),
+    parent ? contextWithParent(parent) : NEW_TRACE,
     SpanKind.SERVER,
     { 'http.request.method': method, 'gateway.route': family, 'gateway.request_id': requestId },
   );
@@ -161,8 +161,12 @@ export function trackRequest(
   });
 }
 
-/** No parent: the request span starts a new trace. */
-const INVALID_PARENT = { traceId: '00000000000000000000000000000000', spanId: '0000000000000000', traceFlags: 0 };
+/** No parent: the request span starts a new trace (one context for every such request, made once). */
+const NEW_TRACE = contextWithParent({
+  traceId: '00000000000000000000000000000000',
+  spanId: '0000000000000000',
+  traceFlags: 0,
+});
 
 /** The caller's user id: an API key's `user_id` (else `sub`), a token's `sub`. */
 function callerUserId(identity: GatewayIdentity | undefined): string | null {

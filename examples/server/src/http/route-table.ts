@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Express, RequestHandler } from 'express';
 import type { Authenticator, GatewayIdentity } from '@gw/identity-forwarding';
 import type { ModelRoutes } from '@gw/model-router';
-import { SpanKind, SpanStatusCode, requestTraceContext, startSpan } from '@gw/options';
+import { SpanKind, SpanStatusCode, requestTraceContext, startSpan } from '@gw/tracing';
 import { readMetadata } from '../observability/metadata';
 import { requestState, TRACER_NAME } from './request-context';
 

@@ -368,6 +368,31 @@ describe.each(ENGINES)('request records on %s', (name) => {
     expect(await recorded(plain)).toMatchObject({ route: 'messages', status: 503, error_code: 'upstream_503' });
   });
 
+  it('stores a record whose model name holds NUL or an unpaired surrogate (as U+FFFD), and the records inserted beside it', async () => {
+    const { gateway, admin } = engine();
+    const send = (model: string) =>
+      fetch(`${gateway.url}/v1/messages`, {
+        method: 'POST',
+        headers: { 'x-api-key': KEY_B, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+        body: JSON.stringify({ model, max_tokens: 16, messages: [{ role: 'user', content: 'hello' }] }),
+      });
+    // Sent together: one insert batch holds both.
+    const [odd, plain] = await Promise.all([send('@claude/claude-\ud800\u0000-odd'), send('@claude/claude-haiku-4-5')]);
+    const ids = [odd, plain].map((res) => res.headers.get('x-gateway-request-id') as string);
+    let records: { request_id: string; model_requested: string }[] = [];
+    await eventually(10_000, async () => {
+      const page = await admin('GET', '/requests?user=u_bob&limit=50');
+      records = page.body.data.filter((r: { request_id: string }) => ids.includes(r.request_id));
+      return records.length === 2;
+    });
+    expect(records.map((r) => [r.request_id, r.model_requested]).sort()).toEqual(
+      [
+        [ids[0], 'claude-\uFFFD\uFFFD-odd'],
+        [ids[1], 'claude-haiku-4-5'],
+      ].sort(),
+    );
+  });
+
   it('refuses a bad filter, limit or cursor with 400 naming the parameter', async () => {
     const { admin } = engine();
     for (const [query, param] of [

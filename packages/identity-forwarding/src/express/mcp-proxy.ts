@@ -25,17 +25,17 @@ import {
 } from '../core/errors';
 import { DEFAULT_HEADER_NAMES, resolveServer, type McpServerConfig } from '../core/forwarding-config';
 import { IdentityForwarder } from '../core/forwarder';
+import { rejectUnknownOptions } from '@gw/options';
 import {
   SpanKind,
   SpanStatusCode,
   injectTraceHeaders,
-  rejectUnknownOptions,
   requestTraceContext,
   setDefinedAttributes,
   startSpan,
   type Context,
   type Span,
-} from '@gw/options';
+} from '@gw/tracing';
 import { IdentityTokenCache } from '../core/token-cache';
 import type { GatewayIdentity } from '../core/identity';
 import {

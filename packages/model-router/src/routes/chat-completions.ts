@@ -30,7 +30,7 @@ import {
   type UpstreamLimits,
 } from './upstream-call';
 import { anthropicUsage, gatewayLocals } from './respond';
-import { requestTraceContext } from '@gw/options';
+import { requestTraceContext } from '@gw/tracing';
 import { MessageAssembler, messageEvents } from '../core/cache/answer';
 import { MAX_CACHED_ANSWER_BYTES, lookUp, planCache, remember, type CacheContext } from './cache-flow';
 

@@ -8,7 +8,7 @@ import { upstreamJson } from '../core/streaming-json';
 import type { RawStringPolicy } from '../core/json-reader';
 import { callProvider, isBodyTimeout, providerBase, startStreamSpan, type UpstreamLimits } from './upstream-call';
 import { UsageTap } from './usage-tap';
-import { requestTraceContext } from '@gw/options';
+import { requestTraceContext } from '@gw/tracing';
 import { gatewayLocals, type GatewayLocals } from './respond';
 import { providerUserId, type CallerIdResolver } from '../core/caller';
 import { createParser } from 'eventsource-parser';
@@ -184,8 +184,30 @@ export async function runNativeMessages(
   const encoded = response.headers['content-encoding'];
   if (plan && response.statusCode === 200 && (encoded === undefined || encoded === 'identity'))
     keepAnswer(context.cache, plan, response.body, eventStream);
-  if (writer) response.body.once('end', () => writer.end());
+  if (writer) {
+    response.body.once('end', () => writer.end());
+    return;
+  }
+  const length = Number(response.headers['content-length']);
+  if (length >= 0 && length <= MAX_WHOLE_ANSWER_BYTES) sendWhole(response.body, res);
   else response.body.pipe(res);
+}
+
+/**
+ * Most bytes of a non-streamed answer with a `content-length` sent in one write with the response
+ * headers: 1 MiB. Longer ones, and event streams, are piped as they come.
+ */
+const MAX_WHOLE_ANSWER_BYTES = 1024 * 1024;
+
+/**
+ * Sends a provider's answer of known, bounded length whole once it has arrived: headers and body
+ * leave in one write, where piping takes a write per chunk and one more at the end. A body that
+ * fails midway destroys the response (the body's error handler), as a pipe would.
+ */
+function sendWhole(body: UndiciDispatcher.ResponseData['body'], res: ServerResponse): void {
+  const chunks: Buffer[] = [];
+  body.on('data', (chunk: Buffer) => chunks.push(chunk));
+  body.once('end', () => res.end(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)));
 }
 
 /** Most bytes of a provider's error body read, as it passes to the client, for its error type: 64 KiB. */

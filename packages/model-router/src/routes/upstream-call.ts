@@ -15,7 +15,7 @@ import {
   startSpan,
   type Context,
   type Span,
-} from '@gw/options';
+} from '@gw/tracing';
 import { gatewayLocals, type GatewayLocals } from './respond';
 
 /** The instrumentation scope of the router's spans. */

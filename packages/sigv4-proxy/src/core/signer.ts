@@ -1,5 +1,4 @@
-import { Sha256 } from '@aws-crypto/sha256-js';
-import { SignatureV4 } from '@smithy/signature-v4';
+import { createHash, createHmac } from 'node:crypto';
 import { UnsupportedQueryParameterError } from './errors';
 import type { ResolvedIntegration } from './integration';
 
@@ -20,7 +19,7 @@ export interface RequestToSign {
  * Decodes a raw query string into the parameters the signer canonicalises (order and encoding are
  * its job). The object has no prototype: a parameter named `constructor` or `toString` is a
  * parameter like any other. A parameter named `__proto__` is refused with
- * {@link UnsupportedQueryParameterError}: the signing library drops it from the canonical query.
+ * {@link UnsupportedQueryParameterError}, as the signing libraries drop it from the canonical query.
  */
 export function parseQuery(query: string): Record<string, string | string[]> {
   const params = Object.create(null) as Record<string, string | string[]>;
@@ -47,46 +46,151 @@ export function parseQuery(query: string): Record<string, string | string[]> {
   return params;
 }
 
-/** Signs requests with one integration's credentials (the secret is read only when signing). */
+/** Headers never signed (what AWS's own signers leave out), besides `proxy-*` and `sec-*`. */
+const UNSIGNABLE: ReadonlySet<string> = new Set([
+  'authorization',
+  'cache-control',
+  'connection',
+  'expect',
+  'from',
+  'keep-alive',
+  'max-forwards',
+  'pragma',
+  'referer',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'user-agent',
+  'x-amzn-trace-id',
+]);
+/** Headers the signer writes itself: any the caller gave are replaced. */
+const GENERATED: ReadonlySet<string> = new Set(['authorization', 'x-amz-date', 'date']);
+
+/** RFC 3986 encoding, as SigV4 wants it (`encodeURIComponent` leaves `!'()*` alone). */
+function escapeUri(value: string): string {
+  return encodeURIComponent(value).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+}
+
+/**
+ * The canonical URI: `.` and `..` segments and empty segments resolved, then every segment
+ * percent-encoded once more (services other than S3 sign the path encoded twice).
+ */
+export function canonicalPath(path: string): string {
+  const segments: string[] = [];
+  for (const segment of path.split('/')) {
+    if (segment === '' || segment === '.') continue;
+    if (segment === '..') segments.pop();
+    else segments.push(segment);
+  }
+  const normalized = `${path.startsWith('/') ? '/' : ''}${segments.join('/')}${segments.length > 0 && path.endsWith('/') ? '/' : ''}`;
+  return escapeUri(normalized).replace(/%2F/g, '/');
+}
+
+/** The canonical query string: names and values encoded, sorted by name, then a name's values sorted. */
+export function canonicalQuery(params: Record<string, string | string[]>): string {
+  const pairs = new Map<string, string>();
+  for (const key in params) {
+    if (key.toLowerCase() === 'x-amz-signature') continue;
+    const name = escapeUri(key);
+    const value = params[key] as string | string[];
+    pairs.set(
+      name,
+      typeof value === 'string'
+        ? `${name}=${escapeUri(value)}`
+        : value
+            .map((v) => `${name}=${escapeUri(v)}`)
+            .sort()
+            .join('&'),
+    );
+  }
+  return [...pairs.keys()]
+    .sort()
+    .map((name) => pairs.get(name) as string)
+    .filter((pair) => pair !== '')
+    .join('&');
+}
+
+const sha256Hex = (data: string | Uint8Array): string => createHash('sha256').update(data).digest('hex');
+const hmac = (key: string | Buffer, data: string): Buffer => createHmac('sha256', key).update(data).digest();
+
+/** Signing keys kept: one per UTC day, region and service in use (a few at most). */
+const MAX_SIGNING_KEYS = 16;
+
+/**
+ * Signs requests with one integration's credentials, with AWS Signature Version 4 on node:crypto
+ * (docs/decisions.md). The secret is read only when a signing key is derived: once per UTC day,
+ * region and service; the key of the day is then reused.
+ */
 export class IntegrationSigner {
-  private readonly signer: SignatureV4;
+  private readonly keys = new Map<string, Buffer>();
 
   constructor(
-    integration: Pick<ResolvedIntegration, 'accessKeyId' | 'secretAccessKey' | 'sessionToken'>,
-    service = BEDROCK_SIGNING_SERVICE,
-  ) {
-    this.signer = new SignatureV4({
-      service,
-      // Stryker disable next-line StringLiteral: a placeholder; sign() always passes signingRegion.
-      region: 'us-east-1',
-      sha256: Sha256,
-      applyChecksum: false,
-      credentials: async () => ({
-        accessKeyId: integration.accessKeyId,
-        secretAccessKey: integration.secretAccessKey.reveal(),
-        sessionToken: integration.sessionToken?.reveal(),
-      }),
-    });
-  }
+    private readonly integration: Pick<ResolvedIntegration, 'accessKeyId' | 'secretAccessKey' | 'sessionToken'>,
+    private readonly service = BEDROCK_SIGNING_SERVICE,
+  ) {}
 
   /**
    * Returns the headers to send: the given ones plus `host`, `x-amz-date`, `x-amz-security-token`
    * (with a session token) and `authorization`. The payload hash is over the exact body bytes.
    */
   async sign(request: RequestToSign, region: string, signingDate?: Date): Promise<Record<string, string>> {
-    const signed = await this.signer.sign(
-      {
-        method: request.method,
-        protocol: request.origin.protocol,
-        hostname: request.origin.hostname,
-        port: request.origin.port ? Number(request.origin.port) : undefined,
-        path: request.path,
-        query: parseQuery(request.query),
-        headers: { ...request.headers, host: request.origin.host },
-        body: request.body,
-      },
-      { signingRegion: region, signingDate },
-    );
-    return signed.headers as Record<string, string>;
+    return this.signNow(request, region, signingDate);
+  }
+
+  /** {@link IntegrationSigner.sign} without a promise. */
+  signNow(request: RequestToSign, region: string, signingDate: Date = new Date()): Record<string, string> {
+    const longDate = signingDate
+      .toISOString()
+      .replace(/\.\d{3}Z$/, 'Z')
+      .replace(/[-:]/g, '');
+    const shortDate = longDate.slice(0, 8);
+    const scope = `${shortDate}/${region}/${this.service}/aws4_request`;
+    const headers: Record<string, string> = {};
+    for (const name in request.headers) {
+      if (!GENERATED.has(name.toLowerCase())) headers[name] = request.headers[name] as string;
+    }
+    headers.host = request.origin.host;
+    headers['x-amz-date'] = longDate;
+    const sessionToken = this.integration.sessionToken?.reveal();
+    if (sessionToken) headers['x-amz-security-token'] = sessionToken;
+    let payloadHash: string | undefined;
+    const canonical = new Map<string, string>();
+    for (const name of Object.keys(headers).sort()) {
+      const value = headers[name];
+      if (value === undefined || value === null) continue;
+      const lower = name.toLowerCase();
+      if (lower === 'x-amz-content-sha256') payloadHash = value;
+      if (UNSIGNABLE.has(lower) || lower.startsWith('proxy-') || lower.startsWith('sec-')) continue;
+      canonical.set(lower, String(value).trim().replace(/\s+/g, ' '));
+    }
+    const names = [...canonical.keys()].sort();
+    const signedHeaders = names.join(';');
+    const canonicalRequest = [
+      request.method,
+      canonicalPath(request.path),
+      canonicalQuery(parseQuery(request.query)),
+      names.map((name) => `${name}:${canonical.get(name)}`).join('\n'),
+      '',
+      signedHeaders,
+      payloadHash ?? sha256Hex(request.body),
+    ].join('\n');
+    const stringToSign = `AWS4-HMAC-SHA256\n${longDate}\n${scope}\n${sha256Hex(canonicalRequest)}`;
+    const signature = createHmac('sha256', this.signingKey(shortDate, region)).update(stringToSign).digest('hex');
+    headers.authorization = `AWS4-HMAC-SHA256 Credential=${this.integration.accessKeyId}/${scope}, SignedHeaders=${signedHeaders}, Signature=${signature}`;
+    return headers;
+  }
+
+  /** The day's signing key for a region (derived from the secret once, then kept). */
+  private signingKey(shortDate: string, region: string): Buffer {
+    const id = `${shortDate}/${region}`;
+    let key = this.keys.get(id);
+    if (key === undefined) {
+      const date = hmac(`AWS4${this.integration.secretAccessKey.reveal()}`, shortDate);
+      key = hmac(hmac(hmac(date, region), this.service), 'aws4_request');
+      if (this.keys.size >= MAX_SIGNING_KEYS) this.keys.clear();
+      this.keys.set(id, key);
+    }
+    return key;
   }
 }

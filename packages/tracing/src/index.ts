@@ -1,5 +1,5 @@
 /**
- * W3C Trace Context and OpenTelemetry spans as every @gw package makes them. Only
+ * @gw/tracing: W3C Trace Context and OpenTelemetry spans as every @gw package makes them. Only
  * `@opentelemetry/api` is used: with a tracer provider registered (the host's or the gateway's
  * SDK), spans are recorded and exported; without one they cost a few allocations, yet every hop
  * still gets a span id of its own, so the `traceparent` sent upstream names the gateway's span.

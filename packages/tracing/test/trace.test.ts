@@ -1,0 +1,85 @@
+import { ROOT_CONTEXT, SpanKind, trace } from '@opentelemetry/api';
+import {
+  contextWithParent,
+  injectTraceHeaders,
+  newSpanId,
+  newTraceId,
+  parseTraceparent,
+  requestTraceContext,
+  setRequestTraceContext,
+  startSpan,
+} from '../src';
+
+const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
+const SPAN = '00f067aa0ba902b7';
+
+describe('parseTraceparent', () => {
+  it('reads a valid header, with its sampled flag and tracestate', () => {
+    const parent = parseTraceparent(`00-${TRACE}-${SPAN}-01`, 'vendor=a,other=b');
+    expect(parent).toMatchObject({ traceId: TRACE, spanId: SPAN, traceFlags: 1, isRemote: true });
+    expect(parent?.traceState?.serialize()).toBe('vendor=a,other=b');
+    expect(parseTraceparent(`00-${TRACE}-${SPAN}-00`)?.traceFlags).toBe(0);
+    // A later version may carry more fields.
+    expect(parseTraceparent(`01-${TRACE}-${SPAN}-01-extra`)?.traceId).toBe(TRACE);
+  });
+
+  it.each([
+    ['missing', undefined],
+    ['an array', [`00-${TRACE}-${SPAN}-01`]],
+    ['upper-case hex', `00-${TRACE.toUpperCase()}-${SPAN}-01`],
+    ['version ff', `ff-${TRACE}-${SPAN}-01`],
+    ['version 00 with extra fields', `00-${TRACE}-${SPAN}-01-extra`],
+    ['an all-zero trace id', `00-${'0'.repeat(32)}-${SPAN}-01`],
+    ['an all-zero span id', `00-${TRACE}-${'0'.repeat(16)}-01`],
+    ['too long', `00-${TRACE}-${SPAN}-01-${'x'.repeat(600)}`],
+  ])('refuses %s', (_name, header) => {
+    expect(parseTraceparent(header as string | undefined)).toBeUndefined();
+  });
+});
+
+describe('spans without a tracer provider', () => {
+  it("get a span id of their own in the parent's trace, which traceparent names", () => {
+    const parent = contextWithParent({ traceId: TRACE, spanId: SPAN, traceFlags: 1, isRemote: true });
+    const { span, context } = startSpan('test', 'child', parent, SpanKind.CLIENT);
+    expect(span.spanContext().traceId).toBe(TRACE);
+    expect(span.spanContext().spanId).not.toBe(SPAN);
+    const headers: Record<string, unknown> = { tracestate: 'stale=1' };
+    injectTraceHeaders(context, headers);
+    expect(headers.traceparent).toBe(`00-${TRACE}-${span.spanContext().spanId}-01`);
+    // The client's tracestate is not passed on when the span has none.
+    expect(headers.tracestate).toBeUndefined();
+  });
+
+  it('start a new sampled trace under an invalid parent', () => {
+    const { span } = startSpan(
+      'test',
+      'root',
+      trace.setSpanContext(
+        ROOT_CONTEXT,
+        trace.wrapSpanContext({ traceId: '0'.repeat(32), spanId: '0'.repeat(16), traceFlags: 0 }).spanContext(),
+      ),
+      SpanKind.SERVER,
+    );
+    expect(span.spanContext().traceId).toMatch(/^(?!0{32})[0-9a-f]{32}$/);
+    expect(span.spanContext().traceFlags).toBe(0);
+  });
+});
+
+describe('ids and the request trace context', () => {
+  it('makes distinct, well-formed ids', () => {
+    const traces = new Set(Array.from({ length: 500 }, newTraceId));
+    const spans = new Set(Array.from({ length: 500 }, newSpanId));
+    expect(traces.size).toBe(500);
+    expect(spans.size).toBe(500);
+    for (const id of traces) expect(id).toMatch(/^[0-9a-f]{32}$/);
+    for (const id of spans) expect(id).toMatch(/^[0-9a-f]{16}$/);
+  });
+
+  it('carries the context a host set on the request', () => {
+    const req = {};
+    const context = contextWithParent({ traceId: TRACE, spanId: SPAN, traceFlags: 1 });
+    setRequestTraceContext(req, context);
+    expect(requestTraceContext(req)).toBe(context);
+    expect(trace.getSpanContext(requestTraceContext({}))).toBeUndefined();
+  });
+});
