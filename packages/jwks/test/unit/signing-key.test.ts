@@ -155,7 +155,7 @@ describe('loadSigningKey', () => {
     for (const [production, jwtHeaderInUse] of [
       [true, false],
       [false, true],
-    ]) {
+    ] as const) {
       const loaded = loadSigningKey({ previousPublicKeysPem: b.publicPem, production, jwtHeaderInUse });
       expect(loaded.ephemeral).toBe(true);
       expect(loaded.jwks.keys.map((k) => k.kid)).toEqual([loaded.key?.kid, SigningKey.fromPem(b.privatePem).kid]);
