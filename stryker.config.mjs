@@ -58,6 +58,8 @@ const config = {
       // SDK, a few milliseconds per test. The integration tests cover the same files at 1 to 40 s
       // per mutant (docs/testing.md); plain `jest` still runs them all.
       testMatch: packages.map((name) => `<rootDir>/packages/${name}/test/unit/**/*.test.ts`),
+      // Jest crawls only these folders on each run (one run per mutant).
+      roots: packages.flatMap((name) => [`<rootDir>/packages/${name}/src`, `<rootDir>/packages/${name}/test/unit`]),
       // Stop at the first failing file (a killed mutant needs no more), cheapest files first.
       bail: 1,
       testSequencer: fileURLToPath(new URL('./scripts/stryker/file-order-sequencer.cjs', import.meta.url)),

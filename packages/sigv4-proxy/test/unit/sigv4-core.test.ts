@@ -106,7 +106,7 @@ describe('parseQuery', () => {
 
 describe('IntegrationSigner', () => {
   // AWS's published SigV4 test suite (service "service", us-east-1, 2015-08-30T12:36:00Z).
-  const credentials = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: new Secret('wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY') };
+  const credentials = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: new Secret('wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY'), sessionToken: undefined };
   const sessionToken =
     'AQoDYXdzEPT//////////wEXAMPLEtc764bNrC9SAPBSM22wDOk4x4HIZ8j4FZTwdQWLWsKWHGBuFqwAeMicRXmxfpSPfIeoIYRqTflfKD8YUuwthAx7mSEI/qkPpKPi/kMcGdQrmGdeehM4IC1NtBmUpp2wUE8phUZampKsburEDy0KPkyQDYwT7WZ0wq5VSXDvp75YU9HFvlRd8Tx6q6fE8YQcHNVXAkiY9q6d+xo0rKwT38xVqr7ZD0u0iPPkUL64lIZbqBAz+scqKmlzm8FDrypNC9Yjc8fPOLn9FX9KSYvKTr4rvx3iSIlTJabIQwj2ICCR/oLxBA==';
   const date = new Date('2015-08-30T12:36:00Z');
