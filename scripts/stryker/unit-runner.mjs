@@ -155,6 +155,14 @@ class Collector {
   }
 }
 
+/**
+ * An error thrown outside any awaited code (an 'error' event nobody listens to, a rejection nobody
+ * handles) fails the test that is running, as in jest, instead of ending the test runner process.
+ */
+let failRunningTest = (/** @type {unknown} */ _error) => {};
+process.on('uncaughtException', (error) => failRunningTest(error));
+process.on('unhandledRejection', (error) => failRunningTest(error));
+
 /** Runs `fn` (sync, async or with a done callback) within the test timeout. */
 async function call(fn) {
   let timer;
@@ -163,10 +171,12 @@ async function call(fn) {
       fn.length > 0 ? new Promise((resolve, reject) => fn((error) => (error ? reject(error) : resolve()))) : fn(),
       new Promise((_resolve, reject) => {
         timer = setTimeout(() => reject(new Error(`Exceeded timeout of ${TEST_TIMEOUT_MS} ms for a test.`)), TEST_TIMEOUT_MS);
+        failRunningTest = reject;
       }),
     ]);
   } finally {
     clearTimeout(timer);
+    failRunningTest = () => {};
   }
 }
 
@@ -285,7 +295,10 @@ function unitRunnerFactory(log) {
       load();
       if (loadError) return { status: DryRunStatus.Error, errorMessage: loadError };
       const state = ns();
-      state.mutantCoverage = { static: state.mutantCoverage?.static ?? {}, perTest: {} };
+      // The instrumented files keep a reference to this object (from their first coverage call,
+      // at load): reset its per-test part in place, never replace it.
+      state.mutantCoverage ??= { static: {}, perTest: {} };
+      state.mutantCoverage.perTest = {};
       const tests = await run(undefined, false);
       const result = { status: DryRunStatus.Complete, tests };
       if (options.coverageAnalysis !== 'off') result.mutantCoverage = state.mutantCoverage;

@@ -164,8 +164,13 @@ describe('loadSigningKey', () => {
 });
 
 describe('createIdentityTokenSigner', () => {
-  const key = SigningKey.fromPem(a.privatePem);
-  const signer = createIdentityTokenSigner(key);
+  // Made in the tests, not when the file loads: mutation runs load the file once for all mutants.
+  let key: SigningKey;
+  let signer: ReturnType<typeof createIdentityTokenSigner>;
+  beforeEach(() => {
+    key = SigningKey.fromPem(a.privatePem);
+    signer = createIdentityTokenSigner(key);
+  });
   const decode = (s: string) => JSON.parse(Buffer.from(s, 'base64url').toString('utf8'));
   const sign = (options: unknown, claims: Record<string, unknown> = { sub: 'u' }) =>
     signer.signIdentityToken(claims, options as SignIdentityTokenOptions);
