@@ -64,4 +64,6 @@ for (const [report, names] of [
   }
 
 writeFileSync(intoPath, JSON.stringify({ ...into, files, testFiles }));
-console.log(`${intoPath}: ${Object.keys(files).length} source files, ${next} tests (${Object.keys(from.files).length} files from ${fromPath}).`);
+console.log(
+  `${intoPath}: ${Object.keys(files).length} source files, ${next} tests (${Object.keys(from.files).length} files from ${fromPath}).`,
+);

@@ -27,6 +27,8 @@ for (const [file, { mutants }] of Object.entries(report.files)) {
   rows.push({ file, killed, timeout, survived, noCoverage, errors, ignored, score: score.toFixed(2) });
   if (args.includes('--survivors'))
     for (const m of mutants.filter((m) => m.status === 'Survived' || m.status === 'NoCoverage'))
-      console.log(`${m.status}\t${file}:${m.location.start.line}:${m.location.start.column}\t${m.mutatorName}\t${String(m.replacement).slice(0, 80).replace(/\s+/g, ' ')}`);
+      console.log(
+        `${m.status}\t${file}:${m.location.start.line}:${m.location.start.column}\t${m.mutatorName}\t${String(m.replacement).slice(0, 80).replace(/\s+/g, ' ')}`,
+      );
 }
 console.table(rows);

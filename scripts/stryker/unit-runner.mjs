@@ -127,30 +127,27 @@ class Collector {
   }
   /** The jest globals, bound to this collector. */
   globals() {
-    const self = this;
     const withEach = (register) => {
       const f = (name, fn) => register(name, fn);
-      f.each =
-        (table) =>
-        (title, fn) =>
-          table.forEach((row, index) =>
-            register(eachTitle(String(title), row, index), () => (Array.isArray(row) ? fn(...row) : fn(row))),
-          );
+      f.each = (table) => (title, fn) =>
+        table.forEach((row, index) =>
+          register(eachTitle(String(title), row, index), () => (Array.isArray(row) ? fn(...row) : fn(row))),
+        );
       f.skip = () => undefined;
       f.only = f;
       f.todo = () => undefined;
       return f;
     };
-    const describe = withEach((name, fn) => self.describe(name, fn));
-    const it = withEach((name, fn) => self.test(name, fn));
+    const describe = withEach((name, fn) => this.describe(name, fn));
+    const it = withEach((name, fn) => this.test(name, fn));
     return {
       describe,
       it,
       test: it,
-      beforeEach: (fn) => self.current.beforeEach.push(fn),
-      afterEach: (fn) => self.current.afterEach.push(fn),
-      beforeAll: (fn) => self.current.beforeAll.push(fn),
-      afterAll: (fn) => self.current.afterAll.push(fn),
+      beforeEach: (fn) => this.current.beforeEach.push(fn),
+      afterEach: (fn) => this.current.afterEach.push(fn),
+      beforeAll: (fn) => this.current.beforeAll.push(fn),
+      afterAll: (fn) => this.current.afterAll.push(fn),
     };
   }
 }
@@ -170,7 +167,10 @@ async function call(fn) {
     await Promise.race([
       fn.length > 0 ? new Promise((resolve, reject) => fn((error) => (error ? reject(error) : resolve()))) : fn(),
       new Promise((_resolve, reject) => {
-        timer = setTimeout(() => reject(new Error(`Exceeded timeout of ${TEST_TIMEOUT_MS} ms for a test.`)), TEST_TIMEOUT_MS);
+        timer = setTimeout(
+          () => reject(new Error(`Exceeded timeout of ${TEST_TIMEOUT_MS} ms for a test.`)),
+          TEST_TIMEOUT_MS,
+        );
         failRunningTest = reject;
       }),
     ]);
@@ -214,7 +214,9 @@ function unitRunnerFactory(log) {
       const dir = join(root, 'packages', name, 'test', 'unit');
       let files = [];
       try {
-        files = readdirSync(dir).filter((f) => f.endsWith('.test.ts')).sort();
+        files = readdirSync(dir)
+          .filter((f) => f.endsWith('.test.ts'))
+          .sort();
       } catch {
         continue;
       }
@@ -261,8 +263,7 @@ function unitRunnerFactory(log) {
           await call(test.fn);
         } finally {
           for (const suite of [...test.suites].reverse())
-            for (const hook of suite.afterEach)
-              await call(hook).catch((error) => (failure ??= error));
+            for (const hook of suite.afterEach) await call(hook).catch((error) => (failure ??= error));
         }
       } catch (error) {
         failure ??= error;
@@ -276,7 +277,12 @@ function unitRunnerFactory(log) {
         started.delete(suite);
       }
       ns().currentTestId = undefined;
-      const base = { id: test.id, name: test.name, fileName: test.fileName, timeSpentMs: Math.round(performance.now() - t0) };
+      const base = {
+        id: test.id,
+        name: test.name,
+        fileName: test.fileName,
+        timeSpentMs: Math.round(performance.now() - t0),
+      };
       if (failure === undefined) results.push({ ...base, status: TestStatus.Success });
       else {
         results.push({ ...base, status: TestStatus.Failed, failureMessage: errorText(failure) });

@@ -6,7 +6,8 @@ import { rsaKey, token } from '../../../jwks/test/unit/keys';
 const jwk = () => ({ ...(rsaKey('a').publicKey.export({ format: 'jwk' }) as object), kid: 'k1' });
 const keys = () => new LocalKeySet([jwk()] as never);
 const now = () => Math.floor(Date.now() / 1000);
-const idToken = (claims: Record<string, unknown>, alg = 'RS256') => token({ alg, kid: 'k1' }, { exp: now() + 300, ...claims });
+const idToken = (claims: Record<string, unknown>, alg = 'RS256') =>
+  token({ alg, kid: 'k1' }, { exp: now() + 300, ...claims });
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
 
 async function failure(promise: Promise<unknown>) {
@@ -14,7 +15,8 @@ async function failure(promise: Promise<unknown>) {
     () => {
       throw new Error('resolved');
     },
-    (e: unknown) => e as { code: string; message: string; reason?: string; headers: Record<string, string>; status: number },
+    (e: unknown) =>
+      e as { code: string; message: string; reason?: string; headers: Record<string, string>; status: number },
   );
 }
 function thrown(fn: () => unknown): Error {
@@ -59,12 +61,18 @@ describe('Authenticator options', () => {
     try {
       let clock = 0;
       const auth = new Authenticator({
-        jwtValidation: { jwksUri: 'https://idp.example/jwks', onKeySetFetch: (o) => outcomes.push(o), keySet: { now: () => clock, cooldownMs: 1 } },
+        jwtValidation: {
+          jwksUri: 'https://idp.example/jwks',
+          onKeySetFetch: (o) => outcomes.push(o),
+          keySet: { now: () => clock, cooldownMs: 1 },
+        },
       });
       expect(auth.keySet).toBeDefined();
       await auth.authenticate(['authorization', `Bearer ${idToken({ sub: 'a' })}`]);
       clock = 10; // past the 1 ms cooldown: an unknown kid fetches again
-      await failure(auth.authenticate(['authorization', `Bearer ${token({ alg: 'RS256', kid: 'k2' }, { exp: now() + 300 })}`]));
+      await failure(
+        auth.authenticate(['authorization', `Bearer ${token({ alg: 'RS256', kid: 'k2' }, { exp: now() + 300 })}`]),
+      );
       expect(fetched).toEqual(['https://idp.example/jwks', 'https://idp.example/jwks']);
       expect(outcomes).toEqual(['ok', 'ok']);
     } finally {
@@ -78,16 +86,22 @@ describe('API keys', () => {
   const problem = (apiKeys: unknown[]) => thrown(() => new Authenticator({ apiKeys: apiKeys as never })).message;
 
   it('refuses an invalid list or entry, saying which', () => {
-    expect(() => new Authenticator({ apiKeys: 'x' as never })).toThrow(new TypeError('apiKeys must be a list of { key | keySha256, user }.'));
+    expect(() => new Authenticator({ apiKeys: 'x' as never })).toThrow(
+      new TypeError('apiKeys must be a list of { key | keySha256, user }.'),
+    );
     expect(problem([entry(), null])).toBe('auth.apiKeys[1] must be an object with "key" or "keySha256" and "user".');
     expect(problem(['x'])).toBe('auth.apiKeys[0] must be an object with "key" or "keySha256" and "user".');
     expect(problem([entry({ name: 'x' })])).toMatch(/^auth\.apiKeys\[0\] has an unknown option "name"/);
     expect(problem([{ user: {} }])).toBe('auth.apiKeys[0] needs exactly one of "key" or "keySha256".');
-    expect(problem([entry({ keySha256: sha('x') })])).toBe('auth.apiKeys[0] needs exactly one of "key" or "keySha256".');
+    expect(problem([entry({ keySha256: sha('x') })])).toBe(
+      'auth.apiKeys[0] needs exactly one of "key" or "keySha256".',
+    );
     expect(problem([entry({ key: 'sk-1234' })])).toBe('auth.apiKeys[0].key must be a string of at least 8 characters.');
     expect(problem([entry({ key: 12345678 })])).toBe('auth.apiKeys[0].key must be a string of at least 8 characters.');
     for (const keySha256 of [sha('x').slice(1), `${sha('x')}0`, `${sha('x').slice(1)}g`, ` ${sha('x')}`])
-      expect(problem([{ keySha256, user: {} }])).toBe('auth.apiKeys[0].keySha256 must be 64 hexadecimal characters (the SHA-256 of the key).');
+      expect(problem([{ keySha256, user: {} }])).toBe(
+        'auth.apiKeys[0].keySha256 must be 64 hexadecimal characters (the SHA-256 of the key).',
+      );
     expect(problem([entry({ user: null })])).toBe('auth.apiKeys[0].user must be an object.');
     expect(problem([entry({ user: 'u' })])).toBe('auth.apiKeys[0].user must be an object.');
     expect(problem([entry(), { keySha256: sha('sk-12345678').toUpperCase(), user: {} }])).toBe(
@@ -151,10 +165,16 @@ describe('authenticate', () => {
     expect(await failure(new Authenticator().authenticate([], { resourceMetadataUrl: 'https://gw/x' }))).toMatchObject({
       headers: { 'www-authenticate': 'Bearer' },
     });
-    expect(await failure(tokens().authenticate([], { resourceMetadataUrl: 'https://gw/.well-known/x' }))).toMatchObject({
-      headers: { 'www-authenticate': 'Bearer resource_metadata="https://gw/.well-known/x"' },
-    });
-    expect(await failure(tokens().authenticate(['authorization', 'Basic x'], { resourceMetadataUrl: 'https://gw/"a\\b\u0001\u007f' }))).toMatchObject({
+    expect(await failure(tokens().authenticate([], { resourceMetadataUrl: 'https://gw/.well-known/x' }))).toMatchObject(
+      {
+        headers: { 'www-authenticate': 'Bearer resource_metadata="https://gw/.well-known/x"' },
+      },
+    );
+    expect(
+      await failure(
+        tokens().authenticate(['authorization', 'Basic x'], { resourceMetadataUrl: 'https://gw/"a\\b\u0001\u007f' }),
+      ),
+    ).toMatchObject({
       headers: { 'www-authenticate': 'Bearer error="invalid_token", resource_metadata="https://gw/\\"a\\\\b"' },
     });
   });
@@ -166,7 +186,9 @@ describe('authenticate', () => {
       message: 'Only Bearer authorization is accepted.',
       headers: { 'www-authenticate': 'Bearer error="invalid_token"' },
     });
-    expect(await failure(new Authenticator().authenticate(['authorization', `Bearer ${idToken({ sub: 'a' })}`]))).toMatchObject({
+    expect(
+      await failure(new Authenticator().authenticate(['authorization', `Bearer ${idToken({ sub: 'a' })}`])),
+    ).toMatchObject({
       code: 'invalid_credentials',
       reason: 'tokens_not_accepted',
       message: 'The credential is not valid.',
@@ -189,10 +211,16 @@ describe('authenticate', () => {
 
   it('validates with the configured issuer, audience, algorithms, required claims and clock tolerance (defaults RS256, none, 30 s)', async () => {
     const bearer = (t: string) => ['authorization', `Bearer ${t}`];
-    await expect(tokens().authenticate(bearer(idToken({}, 'RS384')))).rejects.toMatchObject({ reason: 'algorithm_not_allowed' });
+    await expect(tokens().authenticate(bearer(idToken({}, 'RS384')))).rejects.toMatchObject({
+      reason: 'algorithm_not_allowed',
+    });
     await expect(tokens({ algorithms: ['RS384'] }).authenticate(bearer(idToken({}, 'RS384')))).resolves.toBeDefined();
-    await expect(tokens({ issuer: 'a' }).authenticate(bearer(idToken({ iss: 'b' })))).rejects.toMatchObject({ reason: 'issuer_mismatch' });
-    await expect(tokens({ audience: 'a' }).authenticate(bearer(idToken({ aud: 'b' })))).rejects.toMatchObject({ reason: 'audience_mismatch' });
+    await expect(tokens({ issuer: 'a' }).authenticate(bearer(idToken({ iss: 'b' })))).rejects.toMatchObject({
+      reason: 'issuer_mismatch',
+    });
+    await expect(tokens({ audience: 'a' }).authenticate(bearer(idToken({ aud: 'b' })))).rejects.toMatchObject({
+      reason: 'audience_mismatch',
+    });
     await expect(tokens().authenticate(bearer(idToken({ exp: now() - 20 })))).resolves.toBeDefined();
     await expect(tokens().authenticate(bearer(idToken({ exp: now() - 40 })))).rejects.toMatchObject({
       code: 'invalid_credentials',
@@ -200,10 +228,14 @@ describe('authenticate', () => {
       message: 'The token is not valid.',
       headers: { 'www-authenticate': 'Bearer error="invalid_token"' },
     });
-    await expect(tokens({ clockToleranceSeconds: 0 }).authenticate(bearer(idToken({ exp: now() - 5 })))).rejects.toMatchObject({
+    await expect(
+      tokens({ clockToleranceSeconds: 0 }).authenticate(bearer(idToken({ exp: now() - 5 }))),
+    ).rejects.toMatchObject({
       reason: 'token_expired',
     });
-    expect(await failure(tokens({ requiredClaims: ['tenant'] }).authenticate(bearer(idToken({ sub: 'a' }))))).toMatchObject({
+    expect(
+      await failure(tokens({ requiredClaims: ['tenant'] }).authenticate(bearer(idToken({ sub: 'a' })))),
+    ).toMatchObject({
       code: 'missing_required_claim',
       message: 'The token has no "tenant" claim, which is required.',
       headers: { 'www-authenticate': 'Bearer error="invalid_token"' },
@@ -213,15 +245,19 @@ describe('authenticate', () => {
   it('answers 503 with retry-after when the key set cannot be fetched, and passes other errors on', async () => {
     const { IdentityProviderUnavailableError } = await import('@gw/jwks');
     const down: KeyResolver = { getKey: () => Promise.reject(new IdentityProviderUnavailableError('down', 7)) };
-    expect(await failure(new Authenticator({ jwtValidation: { keys: down } }).authenticate(['authorization', `Bearer ${idToken({})}`]))).toMatchObject({
+    expect(
+      await failure(
+        new Authenticator({ jwtValidation: { keys: down } }).authenticate(['authorization', `Bearer ${idToken({})}`]),
+      ),
+    ).toMatchObject({
       code: 'identity_provider_unavailable',
       status: 503,
       message: "The identity provider's keys cannot be fetched just now; retry shortly.",
       headers: { 'retry-after': '7' },
     });
     const broken: KeyResolver = { getKey: () => Promise.reject(new RangeError('bug')) };
-    await expect(new Authenticator({ jwtValidation: { keys: broken } }).authenticate(['authorization', `Bearer ${idToken({})}`])).rejects.toThrow(
-      new RangeError('bug'),
-    );
+    await expect(
+      new Authenticator({ jwtValidation: { keys: broken } }).authenticate(['authorization', `Bearer ${idToken({})}`]),
+    ).rejects.toThrow(new RangeError('bug'));
   });
 });

@@ -14,17 +14,33 @@ const signer: IdentityTokenSigner = {
 };
 beforeEach(() => (signed.length = 0));
 
-const server = (extra: Partial<McpServerConfig> = {}): McpServerConfig => ({ slug: 'files', url: 'http://127.0.0.1:9/mcp', ...extra });
-const forwarder = (extra: Partial<McpServerConfig>, deps: Partial<ConstructorParameters<typeof IdentityForwarder>[1]> = {}) =>
-  new IdentityForwarder(server(extra), { signer, acceptsTokens: true, ...deps });
-const apiKeyCaller = (claims: Record<string, unknown> = { sub: 'alice' }): GatewayIdentity => ({ method: 'api_key', subject: 'key:0', claims });
+const server = (extra: Partial<McpServerConfig> = {}): McpServerConfig => ({
+  slug: 'files',
+  url: 'http://127.0.0.1:9/mcp',
+  ...extra,
+});
+const forwarder = (
+  extra: Partial<McpServerConfig>,
+  deps: Partial<ConstructorParameters<typeof IdentityForwarder>[1]> = {},
+) => new IdentityForwarder(server(extra), { signer, acceptsTokens: true, ...deps });
+const apiKeyCaller = (claims: Record<string, unknown> = { sub: 'alice' }): GatewayIdentity => ({
+  method: 'api_key',
+  subject: 'key:0',
+  claims,
+});
 const tokenCaller = (claims: Record<string, unknown>, token: string | undefined = 'idp.tok.en'): GatewayIdentity => ({
   method: 'identity_token',
   subject: `idp:|${String(claims.sub)}`,
   claims,
   token,
 });
-function thrown(fn: () => unknown): { code?: string; message: string; headers?: unknown; reason?: string; status?: number } {
+function thrown(fn: () => unknown): {
+  code?: string;
+  message: string;
+  headers?: unknown;
+  reason?: string;
+  status?: number;
+} {
   try {
     fn();
   } catch (error) {
@@ -45,13 +61,25 @@ describe('toAsciiJson', () => {
 
 describe('IdentityForwarder configuration', () => {
   it('refuses jwt_header without a signer and bearer without token validation', () => {
-    expect(() => new IdentityForwarder(server({ user_identity_forwarding: { method: 'jwt_header' } }), { acceptsTokens: true })).toThrow(
-      new TypeError('mcpServers[files].user_identity_forwarding.method is jwt_header, but no signing key is configured (set JWT_PRIVATE_KEY).'),
+    expect(
+      () =>
+        new IdentityForwarder(server({ user_identity_forwarding: { method: 'jwt_header' } }), { acceptsTokens: true }),
+    ).toThrow(
+      new TypeError(
+        'mcpServers[files].user_identity_forwarding.method is jwt_header, but no signing key is configured (set JWT_PRIVATE_KEY).',
+      ),
     );
     expect(() => forwarder({ user_identity_forwarding: { method: 'bearer' } }, { acceptsTokens: false })).toThrow(
-      new TypeError('mcpServers[files].user_identity_forwarding.method is bearer, which needs auth.jwt_validation so callers have a token to forward.'),
+      new TypeError(
+        'mcpServers[files].user_identity_forwarding.method is bearer, which needs auth.jwt_validation so callers have a token to forward.',
+      ),
     );
-    expect(() => new IdentityForwarder(server({ user_identity_forwarding: { method: 'claims_header' } }), { acceptsTokens: false })).not.toThrow();
+    expect(
+      () =>
+        new IdentityForwarder(server({ user_identity_forwarding: { method: 'claims_header' } }), {
+          acceptsTokens: false,
+        }),
+    ).not.toThrow();
     expect(forwarder({}).server.slug).toBe('files');
   });
 });
@@ -59,12 +87,21 @@ describe('IdentityForwarder configuration', () => {
 describe('upstreamHeaders', () => {
   it('filters the client headers and adds none without identity forwarding', () => {
     const f = forwarder({ forward_headers: { mode: 'only', headers: ['x-trace'] } });
-    expect(f.upstreamHeaders({ 'x-trace': '1', 'x-other': '2', 'x-user-claims': 'forged' }, apiKeyCaller())).toEqual({ 'x-trace': '1' });
-    expect(() => f.identityHeaderValue(apiKeyCaller())).toThrow(new Error('identity forwarding is not configured for this server'));
+    expect(f.upstreamHeaders({ 'x-trace': '1', 'x-other': '2', 'x-user-claims': 'forged' }, apiKeyCaller())).toEqual({
+      'x-trace': '1',
+    });
+    expect(() => f.identityHeaderValue(apiKeyCaller())).toThrow(
+      new Error('identity forwarding is not configured for this server'),
+    );
   });
   it('replaces a forged identity header with the gateway one, and blocks the other servers’ identity headers', () => {
-    const f = forwarder({ user_identity_forwarding: { method: 'claims_header', header_name: 'X-Who' } }, { identityHeaderNames: ['x-elsewhere'] });
-    expect(f.upstreamHeaders({ 'x-who': 'forged', 'x-elsewhere': 'forged', 'x-keep': 'k' }, apiKeyCaller({ sub: 'alice' }))).toEqual({
+    const f = forwarder(
+      { user_identity_forwarding: { method: 'claims_header', header_name: 'X-Who' } },
+      { identityHeaderNames: ['x-elsewhere'] },
+    );
+    expect(
+      f.upstreamHeaders({ 'x-who': 'forged', 'x-elsewhere': 'forged', 'x-keep': 'k' }, apiKeyCaller({ sub: 'alice' })),
+    ).toEqual({
       'x-keep': 'k',
       'x-who': '{"sub":"alice"}',
     });
@@ -73,7 +110,9 @@ describe('upstreamHeaders', () => {
 
 describe('claims_header', () => {
   it('sends the included claims in include_claims order, without absent or null ones, as ASCII JSON', () => {
-    const f = forwarder({ user_identity_forwarding: { method: 'claims_header', include_claims: ['email', 'sub', 'gone', 'nil', 'zero'] } });
+    const f = forwarder({
+      user_identity_forwarding: { method: 'claims_header', include_claims: ['email', 'sub', 'gone', 'nil', 'zero'] },
+    });
     expect(f.identityHeaderValue(apiKeyCaller({ sub: 'ü', email: 'a@b', nil: null, zero: 0, extra: 'x' }))).toBe(
       '{"email":"a@b","sub":"\\u00fc","zero":0}',
     );
@@ -95,16 +134,20 @@ describe('claims_header', () => {
 });
 
 describe('bearer', () => {
-  const bearer = (extra: Partial<McpServerConfig> = {}) => forwarder({ user_identity_forwarding: { method: 'bearer' }, ...extra });
+  const bearer = (extra: Partial<McpServerConfig> = {}) =>
+    forwarder({ user_identity_forwarding: { method: 'bearer' }, ...extra });
   it("forwards the caller's identity-provider token", () => {
     expect(bearer().identityHeaderValue(tokenCaller({ sub: 'a' }, 'x.y.z'))).toBe('Bearer x.y.z');
-    expect(bearer().upstreamHeaders({ authorization: 'Bearer other' }, tokenCaller({ sub: 'a' }, 'x.y.z'))).toEqual({ authorization: 'Bearer x.y.z' });
+    expect(bearer().upstreamHeaders({ authorization: 'Bearer other' }, tokenCaller({ sub: 'a' }, 'x.y.z'))).toEqual({
+      authorization: 'Bearer x.y.z',
+    });
   });
   it('never forwards an API key', () => {
     for (const caller of [apiKeyCaller(), { ...tokenCaller({ sub: 'a' }), token: undefined }])
       expect(thrown(() => bearer().identityHeaderValue(caller))).toMatchObject({
         code: 'identity_token_required',
-        message: 'MCP server "files" takes the caller\'s identity-provider token; a gateway API key is never forwarded.',
+        message:
+          'MCP server "files" takes the caller\'s identity-provider token; a gateway API key is never forwarded.',
         headers: { 'www-authenticate': 'Bearer error="invalid_token"' },
       });
   });
@@ -123,15 +166,23 @@ describe('bearer', () => {
 
 describe('jwt_header', () => {
   const jwt = (extra: Partial<McpServerConfig> = {}, cache = new IdentityTokenCache()) =>
-    forwarder({ user_identity_forwarding: { method: 'jwt_header', include_claims: ['sub', 'email'] }, ...extra }, { tokenCache: cache });
+    forwarder(
+      { user_identity_forwarding: { method: 'jwt_header', include_claims: ['sub', 'email'] }, ...extra },
+      { tokenCache: cache },
+    );
 
   it('signs the selected claims for the server URL (or jwt_audience) with the configured lifetime', () => {
     const before = Math.floor(Date.now() / 1000);
-    expect(jwt().upstreamHeaders({}, apiKeyCaller({ sub: 'a', email: 'e', other: 1 }))).toEqual({ 'x-user-jwt': 'token-1' });
+    expect(jwt().upstreamHeaders({}, apiKeyCaller({ sub: 'a', email: 'e', other: 1 }))).toEqual({
+      'x-user-jwt': 'token-1',
+    });
     expect(signed[0]?.claims).toEqual({ sub: 'a', email: 'e' });
     expect(signed[0]?.options).toMatchObject({ audience: 'http://127.0.0.1:9/mcp', expiresInSeconds: 300 });
     expect(Math.abs((signed[0]?.options.issuedAt as number) - before)).toBeLessThanOrEqual(1);
-    const f = forwarder({ jwt_audience: 'files', user_identity_forwarding: { method: 'jwt_header', jwt_expiry_seconds: 60 } });
+    const f = forwarder({
+      jwt_audience: 'files',
+      user_identity_forwarding: { method: 'jwt_header', jwt_expiry_seconds: 60 },
+    });
     f.identityHeaderValue(apiKeyCaller());
     expect(signed[1]?.options).toMatchObject({ audience: 'files', expiresInSeconds: 60 });
   });
@@ -150,7 +201,10 @@ describe('jwt_header', () => {
     const caller = apiKeyCaller({ sub: 'a' });
     jwt({}, cache).identityHeaderValue(caller);
     jwt({ jwt_audience: 'other' }, cache).identityHeaderValue(caller);
-    jwt({ user_identity_forwarding: { method: 'jwt_header', include_claims: ['sub', 'email'], jwt_expiry_seconds: 60 } }, cache).identityHeaderValue(caller);
+    jwt(
+      { user_identity_forwarding: { method: 'jwt_header', include_claims: ['sub', 'email'], jwt_expiry_seconds: 60 } },
+      cache,
+    ).identityHeaderValue(caller);
     jwt({}, cache).identityHeaderValue(caller);
     expect(signed.map((s) => [s.options.audience, s.options.expiresInSeconds])).toEqual([
       ['http://127.0.0.1:9/mcp', 300],
@@ -159,7 +213,7 @@ describe('jwt_header', () => {
     ]);
   });
 
-  it("never outlives the identity-provider token it was minted from", () => {
+  it('never outlives the identity-provider token it was minted from', () => {
     const now = Math.floor(Date.now() / 1000);
     const f = jwt();
     f.identityHeaderValue(tokenCaller({ sub: 'a', exp: now + 100 }));

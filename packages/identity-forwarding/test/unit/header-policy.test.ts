@@ -48,7 +48,12 @@ describe('createHeaderPolicy', () => {
       'host',
     ];
     for (const mode of ['all-except', 'only'] as const) {
-      const p = policy({ identityHeaderName: 'X_My_Id', otherIdentityHeaderNames: ['X-Other-Id', 'x_second_id'], mode, headers: never });
+      const p = policy({
+        identityHeaderName: 'X_My_Id',
+        otherIdentityHeaderNames: ['X-Other-Id', 'x_second_id'],
+        mode,
+        headers: never,
+      });
       for (const name of never) expect([mode, name, passes(p, name)]).toEqual([mode, name, false]);
     }
   });
@@ -82,13 +87,17 @@ describe('createHeaderPolicy', () => {
 
   it('drops the headers the Connection header names (trimmed, normalised)', () => {
     const p = policy();
-    expect(p.filter({ connection: ' X_Hop ,x-two', 'x-hop': '1', 'x-two': '2', 'x-three': '3' })).toEqual({ 'x-three': '3' });
+    expect(p.filter({ connection: ' X_Hop ,x-two', 'x-hop': '1', 'x-two': '2', 'x-three': '3' })).toEqual({
+      'x-three': '3',
+    });
     expect(passes(p, 'x-hop', 'close')).toBe(true);
   });
 
   it('copies the values it keeps unchanged, under their own names', () => {
     const p = policy();
-    expect(p.filter({ 'x-list': ['a', 'b'], x_under: 'u', accept: 'text/event-stream', authorization: 'Bearer x' })).toEqual({
+    expect(
+      p.filter({ 'x-list': ['a', 'b'], x_under: 'u', accept: 'text/event-stream', authorization: 'Bearer x' }),
+    ).toEqual({
       'x-list': ['a', 'b'],
       x_under: 'u',
       accept: 'text/event-stream',
@@ -106,7 +115,8 @@ describe('looksLikeJwt', () => {
   it('needs three base64url segments, the last possibly empty', () => {
     expect(looksLikeJwt('a.b.c')).toBe(true);
     expect(looksLikeJwt('a-_9.B.')).toBe(true);
-    for (const v of ['a.b', '.b.c', 'a..c', 'a.b.c.d', 'a.b+.c', ' a.b.c', 'a.b.c '] ) expect([v, looksLikeJwt(v)]).toEqual([v, false]);
+    for (const v of ['a.b', '.b.c', 'a..c', 'a.b.c.d', 'a.b+.c', ' a.b.c', 'a.b.c '])
+      expect([v, looksLikeJwt(v)]).toEqual([v, false]);
   });
 });
 
@@ -133,7 +143,10 @@ describe('readCredential', () => {
       expect([value, readCredential(['Authorization', value])]).toEqual([value, { kind: 'unsupported_scheme' }]);
   });
   it('takes an API key beside an unsupported Authorization', () => {
-    expect(readCredential(['Authorization', 'Basic x', 'x-api-key', 'sk-1'])).toEqual({ kind: 'api_key', value: 'sk-1' });
+    expect(readCredential(['Authorization', 'Basic x', 'x-api-key', 'sk-1'])).toEqual({
+      kind: 'api_key',
+      value: 'sk-1',
+    });
   });
   it('accepts the same credential in several headers', () => {
     expect(readCredential(['x-api-key', 'sk-1', 'Authorization', 'Bearer sk-1', 'x-gateway-api-key', 'sk-1'])).toEqual({
@@ -154,8 +167,14 @@ describe('readCredential', () => {
     };
     ambiguous(['Authorization', 'Bearer a', 'authorization', 'Bearer a'], 'The request has two Authorization headers.');
     ambiguous(['Authorization', 'Basic a', 'Authorization', 'Basic a'], 'The request has two Authorization headers.');
-    ambiguous(['x-api-key', 'sk-1', 'x-gateway-api-key', 'sk-2'], 'The request carries different credentials in several headers; send one.');
-    ambiguous(['Authorization', 'Bearer sk-1', 'x-api-key', 'sk-2'], 'The request carries different credentials in several headers; send one.');
+    ambiguous(
+      ['x-api-key', 'sk-1', 'x-gateway-api-key', 'sk-2'],
+      'The request carries different credentials in several headers; send one.',
+    );
+    ambiguous(
+      ['Authorization', 'Bearer sk-1', 'x-api-key', 'sk-2'],
+      'The request carries different credentials in several headers; send one.',
+    );
   });
 });
 
@@ -179,7 +198,9 @@ describe('IdentityTokenCache', () => {
 
   it('refuses a size that is not a positive whole number', () => {
     for (const maxSize of [0, -1, 1.5, Number.NaN])
-      expect(() => new IdentityTokenCache({ maxSize })).toThrow(new TypeError('tokenCacheSize must be a positive whole number.'));
+      expect(() => new IdentityTokenCache({ maxSize })).toThrow(
+        new TypeError('tokenCacheSize must be a positive whole number.'),
+      );
     expect(() => new IdentityTokenCache({ maxSize: 1 })).not.toThrow();
   });
 

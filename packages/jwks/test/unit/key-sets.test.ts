@@ -22,7 +22,8 @@ async function rejection(promise: Promise<unknown>) {
 
 describe('importRsaSigningKeys', () => {
   it('is empty for a document without a keys list', () => {
-    for (const doc of [undefined, null, 'x', {}, { keys: 'x' }, { keys: {} }]) expect(importRsaSigningKeys(doc)).toEqual([]);
+    for (const doc of [undefined, null, 'x', {}, { keys: 'x' }, { keys: {} }])
+      expect(importRsaSigningKeys(doc)).toEqual([]);
   });
   it('imports RSA signing keys of at least 2048 bits and skips everything else', () => {
     const imported = importRsaSigningKeys({
@@ -69,19 +70,26 @@ describe('LocalKeySet', () => {
 describe('RemoteKeySet options', () => {
   it('needs an absolute http(s) jwksUri', () => {
     expect(() => new RemoteKeySet({ jwksUri: 'idp/jwks' })).toThrow(
-      new TypeError('jwksUri must be an absolute http(s) URL, for example "https://idp.example.com/.well-known/jwks.json".'),
+      new TypeError(
+        'jwksUri must be an absolute http(s) URL, for example "https://idp.example.com/.well-known/jwks.json".',
+      ),
     );
-    expect(() => new RemoteKeySet({ jwksUri: 'ftp://idp/jwks' })).toThrow(new TypeError('jwksUri must use http or https, not "ftp:".'));
+    expect(() => new RemoteKeySet({ jwksUri: 'ftp://idp/jwks' })).toThrow(
+      new TypeError('jwksUri must use http or https, not "ftp:".'),
+    );
     expect(() => new RemoteKeySet({ jwksUri: 'http://idp/jwks' })).not.toThrow();
     expect(() => new RemoteKeySet({ jwksUri: 'https://idp/jwks' })).not.toThrow();
   });
-  it.each(['cacheMaxAgeMs', 'cooldownMs', 'firstRetryMs', 'timeoutMs', 'maxResponseBytes'])('refuses a %s that is not positive', (name) => {
-    for (const value of [0, -1, Number.NaN, Number.POSITIVE_INFINITY])
-      expect(() => new RemoteKeySet({ jwksUri: 'https://idp/jwks', [name]: value })).toThrow(
-        new TypeError(`${name} must be a positive number of milliseconds.`),
-      );
-    expect(() => new RemoteKeySet({ jwksUri: 'https://idp/jwks', [name]: 0.5 })).not.toThrow();
-  });
+  it.each(['cacheMaxAgeMs', 'cooldownMs', 'firstRetryMs', 'timeoutMs', 'maxResponseBytes'])(
+    'refuses a %s that is not positive',
+    (name) => {
+      for (const value of [0, -1, Number.NaN, Number.POSITIVE_INFINITY])
+        expect(() => new RemoteKeySet({ jwksUri: 'https://idp/jwks', [name]: value })).toThrow(
+          new TypeError(`${name} must be a positive number of milliseconds.`),
+        );
+      expect(() => new RemoteKeySet({ jwksUri: 'https://idp/jwks', [name]: 0.5 })).not.toThrow();
+    },
+  );
 });
 
 describe('RemoteKeySet fetching', () => {
@@ -89,11 +97,18 @@ describe('RemoteKeySet fetching', () => {
   let answers: (() => Response | Promise<Response>)[] = [];
   let calls: { url: string; init: RequestInit }[] = [];
   const outcomes: string[] = [];
-  const ok = (doc: unknown, headers: Record<string, string> = {}) => () =>
-    new Response(JSON.stringify(doc), { status: 200, headers });
+  const ok =
+    (doc: unknown, headers: Record<string, string> = {}) =>
+    () =>
+      new Response(JSON.stringify(doc), { status: 200, headers });
   const fail = () => () => Promise.reject(new Error('down'));
   const set = (options: Partial<RemoteKeySetOptions> = {}) =>
-    new RemoteKeySet({ jwksUri: 'https://idp.example/jwks', now: () => clock, onFetch: (o) => outcomes.push(o), ...options });
+    new RemoteKeySet({
+      jwksUri: 'https://idp.example/jwks',
+      now: () => clock,
+      onFetch: (o) => outcomes.push(o),
+      ...options,
+    });
 
   beforeEach(() => {
     clock = 1_000_000;
@@ -153,7 +168,10 @@ describe('RemoteKeySet fetching', () => {
     clock += 4000; // cooldown over
     const error = await rejection(keys.getKey('A'));
     expect(keys.fetchCount).toBe(2);
-    expect(error).toMatchObject({ code: 'unknown_key', message: "No key of the identity provider matches the token's kid." });
+    expect(error).toMatchObject({
+      code: 'unknown_key',
+      message: "No key of the identity provider matches the token's kid.",
+    });
     same(await keys.getKey('B'), 'b');
   });
 
@@ -222,7 +240,10 @@ describe('RemoteKeySet fetching', () => {
     clock += 10_000;
     same(await keys.getKey('A'), 'a'); // stale, the fetch fails, the known key still serves
     expect(keys.fetchCount).toBe(2);
-    expect(await rejection(keys.getKey('B'))).toMatchObject({ code: 'identity_provider_unavailable', retryAfterSeconds: 1 });
+    expect(await rejection(keys.getKey('B'))).toMatchObject({
+      code: 'identity_provider_unavailable',
+      retryAfterSeconds: 1,
+    });
     clock += 100;
     await rejection(keys.getKey('B')); // third fetch fails: the next try is 200 ms away
     expect(keys.fetchCount).toBe(3);
@@ -270,7 +291,9 @@ describe('RemoteKeySet fetching', () => {
     answers.push(() => chunked(body));
     same(await set({ maxResponseBytes: body.length }).getKey('A'), 'a');
     answers.push(() => chunked(`${body} `));
-    await expect(set({ maxResponseBytes: body.length }).getKey('A')).rejects.toMatchObject({ code: 'identity_provider_unavailable' });
+    await expect(set({ maxResponseBytes: body.length }).getKey('A')).rejects.toMatchObject({
+      code: 'identity_provider_unavailable',
+    });
     answers.push(ok({ keys: [A] }, { 'content-length': String(body.length) }));
     same(await set({ maxResponseBytes: body.length }).getKey('A'), 'a');
   });

@@ -40,7 +40,8 @@ export function rsaKey(name = 'a', bits = 2048) {
   return pair;
 }
 
-const b64 = (value: unknown) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url');
+const b64 = (value: unknown) =>
+  Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url');
 
 /** A compact JWS signed with `key` (RS256 unless the header names RS384/RS512). */
 export function token(header: Record<string, unknown>, payload: unknown, key: KeyObject = rsaKey().privateKey): string {

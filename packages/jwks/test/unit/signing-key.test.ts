@@ -45,7 +45,14 @@ describe('SigningKey.fromPem', () => {
     const pkcs1 = createPrivateKey(a.privatePem).export({ type: 'pkcs1', format: 'pem' }).toString();
     expect(SigningKey.fromPem(pkcs1).kid).toBe(key.kid);
     const { n, e } = createPublicKey(a.publicPem).export({ format: 'jwk' });
-    expect(key.publicJwk).toEqual({ kty: 'RSA', n, e, kid: rsaThumbprint(n as string, e as string), use: 'sig', alg: 'RS256' });
+    expect(key.publicJwk).toEqual({
+      kty: 'RSA',
+      n,
+      e,
+      kid: rsaThumbprint(n as string, e as string),
+      use: 'sig',
+      alg: 'RS256',
+    });
     expect(key.kid).toBe(key.publicJwk.kid);
     expect(key.publicKey.export({ type: 'spki', format: 'pem' })).toBe(a.publicPem);
     expect(key.privateKey.type).toBe('private');
@@ -95,7 +102,10 @@ describe('parsePublicKeyBundle', () => {
   });
   it('parses SPKI and PKCS#1 public keys, in order', () => {
     const keys = parsePublicKeyBundle(`${b.publicPem}\n${pkcs1Public}`);
-    expect(keys.map((k) => k.kid)).toEqual([SigningKey.fromPem(b.privatePem).kid, SigningKey.fromPem(a.privatePem).kid]);
+    expect(keys.map((k) => k.kid)).toEqual([
+      SigningKey.fromPem(b.privatePem).kid,
+      SigningKey.fromPem(a.privatePem).kid,
+    ]);
   });
   it.each([
     ['junk', 'The previous public keys are not PEM public keys.'],
@@ -133,7 +143,12 @@ describe('buildJwks', () => {
 
 describe('loadSigningKey', () => {
   it('parses the configured key and the previous keys', () => {
-    const loaded = loadSigningKey({ privateKeyPem: a.privatePem, previousPublicKeysPem: b.publicPem, production: true, jwtHeaderInUse: true });
+    const loaded = loadSigningKey({
+      privateKeyPem: a.privatePem,
+      previousPublicKeysPem: b.publicPem,
+      production: true,
+      jwtHeaderInUse: true,
+    });
     expect(loaded.ephemeral).toBe(false);
     expect(loaded.key?.kid).toBe(SigningKey.fromPem(a.privatePem).kid);
     expect(loaded.jwks.keys.map((k) => k.kid)).toEqual([loaded.key?.kid, SigningKey.fromPem(b.privatePem).kid]);
@@ -176,7 +191,10 @@ describe('createIdentityTokenSigner', () => {
     signer.signIdentityToken(claims, options as SignIdentityTokenOptions);
 
   it('signs RS256 with the kid, the claims and iss/aud/iat/exp that claims cannot override', () => {
-    const token = sign({ audience: 'https://mcp', expiresInSeconds: 300, issuedAt: 1000 }, { sub: 'u', iss: 'x', aud: 'y', exp: 1, iat: 2 });
+    const token = sign(
+      { audience: 'https://mcp', expiresInSeconds: 300, issuedAt: 1000 },
+      { sub: 'u', iss: 'x', aud: 'y', exp: 1, iat: 2 },
+    );
     const [h, p, s] = token.split('.') as [string, string, string];
     expect(signer.kid).toBe(key.kid);
     expect(decode(h)).toEqual({ alg: 'RS256', typ: 'JWT', kid: key.kid });
@@ -197,12 +215,30 @@ describe('createIdentityTokenSigner', () => {
     [undefined, 'signIdentityToken needs options: { audience: "https://mcp.example.com", expiresInSeconds: 300 }.'],
     [null, 'signIdentityToken needs options: { audience: "https://mcp.example.com", expiresInSeconds: 300 }.'],
     ['x', 'signIdentityToken needs options: { audience: "https://mcp.example.com", expiresInSeconds: 300 }.'],
-    [{ expiresInSeconds: 1 }, 'signIdentityToken: audience must be a non-empty string, such as "https://mcp.example.com".'],
-    [{ audience: '', expiresInSeconds: 1 }, 'signIdentityToken: audience must be a non-empty string, such as "https://mcp.example.com".'],
-    [{ audience: 'a', expiresInSeconds: 0 }, 'signIdentityToken: expiresInSeconds must be a whole number of seconds of at least 1, such as 300.'],
-    [{ audience: 'a', expiresInSeconds: 1.5 }, 'signIdentityToken: expiresInSeconds must be a whole number of seconds of at least 1, such as 300.'],
-    [{ audience: 'a', expiresInSeconds: 1, issuedAt: -1 }, 'signIdentityToken: issuedAt must be whole seconds since the epoch, or left out for now.'],
-    [{ audience: 'a', expiresInSeconds: 1, issuedAt: 1.5 }, 'signIdentityToken: issuedAt must be whole seconds since the epoch, or left out for now.'],
+    [
+      { expiresInSeconds: 1 },
+      'signIdentityToken: audience must be a non-empty string, such as "https://mcp.example.com".',
+    ],
+    [
+      { audience: '', expiresInSeconds: 1 },
+      'signIdentityToken: audience must be a non-empty string, such as "https://mcp.example.com".',
+    ],
+    [
+      { audience: 'a', expiresInSeconds: 0 },
+      'signIdentityToken: expiresInSeconds must be a whole number of seconds of at least 1, such as 300.',
+    ],
+    [
+      { audience: 'a', expiresInSeconds: 1.5 },
+      'signIdentityToken: expiresInSeconds must be a whole number of seconds of at least 1, such as 300.',
+    ],
+    [
+      { audience: 'a', expiresInSeconds: 1, issuedAt: -1 },
+      'signIdentityToken: issuedAt must be whole seconds since the epoch, or left out for now.',
+    ],
+    [
+      { audience: 'a', expiresInSeconds: 1, issuedAt: 1.5 },
+      'signIdentityToken: issuedAt must be whole seconds since the epoch, or left out for now.',
+    ],
   ])('refuses options %j', (options, message) => {
     expect(() => sign(options)).toThrow(new TypeError(message));
   });

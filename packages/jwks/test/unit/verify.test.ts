@@ -12,7 +12,11 @@ const keys = (k: () => KeyObject = key): KeyResolver => ({
     return k();
   },
 });
-const options = (extra: Partial<VerifyTokenOptions> = {}): VerifyTokenOptions => ({ keys: keys(), now: () => NOW, ...extra });
+const options = (extra: Partial<VerifyTokenOptions> = {}): VerifyTokenOptions => ({
+  keys: keys(),
+  now: () => NOW,
+  ...extra,
+});
 const header = { alg: 'RS256', kid: 'k1' };
 const claims = (extra: Record<string, unknown> = {}) => ({ sub: 'alice', exp: NOW + 60, ...extra });
 
@@ -23,7 +27,8 @@ async function refused(promise: Promise<unknown>, code: string, message?: string
   );
   expect(error).toBeDefined();
   expect(error?.code).toBe(code);
-  if (message !== undefined) expect(error?.message).toEqual(typeof message === 'string' ? message : expect.stringMatching(message));
+  if (message !== undefined)
+    expect(error?.message).toEqual(typeof message === 'string' ? message : expect.stringMatching(message));
 }
 
 beforeEach(() => (kids.length = 0));
@@ -83,7 +88,11 @@ describe('verifyToken: shape', () => {
     const h = segment(header);
     await refused(verifyToken(`.${p}.sig`, options()), 'malformed_token', "The token's header is not base64url.");
     await refused(verifyToken(`a+b.${p}.sig`, options()), 'malformed_token', "The token's header is not base64url.");
-    await refused(verifyToken(`${segment('{x')}.${p}.sig`, options()), 'malformed_token', "The token's header is not JSON.");
+    await refused(
+      verifyToken(`${segment('{x')}.${p}.sig`, options()),
+      'malformed_token',
+      "The token's header is not JSON.",
+    );
     for (const v of ['[]', 'null', '1', '"s"'])
       await refused(
         verifyToken(`${segment(v)}.${p}.sig`, options()),
@@ -91,11 +100,23 @@ describe('verifyToken: shape', () => {
         "The token's header is not a JSON object.",
       );
     await refused(verifyToken(`${h}..sig`, options()), 'malformed_token', "The token's payload is not base64url.");
-    await refused(verifyToken(`${h}.${segment('[1]')}.sig`, options()), 'malformed_token', "The token's payload is not a JSON object.");
+    await refused(
+      verifyToken(`${h}.${segment('[1]')}.sig`, options()),
+      'malformed_token',
+      "The token's payload is not a JSON object.",
+    );
   });
   it('refuses a header without a string alg, with a non-string kid, or with crit', async () => {
-    await refused(verifyToken(token({ typ: 'JWT' }, claims()), options()), 'malformed_token', 'The token header has no "alg".');
-    await refused(verifyToken(token({ alg: 7 }, claims()), options()), 'malformed_token', 'The token header has no "alg".');
+    await refused(
+      verifyToken(token({ typ: 'JWT' }, claims()), options()),
+      'malformed_token',
+      'The token header has no "alg".',
+    );
+    await refused(
+      verifyToken(token({ alg: 7 }, claims()), options()),
+      'malformed_token',
+      'The token header has no "alg".',
+    );
     await refused(
       verifyToken(token({ alg: 'RS256', kid: 5 }, claims()), options()),
       'malformed_token',
@@ -111,7 +132,11 @@ describe('verifyToken: shape', () => {
   it('refuses an empty or non-base64url signature before resolving a key', async () => {
     const [h, p] = token(header, claims()).split('.');
     await refused(verifyToken(`${h}.${p}.`, options()), 'malformed_token', "The token's signature is not base64url.");
-    await refused(verifyToken(`${h}.${p}.ab/c`, options()), 'malformed_token', "The token's signature is not base64url.");
+    await refused(
+      verifyToken(`${h}.${p}.ab/c`, options()),
+      'malformed_token',
+      "The token's signature is not base64url.",
+    );
     expect(kids).toEqual([]);
   });
 });
@@ -170,8 +195,16 @@ describe('verifyToken: claims', () => {
     await expect(check(claims({ nbf: NOW + 30, iat: NOW + 30 }))).resolves.toBeDefined();
     await refused(check(claims({ nbf: NOW + 31 })), 'token_not_yet_valid', 'The token is not valid yet ("nbf").');
     await refused(check(claims({ nbf: String(NOW) })), 'token_not_yet_valid', 'The token is not valid yet ("nbf").');
-    await refused(check(claims({ iat: NOW + 31 })), 'token_not_yet_valid', 'The token was issued in the future ("iat").');
-    await refused(check(claims({ iat: String(NOW) })), 'token_not_yet_valid', 'The token was issued in the future ("iat").');
+    await refused(
+      check(claims({ iat: NOW + 31 })),
+      'token_not_yet_valid',
+      'The token was issued in the future ("iat").',
+    );
+    await refused(
+      check(claims({ iat: String(NOW) })),
+      'token_not_yet_valid',
+      'The token was issued in the future ("iat").',
+    );
     await refused(check(claims({ nbf: NOW + 1 }), { clockToleranceSeconds: 0 }), 'token_not_yet_valid');
     await expect(check(claims({ nbf: NOW, iat: NOW }), { clockToleranceSeconds: 0 })).resolves.toBeDefined();
   });
@@ -179,7 +212,11 @@ describe('verifyToken: claims', () => {
     await expect(check(claims({ iss: 'a' }), { issuer: 'a' })).resolves.toBeDefined();
     await expect(check(claims({ iss: 'b' }), { issuer: ['a', 'b'] })).resolves.toBeDefined();
     await expect(check(claims({ iss: 'zzz' }))).resolves.toBeDefined();
-    await refused(check(claims({ iss: 'c' }), { issuer: ['a', 'b'] }), 'issuer_mismatch', 'The token was issued by another issuer.');
+    await refused(
+      check(claims({ iss: 'c' }), { issuer: ['a', 'b'] }),
+      'issuer_mismatch',
+      'The token was issued by another issuer.',
+    );
     await refused(check(claims({ iss: 'ab' }), { issuer: 'a' }), 'issuer_mismatch');
     await refused(check(claims({ iss: ['a'] }), { issuer: 'a' }), 'issuer_mismatch');
     await refused(check(claims(), { issuer: 'a' }), 'issuer_mismatch');
@@ -189,14 +226,26 @@ describe('verifyToken: claims', () => {
     await expect(check(claims({ aud: ['y', 'x'] }), { audience: 'x' })).resolves.toBeDefined();
     await expect(check(claims({ aud: 'y' }), { audience: ['x', 'y'] })).resolves.toBeDefined();
     await expect(check(claims({ aud: 'nobody' }))).resolves.toBeDefined();
-    await refused(check(claims({ aud: 'z' }), { audience: 'x' }), 'audience_mismatch', 'The token is meant for another audience.');
+    await refused(
+      check(claims({ aud: 'z' }), { audience: 'x' }),
+      'audience_mismatch',
+      'The token is meant for another audience.',
+    );
     await refused(check(claims({ aud: ['y'] }), { audience: 'x' }), 'audience_mismatch');
     await refused(check(claims({ aud: { x: 1 } }), { audience: 'x' }), 'audience_mismatch');
     await refused(check(claims(), { audience: 'x' }), 'audience_mismatch');
   });
   it('needs each required claim to be neither absent nor null', async () => {
     await expect(check(claims({ a: 0, b: false, c: '' }), { requiredClaims: ['a', 'b', 'c'] })).resolves.toBeDefined();
-    await refused(check(claims({ a: null }), { requiredClaims: ['a'] }), 'missing_required_claim', 'The token has no "a" claim, which is required.');
-    await refused(check(claims({ a: 1 }), { requiredClaims: ['a', 'b'] }), 'missing_required_claim', 'The token has no "b" claim, which is required.');
+    await refused(
+      check(claims({ a: null }), { requiredClaims: ['a'] }),
+      'missing_required_claim',
+      'The token has no "a" claim, which is required.',
+    );
+    await refused(
+      check(claims({ a: 1 }), { requiredClaims: ['a', 'b'] }),
+      'missing_required_claim',
+      'The token has no "b" claim, which is required.',
+    );
   });
 });

@@ -5,9 +5,14 @@ const sha = (text: string) => createHash('sha256').update(text).digest('hex');
 
 describe('canonicalJson', () => {
   it('sorts keys, drops undefined, functions and symbols, and writes no white space', () => {
-    expect(canonicalJson({ b: 1, a: [1, 'x', null, undefined, () => 1], c: { z: undefined, y: true, f: () => 1, s: Symbol('s') }, d: undefined })).toBe(
-      '{"a":[1,"x",null,null,null],"b":1,"c":{"y":true}}',
-    );
+    expect(
+      canonicalJson({
+        b: 1,
+        a: [1, 'x', null, undefined, () => 1],
+        c: { z: undefined, y: true, f: () => 1, s: Symbol('s') },
+        d: undefined,
+      }),
+    ).toBe('{"a":[1,"x",null,null,null],"b":1,"c":{"y":true}}');
     expect(canonicalJson({ é: 1, Z: 2, a: 3, '10': 4, '9': 5 })).toBe('{"10":4,"9":5,"Z":2,"a":3,"é":1}');
     expect(canonicalJson([])).toBe('[]');
     expect(canonicalJson({})).toBe('{}');
@@ -29,7 +34,10 @@ describe('canonicalJson', () => {
 
 describe('keyedBody', () => {
   it('leaves out stream, stream_options and model, and keeps everything else', () => {
-    expect(keyedBody({ model: 'm', stream: true, stream_options: {}, messages: [], x: 1 })).toEqual({ messages: [], x: 1 });
+    expect(keyedBody({ model: 'm', stream: true, stream_options: {}, messages: [], x: 1 })).toEqual({
+      messages: [],
+      x: 1,
+    });
     expect(keyedBody('text')).toBe('text');
     expect(keyedBody(null)).toBeNull();
     const list = [1];
@@ -54,7 +62,9 @@ describe('cacheKey', () => {
       ),
     );
     expect(cacheKey(material({ headers: { beta: 'b1', version: 'v' }, scope: { kind: 'shared' }, body: 'x' }))).toBe(
-      sha('{"body":"x","headers":{"beta":"b1","version":"v"},"model":"m","provider":"p","route":"chat.completions","scope":"shared","v":1}'),
+      sha(
+        '{"body":"x","headers":{"beta":"b1","version":"v"},"model":"m","provider":"p","route":"chat.completions","scope":"shared","v":1}',
+      ),
     );
     expect(cacheKey(material({ scope: { kind: 'token', iss: 'i', sub: 's' } }))).toBe(
       sha(
@@ -74,22 +84,44 @@ describe('cacheKey', () => {
       cacheKey(material({ body: { messages: [] } })),
     ]);
     expect(keys.size).toBe(8);
-    expect(cacheKey(material({ body: { messages: [{ role: 'user', content: 'hi' }], model: 'other', stream: false } }))).toBe(cacheKey(material()));
+    expect(
+      cacheKey(material({ body: { messages: [{ role: 'user', content: 'hi' }], model: 'other', stream: false } })),
+    ).toBe(cacheKey(material()));
   });
 });
 
 describe('callerScope', () => {
   it("scopes an API key to its user's user_id, else sub, else the key", () => {
-    expect(callerScope({ method: 'api_key', subject: 'key:1', claims: { user_id: 'u', sub: 's' } })).toEqual({ kind: 'user', id: 'u' });
-    expect(callerScope({ method: 'api_key', subject: 'key:1', claims: { user_id: '', sub: 's' } })).toEqual({ kind: 'user', id: 's' });
-    expect(callerScope({ method: 'api_key', subject: 'key:1', claims: { user_id: 5 } })).toEqual({ kind: 'key', id: 'key:1' });
+    expect(callerScope({ method: 'api_key', subject: 'key:1', claims: { user_id: 'u', sub: 's' } })).toEqual({
+      kind: 'user',
+      id: 'u',
+    });
+    expect(callerScope({ method: 'api_key', subject: 'key:1', claims: { user_id: '', sub: 's' } })).toEqual({
+      kind: 'user',
+      id: 's',
+    });
+    expect(callerScope({ method: 'api_key', subject: 'key:1', claims: { user_id: 5 } })).toEqual({
+      kind: 'key',
+      id: 'key:1',
+    });
     expect(callerScope({ method: 'api_key', subject: 'key:1' })).toEqual({ kind: 'key', id: 'key:1' });
     expect(callerScope({ method: 'api_key', claims: {} }, 'host-id')).toEqual({ kind: 'caller', id: 'host-id' });
   });
   it('scopes a token to iss and sub, else to its subject', () => {
-    expect(callerScope({ method: 'identity_token', subject: 'idp:x', claims: { iss: 'i', sub: 's' } })).toEqual({ kind: 'token', iss: 'i', sub: 's' });
-    expect(callerScope({ method: 'identity_token', subject: 'idp:x', claims: { iss: 5, sub: 's' } })).toEqual({ kind: 'token', iss: '', sub: 's' });
-    expect(callerScope({ method: 'identity_token', subject: 'idp:x', claims: { sub: '' } })).toEqual({ kind: 'caller', id: 'idp:x' });
+    expect(callerScope({ method: 'identity_token', subject: 'idp:x', claims: { iss: 'i', sub: 's' } })).toEqual({
+      kind: 'token',
+      iss: 'i',
+      sub: 's',
+    });
+    expect(callerScope({ method: 'identity_token', subject: 'idp:x', claims: { iss: 5, sub: 's' } })).toEqual({
+      kind: 'token',
+      iss: '',
+      sub: 's',
+    });
+    expect(callerScope({ method: 'identity_token', subject: 'idp:x', claims: { sub: '' } })).toEqual({
+      kind: 'caller',
+      id: 'idp:x',
+    });
     expect(callerScope({ method: 'identity_token', claims: {} })).toBeUndefined();
   });
   it('scopes any other caller by its subject, else the fallback id, else not at all', () => {

@@ -9,19 +9,29 @@ import {
 } from '../../src/providers/anthropic/chat-response';
 import { ChatStreamTranslator } from '../../src/providers/anthropic/chat-stream';
 
+/** The parts of a chat completion the tests read. */
+interface Completion {
+  model: string;
+  created: number;
+  usage: { total_tokens: number };
+  choices: [{ finish_reason: string; message: Record<string, unknown> & { tool_calls?: unknown[] } }];
+}
+
 describe('finishReason', () => {
   it('maps every Anthropic stop reason to an OpenAI one', () => {
-    expect(['max_tokens', 'model_context_window_exceeded', 'tool_use', 'refusal', 'end_turn', 'stop_sequence', 'pause_turn', undefined, 5].map(finishReason)).toEqual([
-      'length',
-      'length',
-      'tool_calls',
-      'content_filter',
-      'stop',
-      'stop',
-      'stop',
-      'stop',
-      'stop',
-    ]);
+    expect(
+      [
+        'max_tokens',
+        'model_context_window_exceeded',
+        'tool_use',
+        'refusal',
+        'end_turn',
+        'stop_sequence',
+        'pause_turn',
+        undefined,
+        5,
+      ].map(finishReason),
+    ).toEqual(['length', 'length', 'tool_calls', 'content_filter', 'stop', 'stop', 'stop', 'stop', 'stop']);
   });
   it('ends a response that carries the JSON tool normally', () => {
     expect(jsonFinishReason('tool_use', 'json_response')).toBe('stop');
@@ -32,7 +42,9 @@ describe('finishReason', () => {
 
 describe('toOpenAiUsage', () => {
   it('counts cache creation and reads into the prompt tokens', () => {
-    expect(toOpenAiUsage({ input_tokens: 10, cache_creation_input_tokens: 5, cache_read_input_tokens: 3, output_tokens: 7 })).toEqual({
+    expect(
+      toOpenAiUsage({ input_tokens: 10, cache_creation_input_tokens: 5, cache_read_input_tokens: 3, output_tokens: 7 }),
+    ).toEqual({
       prompt_tokens: 18,
       completion_tokens: 7,
       total_tokens: 25,
@@ -120,18 +132,31 @@ describe('toChatCompletion', () => {
     });
   });
   it('leaves content_blocks out when strict, and content null without text', () => {
-    const c = toChatCompletion({ content: [{ type: 'thinking', thinking: 'x' }] }, { strict: true, model: 'm', created: 1 }) as any;
+    const c = toChatCompletion(
+      { content: [{ type: 'thinking', thinking: 'x' }] },
+      { strict: true, model: 'm', created: 1 },
+    ) as unknown as Completion;
     expect(c.choices[0].message).toEqual({ role: 'assistant', content: null, refusal: null });
     expect(c.model).toBe('m');
     expect(c.choices[0].finish_reason).toBe('stop');
     expect(c.usage.total_tokens).toBe(0);
-    const empty = toChatCompletion({ content: 'x' }, { strict: false, model: 'm' }) as any;
+    const empty = toChatCompletion({ content: 'x' }, { strict: false, model: 'm' }) as unknown as Completion;
     expect(empty.choices[0].message).toEqual({ role: 'assistant', content: null, refusal: null, content_blocks: [] });
     expect(Math.abs(empty.created - Date.now() / 1000)).toBeLessThan(2);
   });
   it('turns the JSON tool into the message content', () => {
-    const json = { content: [{ type: 'tool_use', id: 't', name: 'json_response', input: { answer: 1 } }, { type: 'tool_use', id: 'u', name: 'json_response' }], stop_reason: 'tool_use' };
-    const loose = toChatCompletion(json, { strict: false, model: 'm', jsonTool: 'json_response' }) as any;
+    const json = {
+      content: [
+        { type: 'tool_use', id: 't', name: 'json_response', input: { answer: 1 } },
+        { type: 'tool_use', id: 'u', name: 'json_response' },
+      ],
+      stop_reason: 'tool_use',
+    };
+    const loose = toChatCompletion(json, {
+      strict: false,
+      model: 'm',
+      jsonTool: 'json_response',
+    }) as unknown as Completion;
     expect(loose.choices[0].message).toEqual({
       role: 'assistant',
       content: '{"answer":1}{}',
@@ -142,9 +167,13 @@ describe('toChatCompletion', () => {
       ],
     });
     expect(loose.choices[0].finish_reason).toBe('stop');
-    const strict = toChatCompletion(json, { strict: true, model: 'm', jsonTool: 'json_response' }) as any;
+    const strict = toChatCompletion(json, {
+      strict: true,
+      model: 'm',
+      jsonTool: 'json_response',
+    }) as unknown as Completion;
     expect(strict.choices[0].message).toEqual({ role: 'assistant', content: '{"answer":1}{}', refusal: null });
-    const other = toChatCompletion(json, { strict: true, model: 'm', jsonTool: 'other' }) as any;
+    const other = toChatCompletion(json, { strict: true, model: 'm', jsonTool: 'other' }) as unknown as Completion;
     expect(other.choices[0].message.tool_calls).toHaveLength(2);
   });
 });
@@ -163,10 +192,19 @@ describe('toOpenAiError', () => {
       ['timeout_error', 'timeout_error'],
     ];
     for (const [anthropic, openai] of cases)
-      expect(toOpenAiError(400, { error: { type: anthropic, message: 'm' } })).toEqual({ error: { message: 'm', type: openai, param: null, code: anthropic } });
+      expect(toOpenAiError(400, { error: { type: anthropic, message: 'm' } })).toEqual({
+        error: { message: 'm', type: openai, param: null, code: anthropic },
+      });
   });
   it('falls back on the status without a known type or message', () => {
-    expect(toOpenAiError(429, undefined)).toEqual({ error: { message: 'The provider answered with status 429.', type: 'rate_limit_error', param: null, code: 'upstream_429' } });
+    expect(toOpenAiError(429, undefined)).toEqual({
+      error: {
+        message: 'The provider answered with status 429.',
+        type: 'rate_limit_error',
+        param: null,
+        code: 'upstream_429',
+      },
+    });
     expect(toOpenAiError(500, 'x').error).toMatchObject({ type: 'api_error', code: 'upstream_500' });
     expect(toOpenAiError(499, null).error).toMatchObject({ type: 'invalid_request_error', code: 'upstream_499' });
     expect(toOpenAiError(503, { error: null }).error).toMatchObject({ type: 'api_error', code: 'upstream_503' });
@@ -177,7 +215,10 @@ describe('toOpenAiError', () => {
       code: 'weird',
     });
     expect(toOpenAiError(400, { error: 'text' }).error.code).toBe('upstream_400');
-    expect(toOpenAiError(400, { error: { message: 'only' } }).error).toMatchObject({ message: 'only', code: 'upstream_400' });
+    expect(toOpenAiError(400, { error: { message: 'only' } }).error).toMatchObject({
+      message: 'only',
+      code: 'upstream_400',
+    });
   });
 });
 
@@ -187,9 +228,11 @@ describe('ChatStreamTranslator', () => {
       .split('\n\n')
       .filter(Boolean)
       .map((f) => (f === 'data: [DONE]' ? '[DONE]' : JSON.parse(f.replace(/^data: /, ''))));
-  const deltas = (out: string) => frames(out).map((f) => (f === '[DONE]' ? f : f.choices?.[0]?.delta ?? f));
-  const start = (t: ChatStreamTranslator, message: object = { id: 'msg_9', model: 'claude-r', usage: { input_tokens: 5 } }) =>
-    t.push('message_start', JSON.stringify({ type: 'message_start', message }));
+  const deltas = (out: string) => frames(out).map((f) => (f === '[DONE]' ? f : (f.choices?.[0]?.delta ?? f)));
+  const start = (
+    t: ChatStreamTranslator,
+    message: object = { id: 'msg_9', model: 'claude-r', usage: { input_tokens: 5 } },
+  ) => t.push('message_start', JSON.stringify({ type: 'message_start', message }));
   const push = (t: ChatStreamTranslator, type: string, body: object) => t.push(type, JSON.stringify({ type, ...body }));
 
   it('streams text with the reported model and id, then a finish chunk, usage and [DONE]', () => {
@@ -197,13 +240,25 @@ describe('ChatStreamTranslator', () => {
     expect(t.reportedModel).toBe('m');
     const first = frames(start(t));
     expect(first).toEqual([
-      { id: 'chatcmpl-9', object: 'chat.completion.chunk', created: 7, model: 'claude-r', choices: [{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }] },
+      {
+        id: 'chatcmpl-9',
+        object: 'chat.completion.chunk',
+        created: 7,
+        model: 'claude-r',
+        choices: [{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }],
+      },
     ]);
     expect(t.reportedModel).toBe('claude-r');
     expect(push(t, 'content_block_start', { index: 0, content_block: { type: 'text', text: '' } })).toBe('');
-    expect(deltas(push(t, 'content_block_start', { index: 1, content_block: { type: 'text', text: 'Hi' } }))).toEqual([{ content: 'Hi' }]);
-    expect(deltas(push(t, 'content_block_delta', { index: 0, delta: { type: 'text_delta', text: ' there' } }))).toEqual([{ content: ' there' }]);
-    expect(deltas(push(t, 'content_block_delta', { index: 0, delta: { type: 'text_delta' } }))).toEqual([{ content: '' }]);
+    expect(deltas(push(t, 'content_block_start', { index: 1, content_block: { type: 'text', text: 'Hi' } }))).toEqual([
+      { content: 'Hi' },
+    ]);
+    expect(deltas(push(t, 'content_block_delta', { index: 0, delta: { type: 'text_delta', text: ' there' } }))).toEqual(
+      [{ content: ' there' }],
+    );
+    expect(deltas(push(t, 'content_block_delta', { index: 0, delta: { type: 'text_delta' } }))).toEqual([
+      { content: '' },
+    ]);
     expect(t.push('ping', '{"type":"ping"}')).toBe('');
     expect(push(t, 'message_delta', { delta: { stop_reason: 'max_tokens' }, usage: { output_tokens: 9 } })).toBe('');
     expect(push(t, 'message_delta', { delta: {} })).toBe('');
@@ -211,7 +266,14 @@ describe('ChatStreamTranslator', () => {
     expect(t.done).toBe(false);
     const end = frames(push(t, 'message_stop', {}));
     expect(end[0].choices).toEqual([{ index: 0, delta: {}, logprobs: null, finish_reason: 'length' }]);
-    expect(end[1]).toEqual({ id: 'chatcmpl-9', object: 'chat.completion.chunk', created: 7, model: 'claude-r', choices: [], usage: toOpenAiUsage({ input_tokens: 5, output_tokens: 9 }) });
+    expect(end[1]).toEqual({
+      id: 'chatcmpl-9',
+      object: 'chat.completion.chunk',
+      created: 7,
+      model: 'claude-r',
+      choices: [],
+      usage: toOpenAiUsage({ input_tokens: 5, output_tokens: 9 }),
+    });
     expect(end[2]).toBe('[DONE]');
     expect(end).toHaveLength(3);
     expect(t.done).toBe(true);
@@ -223,16 +285,20 @@ describe('ChatStreamTranslator', () => {
     const t = new ChatStreamTranslator({ strict: false, includeUsage: false, model: 'm', created: 1 });
     start(t, {});
     expect(t.reportedModel).toBe('m');
-    expect(deltas(push(t, 'content_block_start', { index: 0, content_block: { type: 'thinking', thinking: '' } }))).toEqual([]);
-    expect(deltas(push(t, 'content_block_delta', { index: 0, delta: { type: 'thinking_delta', thinking: 'hmm' } }))).toEqual([
-      { content_blocks: [{ index: 0, delta: { type: 'thinking', thinking: 'hmm' } }] },
-    ]);
-    expect(deltas(push(t, 'content_block_delta', { index: 0, delta: { type: 'signature_delta', signature: 'sig' } }))).toEqual([
-      { content_blocks: [{ index: 0, delta: { type: 'signature', signature: 'sig' } }] },
-    ]);
-    expect(deltas(push(t, 'content_block_start', { index: 1, content_block: { type: 'redacted_thinking', data: 'opaque' } }))).toEqual([
-      { content_blocks: [{ index: 1, delta: { type: 'redacted_thinking', data: 'opaque' } }] },
-    ]);
+    expect(
+      deltas(push(t, 'content_block_start', { index: 0, content_block: { type: 'thinking', thinking: '' } })),
+    ).toEqual([]);
+    expect(
+      deltas(push(t, 'content_block_delta', { index: 0, delta: { type: 'thinking_delta', thinking: 'hmm' } })),
+    ).toEqual([{ content_blocks: [{ index: 0, delta: { type: 'thinking', thinking: 'hmm' } }] }]);
+    expect(
+      deltas(push(t, 'content_block_delta', { index: 0, delta: { type: 'signature_delta', signature: 'sig' } })),
+    ).toEqual([{ content_blocks: [{ index: 0, delta: { type: 'signature', signature: 'sig' } }] }]);
+    expect(
+      deltas(
+        push(t, 'content_block_start', { index: 1, content_block: { type: 'redacted_thinking', data: 'opaque' } }),
+      ),
+    ).toEqual([{ content_blocks: [{ index: 1, delta: { type: 'redacted_thinking', data: 'opaque' } }] }]);
     expect(deltas(push(t, 'content_block_start', { index: 2, content_block: { type: 'text', text: 'a' } }))).toEqual([
       { content: 'a', content_blocks: [{ index: 2, delta: { type: 'text', text: 'a' } }] },
     ]);
@@ -251,25 +317,44 @@ describe('ChatStreamTranslator', () => {
     push(t, 'content_block_start', { index: 0, content_block: { type: 'thinking' } });
     expect(push(t, 'content_block_delta', { index: 0, delta: { type: 'thinking_delta', thinking: 'x' } })).toBe('');
     expect(push(t, 'content_block_delta', { index: 0, delta: { type: 'signature_delta', signature: 'x' } })).toBe('');
-    expect(push(t, 'content_block_start', { index: 1, content_block: { type: 'redacted_thinking', data: 'x' } })).toBe('');
+    expect(push(t, 'content_block_start', { index: 1, content_block: { type: 'redacted_thinking', data: 'x' } })).toBe(
+      '',
+    );
   });
 
   it('streams tool calls with their own indexes and argument pieces', () => {
     const t = new ChatStreamTranslator({ strict: true, includeUsage: false, model: 'm' });
     start(t);
-    expect(deltas(push(t, 'content_block_start', { index: 0, content_block: { type: 'tool_use', id: 't1', name: 'f', input: {} } }))).toEqual([
-      { tool_calls: [{ index: 0, id: 't1', type: 'function', function: { name: 'f', arguments: '' } }] },
+    expect(
+      deltas(
+        push(t, 'content_block_start', {
+          index: 0,
+          content_block: { type: 'tool_use', id: 't1', name: 'f', input: {} },
+        }),
+      ),
+    ).toEqual([{ tool_calls: [{ index: 0, id: 't1', type: 'function', function: { name: 'f', arguments: '' } }] }]);
+    expect(
+      deltas(push(t, 'content_block_delta', { index: 0, delta: { type: 'input_json_delta', partial_json: '{"a"' } })),
+    ).toEqual([{ tool_calls: [{ index: 0, function: { arguments: '{"a"' } }] }]);
+    expect(deltas(push(t, 'content_block_delta', { index: 0, delta: { type: 'input_json_delta' } }))).toEqual([
+      { tool_calls: [{ index: 0, function: { arguments: '' } }] },
     ]);
-    expect(deltas(push(t, 'content_block_delta', { index: 0, delta: { type: 'input_json_delta', partial_json: '{"a"' } }))).toEqual([
-      { tool_calls: [{ index: 0, function: { arguments: '{"a"' } }] },
-    ]);
-    expect(deltas(push(t, 'content_block_delta', { index: 0, delta: { type: 'input_json_delta' } }))).toEqual([{ tool_calls: [{ index: 0, function: { arguments: '' } }] }]);
-    expect(deltas(push(t, 'content_block_start', { index: 1, content_block: { type: 'tool_use', id: 't2', name: 'g' } }))[0].tool_calls[0].index).toBe(1);
-    expect(deltas(push(t, 'content_block_delta', { index: 1, delta: { type: 'input_json_delta', partial_json: '1' } }))[0].tool_calls[0].index).toBe(1);
+    expect(
+      deltas(push(t, 'content_block_start', { index: 1, content_block: { type: 'tool_use', id: 't2', name: 'g' } }))[0]
+        .tool_calls[0].index,
+    ).toBe(1);
+    expect(
+      deltas(push(t, 'content_block_delta', { index: 1, delta: { type: 'input_json_delta', partial_json: '1' } }))[0]
+        .tool_calls[0].index,
+    ).toBe(1);
     // a delta for a block never started, or not a tool, is dropped
-    expect(push(t, 'content_block_delta', { index: 7, delta: { type: 'input_json_delta', partial_json: 'x' } })).toBe('');
+    expect(push(t, 'content_block_delta', { index: 7, delta: { type: 'input_json_delta', partial_json: 'x' } })).toBe(
+      '',
+    );
     push(t, 'content_block_start', { index: 2, content_block: { type: 'text' } });
-    expect(push(t, 'content_block_delta', { index: 2, delta: { type: 'input_json_delta', partial_json: 'x' } })).toBe('');
+    expect(push(t, 'content_block_delta', { index: 2, delta: { type: 'input_json_delta', partial_json: 'x' } })).toBe(
+      '',
+    );
     push(t, 'message_delta', { delta: { stop_reason: 'tool_use' } });
     expect(frames(push(t, 'message_stop', {}))[0].choices[0].finish_reason).toBe('tool_calls');
   });
@@ -277,33 +362,50 @@ describe('ChatStreamTranslator', () => {
   it('streams the JSON tool as content and finishes with stop', () => {
     const t = new ChatStreamTranslator({ strict: false, includeUsage: false, model: 'm', jsonTool: 'json_response' });
     start(t);
-    expect(push(t, 'content_block_start', { index: 0, content_block: { type: 'tool_use', id: 't', name: 'json_response' } })).toBe('');
-    expect(deltas(push(t, 'content_block_delta', { index: 0, delta: { type: 'input_json_delta', partial_json: '{"a":' } }))).toEqual([
-      { content: '{"a":', content_blocks: [{ index: 0, delta: { type: 'text', text: '{"a":' } }] },
-    ]);
-    expect(push(t, 'content_block_delta', { index: 0, delta: { type: 'input_json_delta', partial_json: '' } })).toBe('');
+    expect(
+      push(t, 'content_block_start', { index: 0, content_block: { type: 'tool_use', id: 't', name: 'json_response' } }),
+    ).toBe('');
+    expect(
+      deltas(push(t, 'content_block_delta', { index: 0, delta: { type: 'input_json_delta', partial_json: '{"a":' } })),
+    ).toEqual([{ content: '{"a":', content_blocks: [{ index: 0, delta: { type: 'text', text: '{"a":' } }] }]);
+    expect(push(t, 'content_block_delta', { index: 0, delta: { type: 'input_json_delta', partial_json: '' } })).toBe(
+      '',
+    );
     expect(push(t, 'content_block_delta', { index: 0, delta: { type: 'input_json_delta' } })).toBe('');
-    expect(deltas(push(t, 'content_block_start', { index: 1, content_block: { type: 'tool_use', id: 'u', name: 'other' } }))[0].tool_calls[0]).toMatchObject({ index: 0, id: 'u' });
+    expect(
+      deltas(
+        push(t, 'content_block_start', { index: 1, content_block: { type: 'tool_use', id: 'u', name: 'other' } }),
+      )[0].tool_calls[0],
+    ).toMatchObject({ index: 0, id: 'u' });
     push(t, 'message_delta', { delta: { stop_reason: 'tool_use' } });
     expect(frames(push(t, 'message_stop', {}))[0].choices[0].finish_reason).toBe('stop');
   });
 
   it('ends with an error frame on an error event, unreadable data, or an upstream that stops early', () => {
     const t = new ChatStreamTranslator({ strict: true, includeUsage: false, model: 'm' });
-    expect(frames(t.push('error', JSON.stringify({ type: 'error', error: { type: 'overloaded_error', message: 'busy' } })))).toEqual([
-      { error: { message: 'busy', type: 'api_error', param: null, code: 'overloaded_error' } },
-    ]);
+    expect(
+      frames(t.push('error', JSON.stringify({ type: 'error', error: { type: 'overloaded_error', message: 'busy' } }))),
+    ).toEqual([{ error: { message: 'busy', type: 'api_error', param: null, code: 'overloaded_error' } }]);
     expect(t.done).toBe(true);
     expect(push(t, 'message_stop', {})).toBe('');
     for (const data of ['not json', '[]', 'null', '5']) {
       const u = new ChatStreamTranslator({ strict: true, includeUsage: false, model: 'm' });
       expect(frames(u.push('content_block_delta', data))).toEqual([
-        { error: { message: 'The provider sent an unreadable stream event.', type: 'api_error', param: null, code: 'api_error' } },
+        {
+          error: {
+            message: 'The provider sent an unreadable stream event.',
+            type: 'api_error',
+            param: null,
+            code: 'api_error',
+          },
+        },
       ]);
       expect(u.done).toBe(true);
     }
     const v = new ChatStreamTranslator({ strict: true, includeUsage: false, model: 'm' });
-    expect(frames(v.abortFrame('cut'))).toEqual([{ error: { message: 'cut', type: 'api_error', param: null, code: 'api_error' } }]);
+    expect(frames(v.abortFrame('cut'))).toEqual([
+      { error: { message: 'cut', type: 'api_error', param: null, code: 'api_error' } },
+    ]);
     expect(v.abortFrame('again')).toBe('');
   });
 

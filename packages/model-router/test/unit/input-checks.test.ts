@@ -13,7 +13,11 @@ function thrown(fn: () => unknown): { code?: string; message: string; param?: st
 
 describe('parseDataUrl', () => {
   it('reads the media type (lower-cased, trimmed), the base64 flag among the parameters, and the data', () => {
-    expect(parseDataUrl('data:Image/PNG;base64,iVBOR')).toEqual({ mediaType: 'image/png', base64: true, data: 'iVBOR' });
+    expect(parseDataUrl('data:Image/PNG;base64,iVBOR')).toEqual({
+      mediaType: 'image/png',
+      base64: true,
+      data: 'iVBOR',
+    });
     expect(parseDataUrl('DATA: application/pdf ;name=a.pdf; BASE64 ,JVBER,x')).toEqual({
       mediaType: 'application/pdf',
       base64: true,
@@ -64,7 +68,11 @@ describe('toImageBlock', () => {
   });
   it('refuses data that is not an image data URL, other image types and non-base64 data', () => {
     for (const url of ['data:text/plain;base64,AAAA', 'not a url', 'data:imagex/png;base64,AA'])
-      expect(thrown(() => toImageBlock(url, 'p'))).toMatchObject({ code: 'invalid_request', param: 'p', message: 'image_url.url must be a data URL of an image.' });
+      expect(thrown(() => toImageBlock(url, 'p'))).toMatchObject({
+        code: 'invalid_request',
+        param: 'p',
+        message: 'image_url.url must be a data URL of an image.',
+      });
     expect(thrown(() => toImageBlock('data:image/svg+xml;base64,AAAA', 'p'))).toMatchObject({
       code: 'unsupported_image_type',
       param: 'p',
@@ -80,7 +88,13 @@ describe('toImageBlock', () => {
 
 describe('model capabilities', () => {
   it('knows the models without PDF support, by prefix', () => {
-    for (const model of ['claude-3-haiku-20240307', 'claude-3-opus-x', 'claude-3-sonnet-x', 'claude-2.1', 'claude-instant-1'])
+    for (const model of [
+      'claude-3-haiku-20240307',
+      'claude-3-opus-x',
+      'claude-3-sonnet-x',
+      'claude-2.1',
+      'claude-instant-1',
+    ])
       expect([model, acceptsPdf(model)]).toEqual([model, false]);
     for (const model of ['claude-sonnet-4-5', 'claude-3-5-haiku', 'x-claude-2', 'unknown'])
       expect([model, acceptsPdf(model)]).toEqual([model, true]);

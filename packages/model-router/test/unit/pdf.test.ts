@@ -12,7 +12,10 @@ async function outcome(pdf: Buffer | string, budget?: PdfCheckBudget) {
     return `${e.code}: ${e.message}`;
   }
 }
-const pagesPdf = (body: string) => Buffer.from(`%PDF-1.4\n1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj\n${body}\ntrailer << /Root 1 0 R >>\n%%EOF\n`);
+const pagesPdf = (body: string) =>
+  Buffer.from(
+    `%PDF-1.4\n1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj\n${body}\ntrailer << /Root 1 0 R >>\n%%EOF\n`,
+  );
 const objStm = (content: Buffer | string, { compress = true, eol = '\n' } = {}) => {
   const data = compress ? deflateSync(Buffer.from(content)) : Buffer.from(content);
   return Buffer.concat([
@@ -21,7 +24,8 @@ const objStm = (content: Buffer | string, { compress = true, eol = '\n' } = {}) 
     Buffer.from('\nendstream\nendobj\n'),
   ]);
 };
-const withObjStm = (...streams: Buffer[]) => Buffer.concat([Buffer.from('%PDF-1.7\n'), ...streams, Buffer.from('%%EOF\n')]);
+const withObjStm = (...streams: Buffer[]) =>
+  Buffer.concat([Buffer.from('%PDF-1.7\n'), ...streams, Buffer.from('%%EOF\n')]);
 const TOO_MANY = (n: number) => `pdf_too_many_pages: The PDF has ${n} pages; at most 100 are accepted.`;
 const COMPLEX_INFLATE =
   'pdf_too_complex: The PDF is too complex to check: its compressed object streams inflate to more than 4 times its size (or more than 64 MB for all PDFs of the request).';
@@ -54,7 +58,8 @@ describe('checkPdf: encryption', () => {
 });
 
 describe('checkPdf: page count', () => {
-  const tree = (n: number | string, extra = '') => pagesPdf(`2 0 obj << /Type /Pages /Kids [] /Count ${n}${extra} >> endobj`);
+  const tree = (n: number | string, extra = '') =>
+    pagesPdf(`2 0 obj << /Type /Pages /Kids [] /Count ${n}${extra} >> endobj`);
   it('accepts 100 pages and refuses 101', async () => {
     expect(await outcome(tree(100))).toBe('accepted');
     expect(await outcome(tree(101))).toBe(TOO_MANY(101));
@@ -66,7 +71,9 @@ describe('checkPdf: page count', () => {
     expect(await outcome(pagesPdf('<< /Type /Pages /Count 150 >> << /Type /Pages /Count 5 >>'))).toBe(TOO_MANY(150));
   });
   it('reads /Count only inside a /Type /Pages dictionary', async () => {
-    expect(await outcome(pagesPdf('<< /Type /Page /Count 500 >> << /Pages /Count 500 >> << /Kind /Pages /Count 500 >>'))).toBe('accepted');
+    expect(
+      await outcome(pagesPdf('<< /Type /Page /Count 500 >> << /Pages /Count 500 >> << /Kind /Pages /Count 500 >>')),
+    ).toBe('accepted');
     expect(await outcome(pagesPdf('<< /Type /Pages >> /Count 500'))).toBe('accepted');
     expect(await outcome(pagesPdf('/Count 500 << /Type /Pages >>'))).toBe('accepted');
     expect(await outcome(Buffer.from('%PDF-1.4 /Type /Pages /Count 500 >>'))).toBe('accepted');
@@ -76,13 +83,19 @@ describe('checkPdf: page count', () => {
   });
   it('finds each dictionary’s own << and /Count when there are several', async () => {
     expect(
-      await outcome(pagesPdf('<< /Count 900 >> << /Type /Pages /Count 3 >> << /Type /Pages /Kids [] >> << /Count 800 >>')),
+      await outcome(
+        pagesPdf('<< /Count 900 >> << /Type /Pages /Count 3 >> << /Type /Pages /Kids [] >> << /Count 800 >>'),
+      ),
     ).toBe('accepted');
     expect(await outcome(pagesPdf('<< /Type /Pages /Kids [] >> << /Type /Pages /Count 120 >>'))).toBe(TOO_MANY(120));
-    expect(await outcome(pagesPdf('<< /Type /Pages /Count 2 >> << /X 1 >> << /Type /Pages /Kids [<< /Type /Pages /Count 130 >>] >>'))).toBe(
-      TOO_MANY(130),
-    );
-    expect(await outcome(pagesPdf('<< /Type /Pages /Count 4 /Kids [] /Type /Pages >> << /Type /Pages /Count 140 >>'))).toBe(TOO_MANY(140));
+    expect(
+      await outcome(
+        pagesPdf('<< /Type /Pages /Count 2 >> << /X 1 >> << /Type /Pages /Kids [<< /Type /Pages /Count 130 >>] >>'),
+      ),
+    ).toBe(TOO_MANY(130));
+    expect(
+      await outcome(pagesPdf('<< /Type /Pages /Count 4 /Kids [] /Type /Pages >> << /Type /Pages /Count 140 >>')),
+    ).toBe(TOO_MANY(140));
   });
   it('reads at most nine digits, after white space, and ignores a count that is not a number', async () => {
     expect(await outcome(tree('\n\r\t\f\0 0000101'))).toBe(TOO_MANY(101));
@@ -96,20 +109,30 @@ describe('checkPdf: page count', () => {
     expect(await outcome(withObjStm(objStm('2 0 obj << /Type /Pages /Count 250 >> endobj')))).toBe(TOO_MANY(250));
     expect(await outcome(withObjStm(objStm('<< /Type /Pages /Count 250 >>', { eol: '\r\n' })))).toBe(TOO_MANY(250));
     expect(await outcome(withObjStm(objStm('<< /Type /Pages /Count 250 >>', { eol: '\r' })))).toBe(TOO_MANY(250));
-    expect(await outcome(withObjStm(objStm('<< /Type /Pages /Count 5 >>'), objStm('<< /Type /Pages /Count 260 >>')))).toBe(TOO_MANY(260));
-    expect(await outcome(withObjStm(objStm('<< /Type /Pages /Count 260 >>'), objStm('<< /Type /Pages /Count 5 >>')))).toBe(TOO_MANY(260));
+    expect(
+      await outcome(withObjStm(objStm('<< /Type /Pages /Count 5 >>'), objStm('<< /Type /Pages /Count 260 >>'))),
+    ).toBe(TOO_MANY(260));
+    expect(
+      await outcome(withObjStm(objStm('<< /Type /Pages /Count 260 >>'), objStm('<< /Type /Pages /Count 5 >>'))),
+    ).toBe(TOO_MANY(260));
     expect(await outcome(withObjStm(objStm('<< /Type /Pages /Count 50 >>')))).toBe('accepted');
     // the file's own page tree wins
     expect(await outcome(Buffer.concat([tree(3), objStm('<< /Type /Pages /Count 250 >>')]))).toBe('accepted');
   });
   it('leaves the count unknown for a stream it cannot inflate, or without stream data', async () => {
-    expect(await outcome(withObjStm(objStm('junk', { compress: false }), objStm('<< /Type /Pages /Count 270 >>')))).toBe(TOO_MANY(270));
+    expect(
+      await outcome(withObjStm(objStm('junk', { compress: false }), objStm('<< /Type /Pages /Count 270 >>'))),
+    ).toBe(TOO_MANY(270));
     expect(await outcome(Buffer.from('%PDF-1.7 /ObjStm no data'))).toBe('accepted');
     expect(await outcome(Buffer.from('%PDF-1.7 /ObjStm stream but no end'))).toBe('accepted');
   });
   it('reads a stream named by several /ObjStm once', async () => {
     const content = deflateSync(Buffer.from('<< /Type /Pages /Count 280 >>'));
-    const pdf = Buffer.concat([Buffer.from('%PDF-1.7\n<< /Type /ObjStm >> << /Type /ObjStm >>\nstream\n'), content, Buffer.from('\nendstream\n')]);
+    const pdf = Buffer.concat([
+      Buffer.from('%PDF-1.7\n<< /Type /ObjStm >> << /Type /ObjStm >>\nstream\n'),
+      content,
+      Buffer.from('\nendstream\n'),
+    ]);
     const budget = new PdfCheckBudget();
     expect(await outcome(pdf, budget)).toBe(TOO_MANY(280));
     expect(budget.inflatedBytes).toBe(64 * 1024 * 1024 - '<< /Type /Pages /Count 280 >>'.length);
@@ -137,9 +160,12 @@ describe('checkPdf: budgets', () => {
     const budget = new PdfCheckBudget({ inflatedBytes: content.length });
     expect(await outcome(pdf, budget)).toBe('accepted');
     expect(budget.inflatedBytes).toBe(0);
-    expect(await outcome(withObjStm(objStm(content), objStm(content)), new PdfCheckBudget({ inflatedBytes: content.length }))).toBe(
-      COMPLEX_INFLATE,
-    );
+    expect(
+      await outcome(
+        withObjStm(objStm(content), objStm(content)),
+        new PdfCheckBudget({ inflatedBytes: content.length }),
+      ),
+    ).toBe(COMPLEX_INFLATE);
     expect(await outcome(pdf, new PdfCheckBudget({ inflatedBytes: 0 }))).toBe(COMPLEX_INFLATE);
   });
   it('lets one PDF inflate 4 times its size, at least 1 MiB', async () => {
@@ -162,8 +188,14 @@ describe('checkPdf: budgets', () => {
     expect(await outcome(withObjStm(objStm(big)))).toBe(TOO_MANY(170));
     // and a large compressed input too
     const random = Buffer.from(Array.from({ length: 300_000 }, (_, i) => (i * 7919) % 251));
-    expect(await outcome(withObjStm(objStm(Buffer.concat([random, Buffer.from(' << /Type /Pages /Count 180 >>')]))))).toBe(TOO_MANY(180));
-    expect(await outcome(withObjStm(objStm(Buffer.concat([Buffer.from([0x78, 0x9c, 1, 2, 3]), random]), { compress: false })))).toBe('accepted');
+    expect(
+      await outcome(withObjStm(objStm(Buffer.concat([random, Buffer.from(' << /Type /Pages /Count 180 >>')])))),
+    ).toBe(TOO_MANY(180));
+    expect(
+      await outcome(
+        withObjStm(objStm(Buffer.concat([Buffer.from([0x78, 0x9c, 1, 2, 3]), random]), { compress: false })),
+      ),
+    ).toBe('accepted');
   });
   it('lets the event loop run while it reads a large PDF', async () => {
     let turns = 0;
@@ -173,7 +205,10 @@ describe('checkPdf: budgets', () => {
       if (running) setImmediate(tick);
     };
     setImmediate(tick);
-    await checkPdf(b64(Buffer.concat([pagesPdf('<< /Type /Pages /Count 3 >>'), Buffer.alloc(12 * 1024 * 1024, 0x20)])), 'doc');
+    await checkPdf(
+      b64(Buffer.concat([pagesPdf('<< /Type /Pages /Count 3 >>'), Buffer.alloc(12 * 1024 * 1024, 0x20)])),
+      'doc',
+    );
     running = false;
     expect(turns).toBeGreaterThan(1);
   });
@@ -181,7 +216,8 @@ describe('checkPdf: budgets', () => {
 
 describe('decodeBase64', () => {
   const idle: Slices = { due: () => false, pause: async () => undefined };
-  const same = async (text: string, chunk?: number) => expect((await decodeBase64(text, idle, chunk)).equals(Buffer.from(text, 'base64'))).toBe(true);
+  const same = async (text: string, chunk?: number) =>
+    expect((await decodeBase64(text, idle, chunk)).equals(Buffer.from(text, 'base64'))).toBe(true);
   it('decodes as Buffer.from does, whatever the chunk size', async () => {
     const data = Buffer.from(Array.from({ length: 300 }, (_, i) => (i * 31) % 256)).toString('base64');
     for (const chunk of [4, 5, 7, 8, 64, 1024 * 1024]) {

@@ -27,13 +27,22 @@ const target = (host: string) => {
 
 describe('resolveCustomHost', () => {
   it('signs a Bedrock agent host for the region in its name', () => {
-    expect(target('bedrock-agent-runtime.us-east-1.amazonaws.com')).toEqual(['https://bedrock-agent-runtime.us-east-1.amazonaws.com/', 'us-east-1']);
-    expect(target('https://bedrock-agent.eu-central-1.amazonaws.com')).toEqual(['https://bedrock-agent.eu-central-1.amazonaws.com/', 'eu-central-1']);
+    expect(target('bedrock-agent-runtime.us-east-1.amazonaws.com')).toEqual([
+      'https://bedrock-agent-runtime.us-east-1.amazonaws.com/',
+      'us-east-1',
+    ]);
+    expect(target('https://bedrock-agent.eu-central-1.amazonaws.com')).toEqual([
+      'https://bedrock-agent.eu-central-1.amazonaws.com/',
+      'eu-central-1',
+    ]);
     expect(target('HTTPS://bedrock-agent-runtime-fips.us-gov-west-1.amazonaws.com:443/')).toEqual([
       'https://bedrock-agent-runtime-fips.us-gov-west-1.amazonaws.com/',
       'us-gov-west-1',
     ]);
-    expect(target('  bedrock-agent.cn-north-1.amazonaws.com.cn\t')).toEqual(['https://bedrock-agent.cn-north-1.amazonaws.com.cn/', 'cn-north-1']);
+    expect(target('  bedrock-agent.cn-north-1.amazonaws.com.cn\t')).toEqual([
+      'https://bedrock-agent.cn-north-1.amazonaws.com.cn/',
+      'cn-north-1',
+    ]);
     expect(target('bedrock-agent.us-isob-east-12.amazonaws.com')[1]).toBe('us-isob-east-12');
     expect(target('bedrock-agent.us-iso-east-1.amazonaws.com')[1]).toBe('us-iso-east-1');
   });
@@ -100,19 +109,36 @@ describe('parseQuery', () => {
     expect(Object.getPrototypeOf(params)).toBeNull();
     expect({ ...params }).toEqual({ constructor: '1', toString: '2', hasOwnProperty: '3' });
     for (const query of ['__proto__=1', 'a=1&__proto__', '%5F%5Fproto%5F%5F=x'])
-      expect(() => parseQuery(query)).toThrow(expect.objectContaining({ code: 'unsupported_query_parameter', message: 'A query parameter may not be named "__proto__".' }));
+      expect(() => parseQuery(query)).toThrow(
+        expect.objectContaining({
+          code: 'unsupported_query_parameter',
+          message: 'A query parameter may not be named "__proto__".',
+        }),
+      );
   });
 });
 
 describe('IntegrationSigner', () => {
   // AWS's published SigV4 test suite (service "service", us-east-1, 2015-08-30T12:36:00Z).
-  const credentials = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: new Secret('wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY'), sessionToken: undefined };
+  const credentials = {
+    accessKeyId: 'AKIDEXAMPLE',
+    secretAccessKey: new Secret('wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY'),
+    sessionToken: undefined,
+  };
   const sessionToken =
     'AQoDYXdzEPT//////////wEXAMPLEtc764bNrC9SAPBSM22wDOk4x4HIZ8j4FZTwdQWLWsKWHGBuFqwAeMicRXmxfpSPfIeoIYRqTflfKD8YUuwthAx7mSEI/qkPpKPi/kMcGdQrmGdeehM4IC1NtBmUpp2wUE8phUZampKsburEDy0KPkyQDYwT7WZ0wq5VSXDvp75YU9HFvlRd8Tx6q6fE8YQcHNVXAkiY9q6d+xo0rKwT38xVqr7ZD0u0iPPkUL64lIZbqBAz+scqKmlzm8FDrypNC9Yjc8fPOLn9FX9KSYvKTr4rvx3iSIlTJabIQwj2ICCR/oLxBA==';
   const date = new Date('2015-08-30T12:36:00Z');
   const sign = (signer: IntegrationSigner, extra: Partial<Parameters<IntegrationSigner['sign']>[0]> = {}) =>
     signer.sign(
-      { method: 'GET', origin: new URL('https://example.amazonaws.com'), path: '/', query: '', headers: {}, body: Buffer.from(''), ...extra },
+      {
+        method: 'GET',
+        origin: new URL('https://example.amazonaws.com'),
+        path: '/',
+        query: '',
+        headers: {},
+        body: Buffer.from(''),
+        ...extra,
+      },
       'us-east-1',
       date,
     );
@@ -122,7 +148,9 @@ describe('IntegrationSigner', () => {
   it('matches the published vectors', async () => {
     const signer = new IntegrationSigner(credentials, 'service');
     const vanilla = await sign(signer);
-    expect(vanilla.authorization).toBe(auth('host;x-amz-date', '5fa00fa31553b73ebf1942676e86291e8372ff2a2260956d9b8aae1d763fbf31'));
+    expect(vanilla.authorization).toBe(
+      auth('host;x-amz-date', '5fa00fa31553b73ebf1942676e86291e8372ff2a2260956d9b8aae1d763fbf31'),
+    );
     expect(vanilla.host).toBe('example.amazonaws.com');
     expect(vanilla['x-amz-date']).toBe('20150830T123600Z');
     expect(vanilla['x-amz-security-token']).toBeUndefined();
@@ -137,13 +165,17 @@ describe('IntegrationSigner', () => {
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: Buffer.from('Param1=value1'),
     });
-    expect(form.authorization).toBe(auth('content-type;host;x-amz-date', 'ff11897932ad3f4e8b18135d722051e5ac45fc38421b1da7b9d196a0fe09473a'));
+    expect(form.authorization).toBe(
+      auth('content-type;host;x-amz-date', 'ff11897932ad3f4e8b18135d722051e5ac45fc38421b1da7b9d196a0fe09473a'),
+    );
     expect(form['content-type']).toBe('application/x-www-form-urlencoded');
   });
   it('adds the session token', async () => {
     const signer = new IntegrationSigner({ ...credentials, sessionToken: new Secret(sessionToken) }, 'service');
     const headers = await sign(signer, { method: 'POST' });
-    expect(headers.authorization).toBe(auth('host;x-amz-date;x-amz-security-token', '85d96828115b5dc0cfc3bd16ad9e210dd772bbebba041836c64533a82be05ead'));
+    expect(headers.authorization).toBe(
+      auth('host;x-amz-date;x-amz-security-token', '85d96828115b5dc0cfc3bd16ad9e210dd772bbebba041836c64533a82be05ead'),
+    );
     expect(headers['x-amz-security-token']).toBe(sessionToken);
   });
   it('signs the host with its port, as bedrock by default, without a payload checksum header', async () => {
@@ -159,7 +191,14 @@ describe('IntegrationSigner', () => {
   it('signs for the region given, at the current time by default', async () => {
     const signer = new IntegrationSigner(credentials);
     const headers = await signer.sign(
-      { method: 'GET', origin: new URL('https://h.example'), path: '/', query: '', headers: {}, body: new Uint8Array() },
+      {
+        method: 'GET',
+        origin: new URL('https://h.example'),
+        path: '/',
+        query: '',
+        headers: {},
+        body: new Uint8Array(),
+      },
       'eu-west-3',
     );
     expect(headers.authorization).toContain('/eu-west-3/bedrock/aws4_request');
