@@ -1,0 +1,263 @@
+import { createHash } from 'node:crypto';
+import { LocalKeySet, type KeyResolver } from '@gw/jwks';
+import { Authenticator, type AuthenticatorOptions } from '../../src/core/authenticator';
+import { rsaKey, token } from '../../../jwks/test/unit/keys';
+
+const jwk = () => ({ ...(rsaKey('a').publicKey.export({ format: 'jwk' }) as object), kid: 'k1' });
+const keys = () => new LocalKeySet([jwk()] as never);
+const now = () => Math.floor(Date.now() / 1000);
+const idToken = (claims: Record<string, unknown>, alg = 'RS256') =>
+  token({ alg, kid: 'k1' }, { exp: now() + 300, ...claims });
+const sha = (s: string) => createHash('sha256').update(s).digest('hex');
+
+async function failure(promise: Promise<unknown>) {
+  return promise.then(
+    () => {
+      throw new Error('resolved');
+    },
+    (e: unknown) =>
+      e as { code: string; message: string; reason?: string; headers: Record<string, string>; status: number },
+  );
+}
+function thrown(fn: () => unknown): Error {
+  try {
+    fn();
+  } catch (error) {
+    return error as Error;
+  }
+  throw new Error('nothing was thrown');
+}
+
+describe('Authenticator options', () => {
+  it('refuses options that are not an object, or unknown', () => {
+    expect(() => new Authenticator(null as never)).toThrow(new TypeError('authenticate options must be an object.'));
+    expect(() => new Authenticator('x' as never)).toThrow(new TypeError('authenticate options must be an object.'));
+    expect(() => new Authenticator({ apiKey: [] } as never)).toThrow(/^authenticate has an unknown option "apiKey"/);
+    expect(() => new Authenticator({ resourceMetadataUrl: 'x' } as never)).not.toThrow();
+    expect(new Authenticator().acceptsTokens).toBe(false);
+  });
+  it('refuses a jwtValidation that is not an object, unknown, or without keys or jwksUri', () => {
+    for (const jwtValidation of [null, 'x'])
+      expect(() => new Authenticator({ jwtValidation } as never)).toThrow(
+        new TypeError('authenticate jwtValidation must be an object such as { jwksUri, issuer, audience }.'),
+      );
+    expect(() => new Authenticator({ jwtValidation: { keys: keys(), issuers: 'x' } } as never)).toThrow(
+      /^authenticate jwtValidation has an unknown option "issuers"/,
+    );
+    expect(() => new Authenticator({ jwtValidation: {} })).toThrow(
+      new TypeError('jwt_validation needs a jwksUri, for example "https://idp.example.com/.well-known/jwks.json".'),
+    );
+  });
+  it('fetches the key set from jwksUri (with its timing and fetch callback), or uses the keys given', async () => {
+    const withKeys = new Authenticator({ jwtValidation: { keys: keys() } });
+    expect(withKeys.keySet).toBeUndefined();
+    expect(withKeys.acceptsTokens).toBe(true);
+    const outcomes: string[] = [];
+    const fetched: string[] = [];
+    const spy = jest.spyOn(globalThis, 'fetch').mockImplementation(async (url) => {
+      fetched.push(String(url));
+      return new Response(JSON.stringify({ keys: [jwk()] }), { status: 200 });
+    });
+    try {
+      let clock = 0;
+      const auth = new Authenticator({
+        jwtValidation: {
+          jwksUri: 'https://idp.example/jwks',
+          onKeySetFetch: (o) => outcomes.push(o),
+          keySet: { now: () => clock, cooldownMs: 1 },
+        },
+      });
+      expect(auth.keySet).toBeDefined();
+      await auth.authenticate(['authorization', `Bearer ${idToken({ sub: 'a' })}`]);
+      clock = 10; // past the 1 ms cooldown: an unknown kid fetches again
+      await failure(
+        auth.authenticate(['authorization', `Bearer ${token({ alg: 'RS256', kid: 'k2' }, { exp: now() + 300 })}`]),
+      );
+      expect(fetched).toEqual(['https://idp.example/jwks', 'https://idp.example/jwks']);
+      expect(outcomes).toEqual(['ok', 'ok']);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+});
+
+describe('API keys', () => {
+  const entry = (extra: object = {}) => ({ key: 'sk-12345678', user: { user_id: 'u1' }, ...extra });
+  const problem = (apiKeys: unknown[]) => thrown(() => new Authenticator({ apiKeys: apiKeys as never })).message;
+
+  it('refuses an invalid list or entry, saying which', () => {
+    expect(() => new Authenticator({ apiKeys: 'x' as never })).toThrow(
+      new TypeError('apiKeys must be a list of { key | keySha256, user }.'),
+    );
+    expect(problem([entry(), null])).toBe('auth.apiKeys[1] must be an object with "key" or "keySha256" and "user".');
+    expect(problem(['x'])).toBe('auth.apiKeys[0] must be an object with "key" or "keySha256" and "user".');
+    expect(problem([entry({ name: 'x' })])).toMatch(/^auth\.apiKeys\[0\] has an unknown option "name"/);
+    expect(problem([{ user: {} }])).toBe('auth.apiKeys[0] needs exactly one of "key" or "keySha256".');
+    expect(problem([entry({ keySha256: sha('x') })])).toBe(
+      'auth.apiKeys[0] needs exactly one of "key" or "keySha256".',
+    );
+    expect(problem([entry({ key: 'sk-1234' })])).toBe('auth.apiKeys[0].key must be a string of at least 8 characters.');
+    expect(problem([entry({ key: 12345678 })])).toBe('auth.apiKeys[0].key must be a string of at least 8 characters.');
+    for (const keySha256 of [sha('x').slice(1), `${sha('x')}0`, `${sha('x').slice(1)}g`, ` ${sha('x')}`])
+      expect(problem([{ keySha256, user: {} }])).toBe(
+        'auth.apiKeys[0].keySha256 must be 64 hexadecimal characters (the SHA-256 of the key).',
+      );
+    expect(problem([entry({ user: null })])).toBe('auth.apiKeys[0].user must be an object.');
+    expect(problem([entry({ user: 'u' })])).toBe('auth.apiKeys[0].user must be an object.');
+    expect(problem([entry(), { keySha256: sha('sk-12345678').toUpperCase(), user: {} }])).toBe(
+      'auth.apiKeys[1] repeats an API key configured before it.',
+    );
+  });
+
+  it('identifies a key by its plain text or its SHA-256, as key:<id> or key:<position>', async () => {
+    const auth = new Authenticator({
+      apiKeys: [
+        entry(),
+        { keySha256: sha('sk-second-key').toUpperCase(), user: { sub: 's2', email: 'e' }, id: 'rec-2' },
+        { key: 'sk-third-key', user: {}, id: '' },
+      ],
+    });
+    const first = await auth.authenticate(['x-api-key', 'sk-12345678']);
+    expect(first).toEqual({ method: 'api_key', subject: 'key:0', claims: { user_id: 'u1', sub: 'u1' } });
+    expect(Object.isFrozen(first)).toBe(true);
+    expect(await auth.authenticate(['authorization', 'Bearer sk-second-key'])).toEqual({
+      method: 'api_key',
+      subject: 'key:rec-2',
+      claims: { sub: 's2', email: 'e' },
+    });
+    expect((await auth.authenticate(['x-gateway-api-key', 'sk-third-key'])).subject).toBe('key:2');
+    expect(auth.isApiKey('sk-12345678')).toBe(true);
+    expect(auth.isApiKey('sk-second-key')).toBe(true);
+    expect(auth.isApiKey('sk-nope-nope')).toBe(false);
+  });
+
+  it('refuses an unknown key with a challenge', async () => {
+    const auth = new Authenticator({ apiKeys: [entry()] });
+    expect(await failure(auth.authenticate(['x-api-key', 'sk-87654321']))).toMatchObject({
+      code: 'invalid_credentials',
+      reason: 'unknown_api_key',
+      message: 'The API key is not valid.',
+      headers: { 'www-authenticate': 'Bearer error="invalid_token"' },
+    });
+  });
+
+  it('replaces the keys at once, keeping the old ones when the new list is invalid', async () => {
+    const auth = new Authenticator({ apiKeys: [entry()] });
+    expect(() => auth.setApiKeys([entry({ key: 'short' })])).toThrow();
+    expect(auth.isApiKey('sk-12345678')).toBe(true);
+    auth.setApiKeys([entry({ key: 'sk-new-new-new' })]);
+    expect(auth.isApiKey('sk-12345678')).toBe(false);
+    expect((await auth.authenticate(['x-api-key', 'sk-new-new-new'])).subject).toBe('key:0');
+    await expect(auth.authenticate(['x-api-key', 'sk-12345678'])).rejects.toMatchObject({ reason: 'unknown_api_key' });
+  });
+});
+
+describe('authenticate', () => {
+  const tokens = (validation: Partial<NonNullable<AuthenticatorOptions['jwtValidation']>> = {}) =>
+    new Authenticator({ jwtValidation: { keys: keys(), ...validation } });
+
+  it('asks for credentials when none were sent, pointing at the resource metadata when tokens are accepted', async () => {
+    expect(await failure(new Authenticator().authenticate([]))).toMatchObject({
+      code: 'missing_credentials',
+      message: 'No credentials were sent.',
+      headers: { 'www-authenticate': 'Bearer' },
+    });
+    expect(await failure(new Authenticator().authenticate([], { resourceMetadataUrl: 'https://gw/x' }))).toMatchObject({
+      headers: { 'www-authenticate': 'Bearer' },
+    });
+    expect(await failure(tokens().authenticate([], { resourceMetadataUrl: 'https://gw/.well-known/x' }))).toMatchObject(
+      {
+        headers: { 'www-authenticate': 'Bearer resource_metadata="https://gw/.well-known/x"' },
+      },
+    );
+    expect(
+      await failure(
+        tokens().authenticate(['authorization', 'Basic x'], { resourceMetadataUrl: 'https://gw/"a\\b\u0001\u007f' }),
+      ),
+    ).toMatchObject({
+      headers: { 'www-authenticate': 'Bearer error="invalid_token", resource_metadata="https://gw/\\"a\\\\b"' },
+    });
+  });
+
+  it('refuses other schemes and tokens when none are accepted', async () => {
+    expect(await failure(new Authenticator().authenticate(['authorization', 'Basic x']))).toMatchObject({
+      code: 'invalid_credentials',
+      reason: 'unsupported_scheme',
+      message: 'Only Bearer authorization is accepted.',
+      headers: { 'www-authenticate': 'Bearer error="invalid_token"' },
+    });
+    expect(
+      await failure(new Authenticator().authenticate(['authorization', `Bearer ${idToken({ sub: 'a' })}`])),
+    ).toMatchObject({
+      code: 'invalid_credentials',
+      reason: 'tokens_not_accepted',
+      message: 'The credential is not valid.',
+      headers: { 'www-authenticate': 'Bearer error="invalid_token"' },
+    });
+  });
+
+  it('identifies a token caller by issuer and subject, or by the token digest without sub', async () => {
+    const auth = tokens();
+    const t = idToken({ sub: 'alice', iss: 'https://idp', azp: 'app', preferred_username: 'al' });
+    const identity = await auth.authenticate(['authorization', `Bearer ${t}`]);
+    expect(identity).toMatchObject({ method: 'identity_token', subject: 'idp:https://idp|alice', token: t });
+    expect(identity.claims).toMatchObject({ sub: 'alice', client_id: 'app', username: 'al' });
+    expect((await auth.authenticate(['authorization', `Bearer ${idToken({ sub: 'bob' })}`])).subject).toBe('idp:|bob');
+    const anonymous = idToken({ scope: 'x' });
+    expect((await auth.authenticate(['authorization', `Bearer ${anonymous}`])).subject).toBe(
+      `idp-token:${createHash('sha256').update(anonymous).digest('base64url')}`,
+    );
+  });
+
+  it('validates with the configured issuer, audience, algorithms, required claims and clock tolerance (defaults RS256, none, 30 s)', async () => {
+    const bearer = (t: string) => ['authorization', `Bearer ${t}`];
+    await expect(tokens().authenticate(bearer(idToken({}, 'RS384')))).rejects.toMatchObject({
+      reason: 'algorithm_not_allowed',
+    });
+    await expect(tokens({ algorithms: ['RS384'] }).authenticate(bearer(idToken({}, 'RS384')))).resolves.toBeDefined();
+    await expect(tokens({ issuer: 'a' }).authenticate(bearer(idToken({ iss: 'b' })))).rejects.toMatchObject({
+      reason: 'issuer_mismatch',
+    });
+    await expect(tokens({ audience: 'a' }).authenticate(bearer(idToken({ aud: 'b' })))).rejects.toMatchObject({
+      reason: 'audience_mismatch',
+    });
+    await expect(tokens().authenticate(bearer(idToken({ exp: now() - 20 })))).resolves.toBeDefined();
+    await expect(tokens().authenticate(bearer(idToken({ exp: now() - 40 })))).rejects.toMatchObject({
+      code: 'invalid_credentials',
+      reason: 'token_expired',
+      message: 'The token is not valid.',
+      headers: { 'www-authenticate': 'Bearer error="invalid_token"' },
+    });
+    await expect(
+      tokens({ clockToleranceSeconds: 0 }).authenticate(bearer(idToken({ exp: now() - 5 }))),
+    ).rejects.toMatchObject({
+      reason: 'token_expired',
+    });
+    expect(
+      await failure(tokens({ requiredClaims: ['tenant'] }).authenticate(bearer(idToken({ sub: 'a' })))),
+    ).toMatchObject({
+      code: 'missing_required_claim',
+      message: 'The token has no "tenant" claim, which is required.',
+      headers: { 'www-authenticate': 'Bearer error="invalid_token"' },
+    });
+  });
+
+  it('answers 503 with retry-after when the key set cannot be fetched, and passes other errors on', async () => {
+    const { IdentityProviderUnavailableError } = await import('@gw/jwks');
+    const down: KeyResolver = { getKey: () => Promise.reject(new IdentityProviderUnavailableError('down', 7)) };
+    expect(
+      await failure(
+        new Authenticator({ jwtValidation: { keys: down } }).authenticate(['authorization', `Bearer ${idToken({})}`]),
+      ),
+    ).toMatchObject({
+      code: 'identity_provider_unavailable',
+      status: 503,
+      message: "The identity provider's keys cannot be fetched just now; retry shortly.",
+      headers: { 'retry-after': '7' },
+    });
+    const broken: KeyResolver = { getKey: () => Promise.reject(new RangeError('bug')) };
+    await expect(
+      new Authenticator({ jwtValidation: { keys: broken } }).authenticate(['authorization', `Bearer ${idToken({})}`]),
+    ).rejects.toThrow(new RangeError('bug'));
+  });
+});

@@ -1,0 +1,135 @@
+import { createHash } from 'node:crypto';
+import { cacheKey, callerScope, canonicalJson, keyedBody, type CacheKeyMaterial } from '../../src/core/cache/cache-key';
+
+const sha = (text: string) => createHash('sha256').update(text).digest('hex');
+
+describe('canonicalJson', () => {
+  it('sorts keys, drops undefined, functions and symbols, and writes no white space', () => {
+    expect(
+      canonicalJson({
+        b: 1,
+        a: [1, 'x', null, undefined, () => 1],
+        c: { z: undefined, y: true, f: () => 1, s: Symbol('s') },
+        d: undefined,
+      }),
+    ).toBe('{"a":[1,"x",null,null,null],"b":1,"c":{"y":true}}');
+    expect(canonicalJson({ é: 1, Z: 2, a: 3, '10': 4, '9': 5 })).toBe('{"10":4,"9":5,"Z":2,"a":3,"é":1}');
+    expect(canonicalJson([])).toBe('[]');
+    expect(canonicalJson({})).toBe('{}');
+    expect(canonicalJson({ a: undefined, b: 1 })).toBe('{"b":1}');
+    expect(canonicalJson(undefined)).toBe('null');
+    expect(canonicalJson('a"b')).toBe('"a\\"b"');
+    expect(canonicalJson([[1, 2], [3]])).toBe('[[1,2],[3]]');
+  });
+  it('walks 512 levels and refuses deeper values', () => {
+    const nest = (depth: number) => {
+      let value: unknown = 1;
+      for (let i = 0; i < depth; i++) value = [value];
+      return value;
+    };
+    expect(canonicalJson(nest(512))).toBe(`${'['.repeat(512)}1${']'.repeat(512)}`);
+    expect(() => canonicalJson(nest(513))).toThrow(new RangeError('The value is nested too deeply for the cache key.'));
+  });
+});
+
+describe('keyedBody', () => {
+  it('leaves out stream, stream_options and model, and keeps everything else', () => {
+    expect(keyedBody({ model: 'm', stream: true, stream_options: {}, messages: [], x: 1 })).toEqual({
+      messages: [],
+      x: 1,
+    });
+    expect(keyedBody('text')).toBe('text');
+    expect(keyedBody(null)).toBeNull();
+    const list = [1];
+    expect(keyedBody(list)).toBe(list);
+  });
+});
+
+describe('cacheKey', () => {
+  const material = (extra: Partial<CacheKeyMaterial> = {}): CacheKeyMaterial => ({
+    route: 'chat.completions',
+    provider: 'p',
+    model: 'm',
+    body: { model: '@p/m', messages: [{ role: 'user', content: 'hi' }], stream: true },
+    headers: { version: '2023-06-01' },
+    scope: { kind: 'user', id: 'u1' },
+    ...extra,
+  });
+  it('is the SHA-256 of the canonical material', () => {
+    expect(cacheKey(material())).toBe(
+      sha(
+        '{"body":{"messages":[{"content":"hi","role":"user"}]},"headers":{"beta":null,"version":"2023-06-01"},"model":"m","provider":"p","route":"chat.completions","scope":{"id":"u1","kind":"user"},"v":1}',
+      ),
+    );
+    expect(cacheKey(material({ headers: { beta: 'b1', version: 'v' }, scope: { kind: 'shared' }, body: 'x' }))).toBe(
+      sha(
+        '{"body":"x","headers":{"beta":"b1","version":"v"},"model":"m","provider":"p","route":"chat.completions","scope":"shared","v":1}',
+      ),
+    );
+    expect(cacheKey(material({ scope: { kind: 'token', iss: 'i', sub: 's' } }))).toBe(
+      sha(
+        '{"body":{"messages":[{"content":"hi","role":"user"}]},"headers":{"beta":null,"version":"2023-06-01"},"model":"m","provider":"p","route":"chat.completions","scope":{"iss":"i","kind":"token","sub":"s"},"v":1}',
+      ),
+    );
+  });
+  it('differs with each part', () => {
+    const keys = new Set([
+      cacheKey(material()),
+      cacheKey(material({ route: 'messages' })),
+      cacheKey(material({ provider: 'q' })),
+      cacheKey(material({ model: 'n' })),
+      cacheKey(material({ headers: { version: 'x' } })),
+      cacheKey(material({ scope: { kind: 'key', id: 'u1' } })),
+      cacheKey(material({ scope: { kind: 'caller', id: 'u1' } })),
+      cacheKey(material({ body: { messages: [] } })),
+    ]);
+    expect(keys.size).toBe(8);
+    expect(
+      cacheKey(material({ body: { messages: [{ role: 'user', content: 'hi' }], model: 'other', stream: false } })),
+    ).toBe(cacheKey(material()));
+  });
+});
+
+describe('callerScope', () => {
+  it("scopes an API key to its user's user_id, else sub, else the key", () => {
+    expect(callerScope({ method: 'api_key', subject: 'key:1', claims: { user_id: 'u', sub: 's' } })).toEqual({
+      kind: 'user',
+      id: 'u',
+    });
+    expect(callerScope({ method: 'api_key', subject: 'key:1', claims: { user_id: '', sub: 's' } })).toEqual({
+      kind: 'user',
+      id: 's',
+    });
+    expect(callerScope({ method: 'api_key', subject: 'key:1', claims: { user_id: 5 } })).toEqual({
+      kind: 'key',
+      id: 'key:1',
+    });
+    expect(callerScope({ method: 'api_key', subject: 'key:1' })).toEqual({ kind: 'key', id: 'key:1' });
+    expect(callerScope({ method: 'api_key', claims: {} }, 'host-id')).toEqual({ kind: 'caller', id: 'host-id' });
+  });
+  it('scopes a token to iss and sub, else to its subject', () => {
+    expect(callerScope({ method: 'identity_token', subject: 'idp:x', claims: { iss: 'i', sub: 's' } })).toEqual({
+      kind: 'token',
+      iss: 'i',
+      sub: 's',
+    });
+    expect(callerScope({ method: 'identity_token', subject: 'idp:x', claims: { iss: 5, sub: 's' } })).toEqual({
+      kind: 'token',
+      iss: '',
+      sub: 's',
+    });
+    expect(callerScope({ method: 'identity_token', subject: 'idp:x', claims: { sub: '' } })).toEqual({
+      kind: 'caller',
+      id: 'idp:x',
+    });
+    expect(callerScope({ method: 'identity_token', claims: {} })).toBeUndefined();
+  });
+  it('scopes any other caller by its subject, else the fallback id, else not at all', () => {
+    expect(callerScope({ method: 'other', subject: 's' })).toEqual({ kind: 'caller', id: 's' });
+    expect(callerScope({ subject: '' }, 'f')).toEqual({ kind: 'caller', id: 'f' });
+    expect(callerScope(undefined, 'f')).toEqual({ kind: 'caller', id: 'f' });
+    expect(callerScope('x' as never, 'f')).toEqual({ kind: 'caller', id: 'f' });
+    expect(callerScope(undefined, '')).toBeUndefined();
+    expect(callerScope(undefined)).toBeUndefined();
+  });
+});
