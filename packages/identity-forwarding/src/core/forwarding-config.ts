@@ -159,6 +159,12 @@ export function resolveServer(config: McpServerConfig, where = `mcpServers[${Str
   if (config.bearer_audience !== undefined && method !== 'bearer') {
     fail(`${where}.bearer_audience`, 'applies only to the bearer method.');
   }
+  if (
+    config.bearer_audience !== undefined &&
+    (typeof config.bearer_audience !== 'string' || config.bearer_audience === '')
+  ) {
+    fail(`${where}.bearer_audience`, 'must be a non-empty string.');
+  }
   if (config.jwt_audience !== undefined && (typeof config.jwt_audience !== 'string' || config.jwt_audience === '')) {
     fail(`${where}.jwt_audience`, 'must be a non-empty string.');
   }
