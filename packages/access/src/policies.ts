@@ -153,7 +153,8 @@ function compilePolicy(policy: AccessPolicy, where: string): CompiledPolicy {
   if (typeof policy !== 'object' || policy === null) throw new TypeError(`${where} must be an object.`);
   if (typeof policy.slug !== 'string' || policy.slug === '')
     throw new TypeError(`${where}.slug must be a non-empty string.`);
-  if (policy.name !== undefined && typeof policy.name !== 'string') throw new TypeError(`${where}.name must be a string.`);
+  if (policy.name !== undefined && typeof policy.name !== 'string')
+    throw new TypeError(`${where}.name must be a string.`);
   const subjects = policy.subjects;
   if (typeof subjects !== 'object' || subjects === null)
     throw new TypeError(`${where}.subjects must be an object such as { "groups": ["support"] }.`);

@@ -73,7 +73,9 @@ export function verifyGatewayIdentity(options: VerifyGatewayIdentityOptions): Re
   }
   const tolerance = options.clockToleranceSeconds;
   if (tolerance !== undefined && !(Number.isFinite(tolerance) && tolerance >= 0))
-    throw new TypeError('verifyGatewayIdentity clockToleranceSeconds must be a number of seconds of at least 0, such as 30.');
+    throw new TypeError(
+      'verifyGatewayIdentity clockToleranceSeconds must be a number of seconds of at least 0, such as 30.',
+    );
   const keys = new RemoteKeySet({ jwksUri: options.jwksUri });
   const headerName = (options.headerName ?? 'x-user-jwt').toLowerCase();
   const verifyOptions = {

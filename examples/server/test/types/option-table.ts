@@ -27,7 +27,9 @@ export const FACTORIES = {
   sigv4Proxy: {
     from: '@gw/sigv4-proxy',
     call: 'sigv4Proxy(%)',
-    base: { integrations: [{ slug: 'kb', accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret', region: 'us-east-1' }] },
+    base: {
+      integrations: [{ slug: 'kb', accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret', region: 'us-east-1' }],
+    },
   },
   authenticate: { from: '@gw/identity-forwarding', call: 'authenticate(%)', base: {} },
   identityForwarding: { from: '@gw/identity-forwarding', call: 'identityForwarding(%)', base: { mcpServers: [] } },
@@ -126,7 +128,13 @@ export const ROWS: readonly OptionRow[] = [
     error: /slug must be letters/,
     misspeltError: /unknown option "Slug"; did you mean "slug"/,
   },
-  { factory: 'modelRouter', path: 'providers.0.name', options: withProvider({ name: 'Claude' }), wrong: 7, error: /\.name must be a non-empty string/ },
+  {
+    factory: 'modelRouter',
+    path: 'providers.0.name',
+    options: withProvider({ name: 'Claude' }),
+    wrong: 7,
+    error: /\.name must be a non-empty string/,
+  },
   {
     factory: 'modelRouter',
     path: 'providers.0.provider',
@@ -216,7 +224,12 @@ export const ROWS: readonly OptionRow[] = [
   {
     factory: 'modelRouter',
     path: 'catalog',
-    options: { catalog: fn('{ resolveProvider: () => undefined, listProviders: () => [] }', { resolveProvider: noop, listProviders: () => [] }) },
+    options: {
+      catalog: fn('{ resolveProvider: () => undefined, listProviders: () => [] }', {
+        resolveProvider: noop,
+        listProviders: () => [],
+      }),
+    },
     wrong: 'postgres',
     error: /catalog must be an object with resolveProvider/,
   },
@@ -249,7 +262,9 @@ export const ROWS: readonly OptionRow[] = [
     error: /maxJsonDepth must be/,
   },
   ms('modelRouter', 'timeoutMs', /timeoutMs must be a positive number/, { timeoutMs: 1000 }),
-  ms('modelRouter', 'streamIdleTimeoutMs', /streamIdleTimeoutMs must be a positive number/, { streamIdleTimeoutMs: 1000 }),
+  ms('modelRouter', 'streamIdleTimeoutMs', /streamIdleTimeoutMs must be a positive number/, {
+    streamIdleTimeoutMs: 1000,
+  }),
   {
     factory: 'modelRouter',
     path: 'maxRetryAttempts',
@@ -309,7 +324,13 @@ export const ROWS: readonly OptionRow[] = [
     error: /\.slug must be letters/,
     misspeltError: /unknown option "Slug"; did you mean "slug"/,
   },
-  { factory: 'sigv4Proxy', path: 'integrations.0.name', options: withIntegration({ name: 'KB' }), wrong: 7, error: /\.name must be a string/ },
+  {
+    factory: 'sigv4Proxy',
+    path: 'integrations.0.name',
+    options: withIntegration({ name: 'KB' }),
+    wrong: 7,
+    error: /\.name must be a string/,
+  },
   {
     factory: 'sigv4Proxy',
     path: 'integrations.0.provider',
@@ -317,7 +338,12 @@ export const ROWS: readonly OptionRow[] = [
     wrong: 'anthropic',
     error: /\.provider must be "bedrock"/,
   },
-  { factory: 'sigv4Proxy', path: 'integrations.0.accessKeyId', wrong: 7, error: /accessKeyId must be a non-empty string/ },
+  {
+    factory: 'sigv4Proxy',
+    path: 'integrations.0.accessKeyId',
+    wrong: 7,
+    error: /accessKeyId must be a non-empty string/,
+  },
   {
     factory: 'sigv4Proxy',
     path: 'integrations.0.secretAccessKey',
@@ -361,7 +387,10 @@ export const ROWS: readonly OptionRow[] = [
     wrong: '1mb',
     error: /maxBodyBytes must be a positive whole number/,
   },
-  ms('sigv4Proxy', 'timeoutMs', /timeoutMs must be a positive number/, { ...FACTORIES.sigv4Proxy.base, timeoutMs: 1000 }),
+  ms('sigv4Proxy', 'timeoutMs', /timeoutMs must be a positive number/, {
+    ...FACTORIES.sigv4Proxy.base,
+    timeoutMs: 1000,
+  }),
   ms('sigv4Proxy', 'idleTimeoutMs', /idleTimeoutMs must be a positive number/, {
     ...FACTORIES.sigv4Proxy.base,
     idleTimeoutMs: 1000,
@@ -375,7 +404,13 @@ export const ROWS: readonly OptionRow[] = [
   },
 
   // authenticate
-  { factory: 'authenticate', path: 'apiKeys', options: { apiKeys: [] }, wrong: 'gw-key', error: /apiKeys must be a list/ },
+  {
+    factory: 'authenticate',
+    path: 'apiKeys',
+    options: { apiKeys: [] },
+    wrong: 'gw-key',
+    error: /apiKeys must be a list/,
+  },
   {
     factory: 'authenticate',
     path: 'apiKeys.0.key',
@@ -805,7 +840,13 @@ export const ROWS: readonly OptionRow[] = [
   { factory: 'loadSigningKey', path: 'jwtHeaderInUse', wrong: 'no', error: /jwtHeaderInUse must be true or false/ },
 
   // compileAccess
-  { factory: 'compileAccess', path: 'mode', options: { mode: 'open' }, wrong: 'closed', error: /access mode must be "open" or "policies"/ },
+  {
+    factory: 'compileAccess',
+    path: 'mode',
+    options: { mode: 'open' },
+    wrong: 'closed',
+    error: /access mode must be "open" or "policies"/,
+  },
   {
     factory: 'compileAccess',
     path: 'policies',
@@ -838,15 +879,13 @@ export const ROWS: readonly OptionRow[] = [
     error: /\.subjects must be an object/,
     misspeltError: /\.subjects must be an object/,
   },
-  ...(['users', 'groups', 'apiKeys'] as const).map(
-    (name): OptionRow => ({
-      factory: 'compileAccess',
-      path: `policies.0.subjects.${name}`,
-      options: withPolicy({ subjects: { [name]: ['x'] } }),
-      wrong: 'x',
-      error: new RegExp(`subjects\\.${name} must be a list of non-empty strings`),
-    }),
-  ),
+  ...(['users', 'groups', 'apiKeys'] as const).map((name): OptionRow => ({
+    factory: 'compileAccess',
+    path: `policies.0.subjects.${name}`,
+    options: withPolicy({ subjects: { [name]: ['x'] } }),
+    wrong: 'x',
+    error: new RegExp(`subjects\\.${name} must be a list of non-empty strings`),
+  })),
   {
     factory: 'compileAccess',
     path: 'policies.0.allow',
@@ -855,15 +894,13 @@ export const ROWS: readonly OptionRow[] = [
     error: /\.allow must be an object/,
     misspeltError: /\.allow must be an object/,
   },
-  ...(['models', 'integrations'] as const).map(
-    (name): OptionRow => ({
-      factory: 'compileAccess',
-      path: `policies.0.allow.${name}`,
-      options: withPolicy({ allow: { [name]: ['x'] } }),
-      wrong: 'x',
-      error: new RegExp(`allow\\.${name} must be a list of non-empty strings`),
-    }),
-  ),
+  ...(['models', 'integrations'] as const).map((name): OptionRow => ({
+    factory: 'compileAccess',
+    path: `policies.0.allow.${name}`,
+    options: withPolicy({ allow: { [name]: ['x'] } }),
+    wrong: 'x',
+    error: new RegExp(`allow\\.${name} must be a list of non-empty strings`),
+  })),
   {
     factory: 'compileAccess',
     path: 'policies.0.allow.mcpServers',

@@ -43,7 +43,9 @@ export function protectedResourceMetadata(options: ProtectedResourceMetadataOpti
   const list = options.mcpServerSlugs;
   if (
     list !== undefined &&
-    !(Array.isArray(list) ? list.every((s) => typeof s === 'string') : typeof (list as { has?: unknown })?.has === 'function')
+    !(Array.isArray(list)
+      ? list.every((s) => typeof s === 'string')
+      : typeof (list as { has?: unknown })?.has === 'function')
   ) {
     throw new TypeError('protectedResourceMetadata mcpServerSlugs must be a list of slugs or a set with has(slug).');
   }

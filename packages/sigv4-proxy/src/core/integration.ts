@@ -61,9 +61,14 @@ export function resolveIntegration(integration: AwsIntegration): ResolvedIntegra
       throw new TypeError(`${where}.${field} must be a string.`);
   }
   if (integration.allowedHosts !== undefined && !Array.isArray(integration.allowedHosts))
-    throw new TypeError(`${where}.allowedHosts must be a list of origins such as ["https://bedrock-vpce.example.com"].`);
+    throw new TypeError(
+      `${where}.allowedHosts must be a list of origins such as ["https://bedrock-vpce.example.com"].`,
+    );
   const models = integration.models as { mode?: unknown } | undefined;
-  if (models !== undefined && (typeof models !== 'object' || models === null || (models.mode !== 'all' && models.mode !== 'custom')))
+  if (
+    models !== undefined &&
+    (typeof models !== 'object' || models === null || (models.mode !== 'all' && models.mode !== 'custom'))
+  )
     throw new TypeError(`${where}.models must be { mode: "all" } or { mode: "custom", models: [...] }.`);
   for (const field of ['accessKeyId', 'secretAccessKey'] as const) {
     if (typeof integration[field] !== 'string' || integration[field] === '')
