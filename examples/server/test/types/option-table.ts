@@ -55,6 +55,26 @@ export const FACTORIES = {
     base: { production: false, jwtHeaderInUse: false, previousPublicKeysPem: '' },
   },
   compileAccess: { from: '@gw/access', call: 'compileAccess(%)', base: {} },
+  adminApi: {
+    from: '@gw/catalog',
+    call: 'adminApi(%)',
+    base: { store: new Code('store', () => declared.store), access: new Code('access', () => declared.access) },
+  },
+  AdminAccess: { from: '@gw/catalog', call: 'new AdminAccess(%)', base: {} },
+  gatewayConsole: {
+    from: '@gw/console',
+    call: 'gatewayConsole(%)',
+    base: {
+      access: new Code('access', () => declared.access),
+      adminApi: new Code('adminHandler', () => declared.adminHandler),
+      sessionSecret: new Code('secret', () => declared.secret),
+    },
+  },
+  ConsoleSessions: {
+    from: '@gw/console',
+    call: 'new ConsoleSessions(%)',
+    base: { secret: new Code('secret', () => declared.secret) },
+  },
 } as const satisfies Record<string, { from: string; call: string; base: Value }>;
 
 /** A factory of the table. */
@@ -81,12 +101,28 @@ export interface OptionRow {
 const fn = (ts: string, value: unknown) => new Code(ts, () => value);
 const noop = () => undefined;
 
-let signerValue: unknown;
-/** Sets the identity token signer the rows hand to factories (the fixture declares `signer`). */
-export function setSigner(value: unknown): void {
-  signerValue = value;
+/**
+ * Values the fixture declares (`declare const store: CatalogStore;`) and the test builds: by name,
+ * their module and type.
+ */
+export const DECLARED = {
+  signer: ['@gw/jwks', 'IdentityTokenSigner'],
+  keys: ['@gw/jwks', 'KeyResolver'],
+  store: ['@gw/catalog', 'CatalogStore'],
+  access: ['@gw/catalog', 'AdminAccess'],
+  configRecords: ['@gw/catalog', 'ConfigRecords'],
+  database: ['@gw/catalog', 'CatalogDatabase'],
+  adminHandler: ['@gw/catalog', 'AdminApiHandler'],
+  secret: [undefined, 'Buffer'],
+} as const satisfies Record<string, readonly [string | undefined, string]>;
+
+const declared: Partial<Record<keyof typeof DECLARED, unknown>> = {};
+/** Sets the values the fixture only declares, for the runtime checks. */
+export function setDeclared(values: Record<keyof typeof DECLARED, unknown>): void {
+  Object.assign(declared, values);
 }
-const signer = () => new Code('signer', () => signerValue);
+const use = (name: keyof typeof DECLARED) => new Code(name, () => declared[name]);
+const signer = () => use('signer');
 
 const anthropic = { slug: 'claude', provider: 'anthropic', apiKey: 'sk-ant-options' };
 const withProvider = (extra: Record<string, Value>) => ({ providers: [{ ...anthropic, ...extra }] });
@@ -492,7 +528,7 @@ export const ROWS: readonly OptionRow[] = [
   {
     factory: 'authenticate',
     path: 'jwtValidation.keys',
-    options: { jwtValidation: { keys: fn('keys', { getKey: noop }) } },
+    options: { jwtValidation: { keys: use('keys') } },
     wrong: 'jwks',
     error: /jwtValidation\.keys must be a key resolver/,
     misspeltError: /unknown option "Keys"; did you mean "keys"/,
@@ -922,6 +958,160 @@ export const ROWS: readonly OptionRow[] = [
     wrong: 'search',
     error: /mcpServers\[0\]\.tools must be a list of non-empty strings/,
   },
+
+  // adminApi
+  {
+    factory: 'adminApi',
+    path: 'store',
+    wrong: 'postgres',
+    error: /store must be a CatalogStore/,
+    misspeltError: /createAdminApi needs \{ store, access \}/,
+  },
+  {
+    factory: 'adminApi',
+    path: 'access',
+    wrong: 'admin-key',
+    error: /access must be an AdminAccess/,
+    misspeltError: /createAdminApi needs \{ store, access \}/,
+  },
+  {
+    factory: 'adminApi',
+    path: 'configRecords',
+    options: { ...FACTORIES.adminApi.base, configRecords: use('configRecords') },
+    wrong: 'gateway.json',
+    error: /configRecords must be a ConfigRecords/,
+  },
+  ...(['afterWrite', 'providerModels', 'explainAccess', 'onInternalError'] as const).map((name): OptionRow => ({
+    factory: 'adminApi',
+    path: name,
+    options: { ...FACTORIES.adminApi.base, [name]: fn('() => { throw new Error("unused"); }', noop) },
+    wrong: 'x',
+    error: new RegExp(`adminApi ${name} must be a function`),
+  })),
+  {
+    factory: 'adminApi',
+    path: 'bodyLimitBytes',
+    options: { ...FACTORIES.adminApi.base, bodyLimitBytes: 1024 },
+    wrong: '1mb',
+    error: /bodyLimitBytes must be a positive whole number of bytes/,
+  },
+  {
+    factory: 'adminApi',
+    path: 'toolPins',
+    options: {
+      ...FACTORIES.adminApi.base,
+      toolPins: fn('{ list: async () => [], approve: async () => { throw new Error("unused"); } }', {
+        list: noop,
+        approve: noop,
+      }),
+    },
+    wrong: 'pins',
+    error: /toolPins must be an object with list/,
+  },
+  {
+    factory: 'adminApi',
+    path: 'requestRecords',
+    options: { ...FACTORIES.adminApi.base, requestRecords: use('database') },
+    wrong: 'postgres://db',
+    error: /requestRecords must be a catalog database/,
+  },
+
+  // AdminAccess
+  {
+    factory: 'AdminAccess',
+    path: 'adminKey',
+    options: { adminKey: 'k'.repeat(24) },
+    wrong: 24,
+    error: /admin key \(GATEWAY_ADMIN_KEY\) must be at least 24 characters/,
+  },
+  {
+    factory: 'AdminAccess',
+    path: 'verifyToken',
+    options: { verifyToken: fn('async () => ({})', noop) },
+    wrong: 'idp',
+    error: /AdminAccess verifyToken must be a function/,
+  },
+  {
+    factory: 'AdminAccess',
+    path: 'adminClaim',
+    options: { verifyToken: fn('async () => ({})', noop), adminClaim: { claim: 'groups', value: 'admin' } },
+    wrong: 'groups',
+    error: /adminClaim must be \{ claim: "groups", value: "gateway-admin" \}/,
+  },
+  ...(['claim', 'value'] as const).map((name): OptionRow => ({
+    factory: 'AdminAccess',
+    path: `adminClaim.${name}`,
+    options: { verifyToken: fn('async () => ({})', noop), adminClaim: { claim: 'groups', value: 'admin' } },
+    wrong: 7,
+    error: /adminClaim must be \{ claim: "groups", value: "gateway-admin" \}/,
+  })),
+  {
+    factory: 'AdminAccess',
+    path: 'isApiKey',
+    options: { isApiKey: fn('() => false', () => false) },
+    wrong: true,
+    error: /AdminAccess isApiKey must be a function/,
+  },
+
+  // gatewayConsole
+  {
+    factory: 'gatewayConsole',
+    path: 'access',
+    wrong: 'admin-key',
+    error: /gatewayConsole access must be an AdminAccess/,
+    misspeltError: /createConsole needs \{ access, adminApi, sessionSecret \}/,
+  },
+  {
+    factory: 'gatewayConsole',
+    path: 'adminApi',
+    wrong: '/admin/v1',
+    error: /createConsole needs \{ access, adminApi, sessionSecret \}/,
+    misspeltError: /createConsole needs \{ access, adminApi, sessionSecret \}/,
+  },
+  {
+    factory: 'gatewayConsole',
+    path: 'sessionSecret',
+    wrong: 'secret',
+    error: /needs \{ secret \}: at least 32 bytes/,
+  },
+  {
+    factory: 'gatewayConsole',
+    path: 'sessionLifetimeMs',
+    options: { ...FACTORIES.gatewayConsole.base, sessionLifetimeMs: 60_000 },
+    wrong: '8h',
+    error: /lifetimeMs must be a positive whole number of milliseconds/,
+  },
+  {
+    factory: 'gatewayConsole',
+    path: 'testRecord',
+    options: { ...FACTORIES.gatewayConsole.base, testRecord: fn('async () => { throw new Error("unused"); }', noop) },
+    wrong: true,
+    error: /gatewayConsole testRecord must be a function/,
+  },
+  {
+    factory: 'gatewayConsole',
+    path: 'publicBaseUrl',
+    options: { ...FACTORIES.gatewayConsole.base, publicBaseUrl: 'https://gateway.example.com' },
+    wrong: 443,
+    error: /gatewayConsole publicBaseUrl must be an http\(s\) origin/,
+  },
+
+  // ConsoleSessions
+  { factory: 'ConsoleSessions', path: 'secret', wrong: 'secret', error: /needs \{ secret \}: at least 32 bytes/ },
+  {
+    factory: 'ConsoleSessions',
+    path: 'lifetimeMs',
+    options: { ...FACTORIES.ConsoleSessions.base, lifetimeMs: 60_000 },
+    wrong: '8h',
+    error: /lifetimeMs must be a positive whole number of milliseconds/,
+  },
+  {
+    factory: 'ConsoleSessions',
+    path: 'now',
+    options: { ...FACTORIES.ConsoleSessions.base, now: fn('() => 0', () => 0) },
+    wrong: 0,
+    error: /ConsoleSessions now must be a function/,
+  },
 ];
 
 /** The misspelling of the last key of `path`: camelCase to snake_case and back, else capitalised. */
@@ -988,19 +1178,27 @@ export function label(row: OptionRow): string {
 
 /** The fixture `tsc` compiles: every row's valid, misspelt and mistyped call. */
 export function renderFixture(): string {
-  const byModule = new Map<string, string[]>();
+  const values = new Map<string, Set<string>>();
+  const types = new Map<string, Set<string>>();
+  const add = (map: Map<string, Set<string>>, from: string, name: string) =>
+    map.set(from, (map.get(from) ?? new Set()).add(name));
   for (const [name, factory] of Object.entries(FACTORIES)) {
-    if (name === 'signIdentityToken') continue;
-    byModule.set(factory.from, [...(byModule.get(factory.from) ?? []), name]);
+    if (name !== 'signIdentityToken') add(values, factory.from, name);
   }
-  byModule.set('@gw/jwks', [...(byModule.get('@gw/jwks') ?? []), 'type IdentityTokenSigner', 'type KeyResolver']);
+  for (const [from, type] of Object.values(DECLARED)) {
+    if (from !== undefined && !values.get(from)?.has(type)) add(types, from, type);
+  }
+  const modules = [...new Set([...values.keys(), ...types.keys()])].sort();
   const lines = [
     '// Generated from option-table.ts by option-types.test.ts (UPDATE_OPTION_FIXTURE=1): do not edit.',
     '// Each bad call must be refused by tsc: an unused @ts-expect-error fails `tsc -p examples/server/test/types`.',
-    ...[...byModule].map(([from, names]) => `import { ${names.sort().join(', ')} } from '${from}';`),
+    ...modules.map((from) => {
+      const names = [...(values.get(from) ?? [])].sort();
+      const typeNames = [...(types.get(from) ?? [])].sort().map((t) => `type ${t}`);
+      return `import { ${[...names, ...typeNames].join(', ')} } from '${from}';`;
+    }),
     '',
-    'declare const signer: IdentityTokenSigner;',
-    'declare const keys: KeyResolver;',
+    ...Object.entries(DECLARED).map(([name, [, type]]) => `declare const ${name}: ${type};`),
     '',
     'export function validCalls(): unknown[] {',
     '  return [',

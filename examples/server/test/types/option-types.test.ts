@@ -2,6 +2,8 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { compileAccess } from '@gw/access';
+import { AdminAccess, ConfigRecords, adminApi } from '@gw/catalog';
+import { ConsoleSessions, gatewayConsole } from '@gw/console';
 import { authenticate, identityForwarding, protectedResourceMetadata } from '@gw/identity-forwarding';
 import {
   RemoteKeySet,
@@ -21,13 +23,24 @@ import {
   renderFixture,
   rowOptions,
   runtime,
-  setSigner,
+  setDeclared,
   type FactoryName,
   type OptionRow,
 } from './option-table';
 
 const signer = createIdentityTokenSigner(SigningKey.generate());
-setSigner(signer);
+const access = new AdminAccess({ adminKey: 'admin-key-of-the-option-table' });
+const handler = async () => undefined;
+setDeclared({
+  signer,
+  keys: { getKey: async () => Promise.reject(new Error('unused')) },
+  store: { list: handler, get: handler, create: handler, update: handler, delete: handler },
+  access,
+  configRecords: new ConfigRecords(),
+  database: { query: handler, transaction: handler },
+  adminHandler: handler,
+  secret: Buffer.alloc(32, 7),
+});
 
 /** Each factory of the table, called as the fixture calls it. */
 const CALL: Record<FactoryName, (options: never) => unknown> = {
@@ -41,6 +54,10 @@ const CALL: Record<FactoryName, (options: never) => unknown> = {
   RemoteKeySet: (options) => new RemoteKeySet(options),
   loadSigningKey,
   compileAccess,
+  adminApi,
+  AdminAccess: (options) => new AdminAccess(options),
+  gatewayConsole,
+  ConsoleSessions: (options) => new ConsoleSessions(options),
 };
 
 const call = (row: OptionRow, options: unknown) => () => CALL[row.factory](options as never);

@@ -1,13 +1,21 @@
 // Generated from option-table.ts by option-types.test.ts (UPDATE_OPTION_FIXTURE=1): do not edit.
 // Each bad call must be refused by tsc: an unused @ts-expect-error fails `tsc -p examples/server/test/types`.
+import { compileAccess } from '@gw/access';
+import { AdminAccess, adminApi, type AdminApiHandler, type CatalogDatabase, type CatalogStore, type ConfigRecords } from '@gw/catalog';
+import { ConsoleSessions, gatewayConsole } from '@gw/console';
+import { authenticate, identityForwarding, protectedResourceMetadata } from '@gw/identity-forwarding';
+import { RemoteKeySet, loadSigningKey, verifyGatewayIdentity, type IdentityTokenSigner, type KeyResolver } from '@gw/jwks';
 import { modelRouter } from '@gw/model-router';
 import { sigv4Proxy } from '@gw/sigv4-proxy';
-import { authenticate, identityForwarding, protectedResourceMetadata } from '@gw/identity-forwarding';
-import { RemoteKeySet, loadSigningKey, type IdentityTokenSigner, type KeyResolver, verifyGatewayIdentity } from '@gw/jwks';
-import { compileAccess } from '@gw/access';
 
 declare const signer: IdentityTokenSigner;
 declare const keys: KeyResolver;
+declare const store: CatalogStore;
+declare const access: AdminAccess;
+declare const configRecords: ConfigRecords;
+declare const database: CatalogDatabase;
+declare const adminHandler: AdminApiHandler;
+declare const secret: Buffer;
 
 export function validCalls(): unknown[] {
   return [
@@ -21,6 +29,10 @@ export function validCalls(): unknown[] {
     new RemoteKeySet({ jwksUri: "https://idp.example.com/.well-known/jwks.json" }),
     loadSigningKey({ production: false, jwtHeaderInUse: false, previousPublicKeysPem: "" }),
     compileAccess({}),
+    adminApi({ store: store, access: access }),
+    new AdminAccess({}),
+    gatewayConsole({ access: access, adminApi: adminHandler, sessionSecret: secret }),
+    new ConsoleSessions({ secret: secret }),
   ];
 }
 
@@ -1405,5 +1417,280 @@ export function row125(): unknown[] {
     compileAccess({ mode: "policies", policies: [{ slug: "p", subjects: { users: ["u"] }, allow: { mcpServers: [{ server: "tools", Tools: ["search"] }] } }] }),
     // @ts-expect-error wrong type: "search"
     compileAccess({ mode: "policies", policies: [{ slug: "p", subjects: { users: ["u"] }, allow: { mcpServers: [{ server: "tools", tools: "search" }] } }] }),
+  ];
+}
+
+// adminApi store
+export function row126(): unknown[] {
+  return [
+    adminApi({ store: store, access: access }),
+    // @ts-expect-error misspelt: Store
+    adminApi({ Store: store, access: access }),
+    // @ts-expect-error wrong type: "postgres"
+    adminApi({ store: "postgres", access: access }),
+  ];
+}
+
+// adminApi access
+export function row127(): unknown[] {
+  return [
+    adminApi({ store: store, access: access }),
+    // @ts-expect-error misspelt: Access
+    adminApi({ store: store, Access: access }),
+    // @ts-expect-error wrong type: "admin-key"
+    adminApi({ store: store, access: "admin-key" }),
+  ];
+}
+
+// adminApi configRecords
+export function row128(): unknown[] {
+  return [
+    adminApi({ store: store, access: access, configRecords: configRecords }),
+    // @ts-expect-error misspelt: config_records
+    adminApi({ store: store, access: access, config_records: configRecords }),
+    // @ts-expect-error wrong type: "gateway.json"
+    adminApi({ store: store, access: access, configRecords: "gateway.json" }),
+  ];
+}
+
+// adminApi afterWrite
+export function row129(): unknown[] {
+  return [
+    adminApi({ store: store, access: access, afterWrite: () => { throw new Error("unused"); } }),
+    // @ts-expect-error misspelt: after_write
+    adminApi({ store: store, access: access, after_write: () => { throw new Error("unused"); } }),
+    // @ts-expect-error wrong type: "x"
+    adminApi({ store: store, access: access, afterWrite: "x" }),
+  ];
+}
+
+// adminApi providerModels
+export function row130(): unknown[] {
+  return [
+    adminApi({ store: store, access: access, providerModels: () => { throw new Error("unused"); } }),
+    // @ts-expect-error misspelt: provider_models
+    adminApi({ store: store, access: access, provider_models: () => { throw new Error("unused"); } }),
+    // @ts-expect-error wrong type: "x"
+    adminApi({ store: store, access: access, providerModels: "x" }),
+  ];
+}
+
+// adminApi explainAccess
+export function row131(): unknown[] {
+  return [
+    adminApi({ store: store, access: access, explainAccess: () => { throw new Error("unused"); } }),
+    // @ts-expect-error misspelt: explain_access
+    adminApi({ store: store, access: access, explain_access: () => { throw new Error("unused"); } }),
+    // @ts-expect-error wrong type: "x"
+    adminApi({ store: store, access: access, explainAccess: "x" }),
+  ];
+}
+
+// adminApi onInternalError
+export function row132(): unknown[] {
+  return [
+    adminApi({ store: store, access: access, onInternalError: () => { throw new Error("unused"); } }),
+    // @ts-expect-error misspelt: on_internal_error
+    adminApi({ store: store, access: access, on_internal_error: () => { throw new Error("unused"); } }),
+    // @ts-expect-error wrong type: "x"
+    adminApi({ store: store, access: access, onInternalError: "x" }),
+  ];
+}
+
+// adminApi bodyLimitBytes
+export function row133(): unknown[] {
+  return [
+    adminApi({ store: store, access: access, bodyLimitBytes: 1024 }),
+    // @ts-expect-error misspelt: body_limit_bytes
+    adminApi({ store: store, access: access, body_limit_bytes: 1024 }),
+    // @ts-expect-error wrong type: "1mb"
+    adminApi({ store: store, access: access, bodyLimitBytes: "1mb" }),
+  ];
+}
+
+// adminApi toolPins
+export function row134(): unknown[] {
+  return [
+    adminApi({ store: store, access: access, toolPins: { list: async () => [], approve: async () => { throw new Error("unused"); } } }),
+    // @ts-expect-error misspelt: tool_pins
+    adminApi({ store: store, access: access, tool_pins: { list: async () => [], approve: async () => { throw new Error("unused"); } } }),
+    // @ts-expect-error wrong type: "pins"
+    adminApi({ store: store, access: access, toolPins: "pins" }),
+  ];
+}
+
+// adminApi requestRecords
+export function row135(): unknown[] {
+  return [
+    adminApi({ store: store, access: access, requestRecords: database }),
+    // @ts-expect-error misspelt: request_records
+    adminApi({ store: store, access: access, request_records: database }),
+    // @ts-expect-error wrong type: "postgres://db"
+    adminApi({ store: store, access: access, requestRecords: "postgres://db" }),
+  ];
+}
+
+// AdminAccess adminKey
+export function row136(): unknown[] {
+  return [
+    new AdminAccess({ adminKey: "kkkkkkkkkkkkkkkkkkkkkkkk" }),
+    // @ts-expect-error misspelt: admin_key
+    new AdminAccess({ admin_key: "kkkkkkkkkkkkkkkkkkkkkkkk" }),
+    // @ts-expect-error wrong type: 24
+    new AdminAccess({ adminKey: 24 }),
+  ];
+}
+
+// AdminAccess verifyToken
+export function row137(): unknown[] {
+  return [
+    new AdminAccess({ verifyToken: async () => ({}) }),
+    // @ts-expect-error misspelt: verify_token
+    new AdminAccess({ verify_token: async () => ({}) }),
+    // @ts-expect-error wrong type: "idp"
+    new AdminAccess({ verifyToken: "idp" }),
+  ];
+}
+
+// AdminAccess adminClaim
+export function row138(): unknown[] {
+  return [
+    new AdminAccess({ verifyToken: async () => ({}), adminClaim: { claim: "groups", value: "admin" } }),
+    // @ts-expect-error misspelt: admin_claim
+    new AdminAccess({ verifyToken: async () => ({}), admin_claim: { claim: "groups", value: "admin" } }),
+    // @ts-expect-error wrong type: "groups"
+    new AdminAccess({ verifyToken: async () => ({}), adminClaim: "groups" }),
+  ];
+}
+
+// AdminAccess adminClaim.claim
+export function row139(): unknown[] {
+  return [
+    new AdminAccess({ verifyToken: async () => ({}), adminClaim: { claim: "groups", value: "admin" } }),
+    // @ts-expect-error misspelt: Claim
+    new AdminAccess({ verifyToken: async () => ({}), adminClaim: { Claim: "groups", value: "admin" } }),
+    // @ts-expect-error wrong type: 7
+    new AdminAccess({ verifyToken: async () => ({}), adminClaim: { claim: 7, value: "admin" } }),
+  ];
+}
+
+// AdminAccess adminClaim.value
+export function row140(): unknown[] {
+  return [
+    new AdminAccess({ verifyToken: async () => ({}), adminClaim: { claim: "groups", value: "admin" } }),
+    // @ts-expect-error misspelt: Value
+    new AdminAccess({ verifyToken: async () => ({}), adminClaim: { claim: "groups", Value: "admin" } }),
+    // @ts-expect-error wrong type: 7
+    new AdminAccess({ verifyToken: async () => ({}), adminClaim: { claim: "groups", value: 7 } }),
+  ];
+}
+
+// AdminAccess isApiKey
+export function row141(): unknown[] {
+  return [
+    new AdminAccess({ isApiKey: () => false }),
+    // @ts-expect-error misspelt: is_api_key
+    new AdminAccess({ is_api_key: () => false }),
+    // @ts-expect-error wrong type: true
+    new AdminAccess({ isApiKey: true }),
+  ];
+}
+
+// gatewayConsole access
+export function row142(): unknown[] {
+  return [
+    gatewayConsole({ access: access, adminApi: adminHandler, sessionSecret: secret }),
+    // @ts-expect-error misspelt: Access
+    gatewayConsole({ Access: access, adminApi: adminHandler, sessionSecret: secret }),
+    // @ts-expect-error wrong type: "admin-key"
+    gatewayConsole({ access: "admin-key", adminApi: adminHandler, sessionSecret: secret }),
+  ];
+}
+
+// gatewayConsole adminApi
+export function row143(): unknown[] {
+  return [
+    gatewayConsole({ access: access, adminApi: adminHandler, sessionSecret: secret }),
+    // @ts-expect-error misspelt: admin_api
+    gatewayConsole({ access: access, admin_api: adminHandler, sessionSecret: secret }),
+    // @ts-expect-error wrong type: "/admin/v1"
+    gatewayConsole({ access: access, adminApi: "/admin/v1", sessionSecret: secret }),
+  ];
+}
+
+// gatewayConsole sessionSecret
+export function row144(): unknown[] {
+  return [
+    gatewayConsole({ access: access, adminApi: adminHandler, sessionSecret: secret }),
+    // @ts-expect-error misspelt: session_secret
+    gatewayConsole({ access: access, adminApi: adminHandler, session_secret: secret }),
+    // @ts-expect-error wrong type: "secret"
+    gatewayConsole({ access: access, adminApi: adminHandler, sessionSecret: "secret" }),
+  ];
+}
+
+// gatewayConsole sessionLifetimeMs
+export function row145(): unknown[] {
+  return [
+    gatewayConsole({ access: access, adminApi: adminHandler, sessionSecret: secret, sessionLifetimeMs: 60000 }),
+    // @ts-expect-error misspelt: session_lifetime_ms
+    gatewayConsole({ access: access, adminApi: adminHandler, sessionSecret: secret, session_lifetime_ms: 60000 }),
+    // @ts-expect-error wrong type: "8h"
+    gatewayConsole({ access: access, adminApi: adminHandler, sessionSecret: secret, sessionLifetimeMs: "8h" }),
+  ];
+}
+
+// gatewayConsole testRecord
+export function row146(): unknown[] {
+  return [
+    gatewayConsole({ access: access, adminApi: adminHandler, sessionSecret: secret, testRecord: async () => { throw new Error("unused"); } }),
+    // @ts-expect-error misspelt: test_record
+    gatewayConsole({ access: access, adminApi: adminHandler, sessionSecret: secret, test_record: async () => { throw new Error("unused"); } }),
+    // @ts-expect-error wrong type: true
+    gatewayConsole({ access: access, adminApi: adminHandler, sessionSecret: secret, testRecord: true }),
+  ];
+}
+
+// gatewayConsole publicBaseUrl
+export function row147(): unknown[] {
+  return [
+    gatewayConsole({ access: access, adminApi: adminHandler, sessionSecret: secret, publicBaseUrl: "https://gateway.example.com" }),
+    // @ts-expect-error misspelt: public_base_url
+    gatewayConsole({ access: access, adminApi: adminHandler, sessionSecret: secret, public_base_url: "https://gateway.example.com" }),
+    // @ts-expect-error wrong type: 443
+    gatewayConsole({ access: access, adminApi: adminHandler, sessionSecret: secret, publicBaseUrl: 443 }),
+  ];
+}
+
+// ConsoleSessions secret
+export function row148(): unknown[] {
+  return [
+    new ConsoleSessions({ secret: secret }),
+    // @ts-expect-error misspelt: Secret
+    new ConsoleSessions({ Secret: secret }),
+    // @ts-expect-error wrong type: "secret"
+    new ConsoleSessions({ secret: "secret" }),
+  ];
+}
+
+// ConsoleSessions lifetimeMs
+export function row149(): unknown[] {
+  return [
+    new ConsoleSessions({ secret: secret, lifetimeMs: 60000 }),
+    // @ts-expect-error misspelt: lifetime_ms
+    new ConsoleSessions({ secret: secret, lifetime_ms: 60000 }),
+    // @ts-expect-error wrong type: "8h"
+    new ConsoleSessions({ secret: secret, lifetimeMs: "8h" }),
+  ];
+}
+
+// ConsoleSessions now
+export function row150(): unknown[] {
+  return [
+    new ConsoleSessions({ secret: secret, now: () => 0 }),
+    // @ts-expect-error misspelt: Now
+    new ConsoleSessions({ secret: secret, Now: () => 0 }),
+    // @ts-expect-error wrong type: 0
+    new ConsoleSessions({ secret: secret, now: 0 }),
   ];
 }
