@@ -95,6 +95,8 @@ export interface OptionRow {
   misspelt?: string;
   /** What the factory throws for the misspelling. Default: unknown option, and the name to write. */
   misspeltError?: RegExp;
+  /** For a required option: what the factory throws when it is left out (and `tsc` refuses that too). */
+  required?: RegExp;
 }
 
 /** A callback or object the fixture writes as `ts`. */
@@ -159,6 +161,7 @@ export const ROWS: readonly OptionRow[] = [
   {
     factory: 'modelRouter',
     path: 'providers.0.slug',
+    required: /slug must be letters/,
     options: withProvider({}),
     wrong: 7,
     error: /slug must be letters/,
@@ -174,6 +177,7 @@ export const ROWS: readonly OptionRow[] = [
   {
     factory: 'modelRouter',
     path: 'providers.0.provider',
+    required: /\.provider must be "anthropic"/,
     options: withProvider({}),
     wrong: 'openai',
     error: /\.provider must be "anthropic"/,
@@ -182,6 +186,7 @@ export const ROWS: readonly OptionRow[] = [
   {
     factory: 'modelRouter',
     path: 'providers.0.apiKey',
+    required: /apiKey must be a non-empty string/,
     options: withProvider({}),
     wrong: 12,
     error: /apiKey must be a non-empty string/,
@@ -203,6 +208,7 @@ export const ROWS: readonly OptionRow[] = [
   {
     factory: 'modelRouter',
     path: 'providers.0.models.mode',
+    required: /\.models must be \{ mode: "all" \}/,
     options: withProvider({ models: { mode: 'all' } }),
     wrong: 'some',
     error: /\.models must be \{ mode: "all" \}/,
@@ -211,6 +217,7 @@ export const ROWS: readonly OptionRow[] = [
   {
     factory: 'modelRouter',
     path: 'providers.0.models.models',
+    required: /models\.models must be a list/,
     options: withProvider({ models: { mode: 'custom', models: ['claude-sonnet-4-5'] } }),
     wrong: 'claude-sonnet-4-5',
     error: /models\.models must be a list/,
@@ -356,6 +363,7 @@ export const ROWS: readonly OptionRow[] = [
   {
     factory: 'sigv4Proxy',
     path: 'integrations.0.slug',
+    required: /\.slug must be letters/,
     wrong: 7,
     error: /\.slug must be letters/,
     misspeltError: /unknown option "Slug"; did you mean "slug"/,
@@ -377,12 +385,14 @@ export const ROWS: readonly OptionRow[] = [
   {
     factory: 'sigv4Proxy',
     path: 'integrations.0.accessKeyId',
+    required: /accessKeyId must be a non-empty string/,
     wrong: 7,
     error: /accessKeyId must be a non-empty string/,
   },
   {
     factory: 'sigv4Proxy',
     path: 'integrations.0.secretAccessKey',
+    required: /secretAccessKey must be a non-empty string/,
     wrong: 7,
     error: /secretAccessKey must be a non-empty string/,
   },
@@ -393,7 +403,13 @@ export const ROWS: readonly OptionRow[] = [
     wrong: 7,
     error: /sessionToken must be a string/,
   },
-  { factory: 'sigv4Proxy', path: 'integrations.0.region', wrong: 1, error: /region must be an AWS region/ },
+  {
+    factory: 'sigv4Proxy',
+    path: 'integrations.0.region',
+    required: /region must be an AWS region/,
+    wrong: 1,
+    error: /region must be an AWS region/,
+  },
   {
     factory: 'sigv4Proxy',
     path: 'integrations.0.allowedHosts',
@@ -450,6 +466,7 @@ export const ROWS: readonly OptionRow[] = [
   {
     factory: 'authenticate',
     path: 'apiKeys.0.key',
+    required: /needs exactly one of "key" or "keySha256"/,
     options: { apiKeys: [apiKey] },
     wrong: 12345678,
     error: /\.key must be a string of at least 8 characters/,
@@ -465,6 +482,7 @@ export const ROWS: readonly OptionRow[] = [
   {
     factory: 'authenticate',
     path: 'apiKeys.0.user',
+    required: /\.user must be an object/,
     options: { apiKeys: [apiKey] },
     wrong: 'u',
     error: /\.user must be an object/,
@@ -486,6 +504,7 @@ export const ROWS: readonly OptionRow[] = [
   {
     factory: 'authenticate',
     path: 'jwtValidation.jwksUri',
+    required: /jwt_validation needs a jwksUri/,
     options: { jwtValidation: jwks },
     wrong: 443,
     error: /jwtValidation\.jwksUri must be a URL/,
@@ -571,6 +590,7 @@ export const ROWS: readonly OptionRow[] = [
   {
     factory: 'identityForwarding',
     path: 'mcpServers',
+    required: /identityForwarding needs \{ mcpServers/,
     wrong: 'tools',
     error: /identityForwarding needs \{ mcpServers/,
     misspeltError: /identityForwarding needs \{ mcpServers/,
@@ -578,6 +598,7 @@ export const ROWS: readonly OptionRow[] = [
   {
     factory: 'identityForwarding',
     path: 'mcpServers.0.slug',
+    required: /\.slug must be letters/,
     options: withServer({}),
     wrong: 7,
     error: /\.slug must be letters/,
@@ -586,6 +607,7 @@ export const ROWS: readonly OptionRow[] = [
   {
     factory: 'identityForwarding',
     path: 'mcpServers.0.url',
+    required: /\.url must be an absolute http\(s\) URL/,
     options: withServer({}),
     wrong: 9000,
     error: /\.url must be an absolute http\(s\) URL/,
@@ -602,6 +624,7 @@ export const ROWS: readonly OptionRow[] = [
   {
     factory: 'identityForwarding',
     path: 'mcpServers.0.user_identity_forwarding.method',
+    required: /method must be one of claims_header, bearer, jwt_header/,
     options: withServer({ user_identity_forwarding: { method: 'claims_header' } }),
     wrong: 'cookie',
     error: /method must be one of claims_header, bearer, jwt_header/,
@@ -775,12 +798,14 @@ export const ROWS: readonly OptionRow[] = [
   {
     factory: 'signIdentityToken',
     path: 'audience',
+    required: /audience must be a non-empty string/,
     wrong: 7,
     error: /audience must be a non-empty string/,
   },
   {
     factory: 'signIdentityToken',
     path: 'expiresInSeconds',
+    required: /expiresInSeconds must be a whole number of seconds/,
     wrong: '300',
     error: /expiresInSeconds must be a whole number of seconds/,
   },
@@ -796,12 +821,14 @@ export const ROWS: readonly OptionRow[] = [
   {
     factory: 'verifyGatewayIdentity',
     path: 'jwksUri',
+    required: /jwksUri must be an absolute http\(s\) URL/,
     wrong: 443,
     error: /jwksUri must be an absolute http\(s\) URL/,
   },
   {
     factory: 'verifyGatewayIdentity',
     path: 'audience',
+    required: /verifyGatewayIdentity needs an audience/,
     wrong: 7,
     error: /verifyGatewayIdentity needs an audience/,
     misspeltError: /verifyGatewayIdentity needs an audience/,
@@ -829,7 +856,13 @@ export const ROWS: readonly OptionRow[] = [
   },
 
   // RemoteKeySet
-  { factory: 'RemoteKeySet', path: 'jwksUri', wrong: 443, error: /jwksUri must be an absolute http\(s\) URL/ },
+  {
+    factory: 'RemoteKeySet',
+    path: 'jwksUri',
+    required: /jwksUri must be an absolute http\(s\) URL/,
+    wrong: 443,
+    error: /jwksUri must be an absolute http\(s\) URL/,
+  },
   ...(['cacheMaxAgeMs', 'cooldownMs', 'firstRetryMs', 'timeoutMs'] as const).map((name) =>
     ms('RemoteKeySet', name, new RegExp(`${name} must be a positive number`), {
       ...FACTORIES.RemoteKeySet.base,
@@ -872,8 +905,20 @@ export const ROWS: readonly OptionRow[] = [
     wrong: 1,
     error: /previousPublicKeysPem must be a PEM string/,
   },
-  { factory: 'loadSigningKey', path: 'production', wrong: 'no', error: /production must be true or false/ },
-  { factory: 'loadSigningKey', path: 'jwtHeaderInUse', wrong: 'no', error: /jwtHeaderInUse must be true or false/ },
+  {
+    factory: 'loadSigningKey',
+    path: 'production',
+    required: /production must be true or false/,
+    wrong: 'no',
+    error: /production must be true or false/,
+  },
+  {
+    factory: 'loadSigningKey',
+    path: 'jwtHeaderInUse',
+    required: /jwtHeaderInUse must be true or false/,
+    wrong: 'no',
+    error: /jwtHeaderInUse must be true or false/,
+  },
 
   // compileAccess
   {
@@ -893,6 +938,7 @@ export const ROWS: readonly OptionRow[] = [
   {
     factory: 'compileAccess',
     path: 'policies.0.slug',
+    required: /\.slug must be a non-empty string/,
     options: withPolicy({}),
     wrong: 7,
     error: /\.slug must be a non-empty string/,
@@ -910,6 +956,7 @@ export const ROWS: readonly OptionRow[] = [
   {
     factory: 'compileAccess',
     path: 'policies.0.subjects',
+    required: /\.subjects must be an object/,
     options: withPolicy({}),
     wrong: 'u',
     error: /\.subjects must be an object/,
@@ -925,6 +972,7 @@ export const ROWS: readonly OptionRow[] = [
   {
     factory: 'compileAccess',
     path: 'policies.0.allow',
+    required: /\.allow must be an object/,
     options: withPolicy({}),
     wrong: '@a/*',
     error: /\.allow must be an object/,
@@ -947,6 +995,7 @@ export const ROWS: readonly OptionRow[] = [
   {
     factory: 'compileAccess',
     path: 'policies.0.allow.mcpServers.0.server',
+    required: /mcpServers\[0\]\.server/,
     options: withPolicy({ allow: { mcpServers: [{ server: 'tools' }] } }),
     wrong: 7,
     error: /mcpServers\[0\]\.server/,
@@ -963,6 +1012,7 @@ export const ROWS: readonly OptionRow[] = [
   {
     factory: 'adminApi',
     path: 'store',
+    required: /createAdminApi needs \{ store, access \}/,
     wrong: 'postgres',
     error: /store must be a CatalogStore/,
     misspeltError: /createAdminApi needs \{ store, access \}/,
@@ -970,6 +1020,7 @@ export const ROWS: readonly OptionRow[] = [
   {
     factory: 'adminApi',
     path: 'access',
+    required: /createAdminApi needs \{ store, access \}/,
     wrong: 'admin-key',
     error: /access must be an AdminAccess/,
     misspeltError: /createAdminApi needs \{ store, access \}/,
@@ -1041,6 +1092,7 @@ export const ROWS: readonly OptionRow[] = [
   ...(['claim', 'value'] as const).map((name): OptionRow => ({
     factory: 'AdminAccess',
     path: `adminClaim.${name}`,
+    required: /adminClaim must be \{ claim: "groups", value: "gateway-admin" \}/,
     options: { verifyToken: fn('async () => ({})', noop), adminClaim: { claim: 'groups', value: 'admin' } },
     wrong: 7,
     error: /adminClaim must be \{ claim: "groups", value: "gateway-admin" \}/,
@@ -1057,6 +1109,7 @@ export const ROWS: readonly OptionRow[] = [
   {
     factory: 'gatewayConsole',
     path: 'access',
+    required: /createConsole needs \{ access, adminApi, sessionSecret \}/,
     wrong: 'admin-key',
     error: /gatewayConsole access must be an AdminAccess/,
     misspeltError: /createConsole needs \{ access, adminApi, sessionSecret \}/,
@@ -1064,6 +1117,7 @@ export const ROWS: readonly OptionRow[] = [
   {
     factory: 'gatewayConsole',
     path: 'adminApi',
+    required: /createConsole needs \{ access, adminApi, sessionSecret \}/,
     wrong: '/admin/v1',
     error: /createConsole needs \{ access, adminApi, sessionSecret \}/,
     misspeltError: /createConsole needs \{ access, adminApi, sessionSecret \}/,
@@ -1071,6 +1125,7 @@ export const ROWS: readonly OptionRow[] = [
   {
     factory: 'gatewayConsole',
     path: 'sessionSecret',
+    required: /needs \{ secret \}: at least 32 bytes/,
     wrong: 'secret',
     error: /needs \{ secret \}: at least 32 bytes/,
   },
@@ -1097,7 +1152,13 @@ export const ROWS: readonly OptionRow[] = [
   },
 
   // ConsoleSessions
-  { factory: 'ConsoleSessions', path: 'secret', wrong: 'secret', error: /needs \{ secret \}: at least 32 bytes/ },
+  {
+    factory: 'ConsoleSessions',
+    path: 'secret',
+    required: /needs \{ secret \}: at least 32 bytes/,
+    wrong: 'secret',
+    error: /needs \{ secret \}: at least 32 bytes/,
+  },
   {
     factory: 'ConsoleSessions',
     path: 'lifetimeMs',
@@ -1128,7 +1189,7 @@ export function rowOptions(row: OptionRow): Value {
   return row.options ?? FACTORIES[row.factory].base;
 }
 
-type Edit = { set: Value } | { rename: string };
+type Edit = { set: Value } | { rename: string } | { remove: true };
 
 /** A copy of `options` with the option at `path` replaced, or renamed (key order kept). */
 export function edit(options: Value, path: string, change: Edit): Value {
@@ -1145,6 +1206,7 @@ export function edit(options: Value, path: string, change: Edit): Value {
     return { ...record, [head]: edit(record[head] as Value, rest.join('.'), change) };
   }
   if ('set' in change) return { ...record, [head]: change.set };
+  if ('remove' in change) return Object.fromEntries(Object.entries(record).filter(([k]) => k !== head));
   if (!(head in record)) throw new Error(`The valid options of a row must hold its option (${head}).`);
   return Object.fromEntries(Object.entries(record).map(([k, v]) => [k === head ? change.rename : k, v]));
 }
@@ -1224,6 +1286,12 @@ export function renderFixture(): string {
         : [
             `    // @ts-expect-error misspelt: ${misspelt}`,
             `    ${call.replace('%', source(edit(options, row.path, { rename: misspelt })))},`,
+          ]),
+      ...(row.required === undefined
+        ? []
+        : [
+            `    // @ts-expect-error missing: ${row.path.split('.').pop() as string}`,
+            `    ${call.replace('%', source(edit(options, row.path, { remove: true })))},`,
           ]),
       `    // @ts-expect-error wrong type: ${source(row.wrong)}`,
       `    ${call.replace('%', source(edit(options, row.path, { set: row.wrong })))},`,

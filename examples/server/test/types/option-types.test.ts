@@ -86,6 +86,13 @@ describe('factory options: the runtime and the types refuse the same calls', () 
     expect(call(row, runtime(edit(rowOptions(row), row.path, { set: row.wrong })))).toThrow(row.error);
   });
 
+  it.each(rows.filter(([, row]) => row.required !== undefined))(
+    '%s: leaving the required option out is refused',
+    (_label, row) => {
+      expect(call(row, runtime(edit(rowOptions(row), row.path, { remove: true })))).toThrow(row.required);
+    },
+  );
+
   it('the type fixture is rendered from the table', () => {
     const path = join(__dirname, 'options.fixture.ts');
     const rendered = renderFixture();

@@ -53,6 +53,8 @@ export function row1(): unknown[] {
     modelRouter({ providers: [{ slug: "claude", provider: "anthropic", apiKey: "sk-ant-options" }] }),
     // @ts-expect-error misspelt: Slug
     modelRouter({ providers: [{ Slug: "claude", provider: "anthropic", apiKey: "sk-ant-options" }] }),
+    // @ts-expect-error missing: slug
+    modelRouter({ providers: [{ provider: "anthropic", apiKey: "sk-ant-options" }] }),
     // @ts-expect-error wrong type: 7
     modelRouter({ providers: [{ slug: 7, provider: "anthropic", apiKey: "sk-ant-options" }] }),
   ];
@@ -75,6 +77,8 @@ export function row3(): unknown[] {
     modelRouter({ providers: [{ slug: "claude", provider: "anthropic", apiKey: "sk-ant-options" }] }),
     // @ts-expect-error misspelt: Provider
     modelRouter({ providers: [{ slug: "claude", Provider: "anthropic", apiKey: "sk-ant-options" }] }),
+    // @ts-expect-error missing: provider
+    modelRouter({ providers: [{ slug: "claude", apiKey: "sk-ant-options" }] }),
     // @ts-expect-error wrong type: "openai"
     modelRouter({ providers: [{ slug: "claude", provider: "openai", apiKey: "sk-ant-options" }] }),
   ];
@@ -86,6 +90,8 @@ export function row4(): unknown[] {
     modelRouter({ providers: [{ slug: "claude", provider: "anthropic", apiKey: "sk-ant-options" }] }),
     // @ts-expect-error misspelt: api_key
     modelRouter({ providers: [{ slug: "claude", provider: "anthropic", api_key: "sk-ant-options" }] }),
+    // @ts-expect-error missing: apiKey
+    modelRouter({ providers: [{ slug: "claude", provider: "anthropic" }] }),
     // @ts-expect-error wrong type: 12
     modelRouter({ providers: [{ slug: "claude", provider: "anthropic", apiKey: 12 }] }),
   ];
@@ -119,6 +125,8 @@ export function row7(): unknown[] {
     modelRouter({ providers: [{ slug: "claude", provider: "anthropic", apiKey: "sk-ant-options", models: { mode: "all" } }] }),
     // @ts-expect-error misspelt: Mode
     modelRouter({ providers: [{ slug: "claude", provider: "anthropic", apiKey: "sk-ant-options", models: { Mode: "all" } }] }),
+    // @ts-expect-error missing: mode
+    modelRouter({ providers: [{ slug: "claude", provider: "anthropic", apiKey: "sk-ant-options", models: {} }] }),
     // @ts-expect-error wrong type: "some"
     modelRouter({ providers: [{ slug: "claude", provider: "anthropic", apiKey: "sk-ant-options", models: { mode: "some" } }] }),
   ];
@@ -130,6 +138,8 @@ export function row8(): unknown[] {
     modelRouter({ providers: [{ slug: "claude", provider: "anthropic", apiKey: "sk-ant-options", models: { mode: "custom", models: ["claude-sonnet-4-5"] } }] }),
     // @ts-expect-error misspelt: Models
     modelRouter({ providers: [{ slug: "claude", provider: "anthropic", apiKey: "sk-ant-options", models: { mode: "custom", Models: ["claude-sonnet-4-5"] } }] }),
+    // @ts-expect-error missing: models
+    modelRouter({ providers: [{ slug: "claude", provider: "anthropic", apiKey: "sk-ant-options", models: { mode: "custom" } }] }),
     // @ts-expect-error wrong type: "claude-sonnet-4-5"
     modelRouter({ providers: [{ slug: "claude", provider: "anthropic", apiKey: "sk-ant-options", models: { mode: "custom", models: "claude-sonnet-4-5" } }] }),
   ];
@@ -372,6 +382,8 @@ export function row30(): unknown[] {
     sigv4Proxy({ integrations: [{ slug: "kb", accessKeyId: "AKIDEXAMPLE", secretAccessKey: "secret", region: "us-east-1" }] }),
     // @ts-expect-error misspelt: Slug
     sigv4Proxy({ integrations: [{ Slug: "kb", accessKeyId: "AKIDEXAMPLE", secretAccessKey: "secret", region: "us-east-1" }] }),
+    // @ts-expect-error missing: slug
+    sigv4Proxy({ integrations: [{ accessKeyId: "AKIDEXAMPLE", secretAccessKey: "secret", region: "us-east-1" }] }),
     // @ts-expect-error wrong type: 7
     sigv4Proxy({ integrations: [{ slug: 7, accessKeyId: "AKIDEXAMPLE", secretAccessKey: "secret", region: "us-east-1" }] }),
   ];
@@ -405,6 +417,8 @@ export function row33(): unknown[] {
     sigv4Proxy({ integrations: [{ slug: "kb", accessKeyId: "AKIDEXAMPLE", secretAccessKey: "secret", region: "us-east-1" }] }),
     // @ts-expect-error misspelt: access_key_id
     sigv4Proxy({ integrations: [{ slug: "kb", access_key_id: "AKIDEXAMPLE", secretAccessKey: "secret", region: "us-east-1" }] }),
+    // @ts-expect-error missing: accessKeyId
+    sigv4Proxy({ integrations: [{ slug: "kb", secretAccessKey: "secret", region: "us-east-1" }] }),
     // @ts-expect-error wrong type: 7
     sigv4Proxy({ integrations: [{ slug: "kb", accessKeyId: 7, secretAccessKey: "secret", region: "us-east-1" }] }),
   ];
@@ -416,6 +430,8 @@ export function row34(): unknown[] {
     sigv4Proxy({ integrations: [{ slug: "kb", accessKeyId: "AKIDEXAMPLE", secretAccessKey: "secret", region: "us-east-1" }] }),
     // @ts-expect-error misspelt: secret_access_key
     sigv4Proxy({ integrations: [{ slug: "kb", accessKeyId: "AKIDEXAMPLE", secret_access_key: "secret", region: "us-east-1" }] }),
+    // @ts-expect-error missing: secretAccessKey
+    sigv4Proxy({ integrations: [{ slug: "kb", accessKeyId: "AKIDEXAMPLE", region: "us-east-1" }] }),
     // @ts-expect-error wrong type: 7
     sigv4Proxy({ integrations: [{ slug: "kb", accessKeyId: "AKIDEXAMPLE", secretAccessKey: 7, region: "us-east-1" }] }),
   ];
@@ -438,6 +454,8 @@ export function row36(): unknown[] {
     sigv4Proxy({ integrations: [{ slug: "kb", accessKeyId: "AKIDEXAMPLE", secretAccessKey: "secret", region: "us-east-1" }] }),
     // @ts-expect-error misspelt: Region
     sigv4Proxy({ integrations: [{ slug: "kb", accessKeyId: "AKIDEXAMPLE", secretAccessKey: "secret", Region: "us-east-1" }] }),
+    // @ts-expect-error missing: region
+    sigv4Proxy({ integrations: [{ slug: "kb", accessKeyId: "AKIDEXAMPLE", secretAccessKey: "secret" }] }),
     // @ts-expect-error wrong type: 1
     sigv4Proxy({ integrations: [{ slug: "kb", accessKeyId: "AKIDEXAMPLE", secretAccessKey: "secret", region: 1 }] }),
   ];
@@ -537,6 +555,8 @@ export function row45(): unknown[] {
     authenticate({ apiKeys: [{ key: "gw-options-key", user: { user_id: "u" } }] }),
     // @ts-expect-error misspelt: Key
     authenticate({ apiKeys: [{ Key: "gw-options-key", user: { user_id: "u" } }] }),
+    // @ts-expect-error missing: key
+    authenticate({ apiKeys: [{ user: { user_id: "u" } }] }),
     // @ts-expect-error wrong type: 12345678
     authenticate({ apiKeys: [{ key: 12345678, user: { user_id: "u" } }] }),
   ];
@@ -559,6 +579,8 @@ export function row47(): unknown[] {
     authenticate({ apiKeys: [{ key: "gw-options-key", user: { user_id: "u" } }] }),
     // @ts-expect-error misspelt: User
     authenticate({ apiKeys: [{ key: "gw-options-key", User: { user_id: "u" } }] }),
+    // @ts-expect-error missing: user
+    authenticate({ apiKeys: [{ key: "gw-options-key" }] }),
     // @ts-expect-error wrong type: "u"
     authenticate({ apiKeys: [{ key: "gw-options-key", user: "u" }] }),
   ];
@@ -592,6 +614,8 @@ export function row50(): unknown[] {
     authenticate({ jwtValidation: { jwksUri: "https://idp.example.com/.well-known/jwks.json" } }),
     // @ts-expect-error misspelt: jwks_uri
     authenticate({ jwtValidation: { jwks_uri: "https://idp.example.com/.well-known/jwks.json" } }),
+    // @ts-expect-error missing: jwksUri
+    authenticate({ jwtValidation: {} }),
     // @ts-expect-error wrong type: 443
     authenticate({ jwtValidation: { jwksUri: 443 } }),
   ];
@@ -757,6 +781,8 @@ export function row65(): unknown[] {
     identityForwarding({ mcpServers: [] }),
     // @ts-expect-error misspelt: mcp_servers
     identityForwarding({ mcp_servers: [] }),
+    // @ts-expect-error missing: mcpServers
+    identityForwarding({}),
     // @ts-expect-error wrong type: "tools"
     identityForwarding({ mcpServers: "tools" }),
   ];
@@ -768,6 +794,8 @@ export function row66(): unknown[] {
     identityForwarding({ mcpServers: [{ slug: "tools", url: "http://127.0.0.1:9/mcp" }] }),
     // @ts-expect-error misspelt: Slug
     identityForwarding({ mcpServers: [{ Slug: "tools", url: "http://127.0.0.1:9/mcp" }] }),
+    // @ts-expect-error missing: slug
+    identityForwarding({ mcpServers: [{ url: "http://127.0.0.1:9/mcp" }] }),
     // @ts-expect-error wrong type: 7
     identityForwarding({ mcpServers: [{ slug: 7, url: "http://127.0.0.1:9/mcp" }] }),
   ];
@@ -779,6 +807,8 @@ export function row67(): unknown[] {
     identityForwarding({ mcpServers: [{ slug: "tools", url: "http://127.0.0.1:9/mcp" }] }),
     // @ts-expect-error misspelt: Url
     identityForwarding({ mcpServers: [{ slug: "tools", Url: "http://127.0.0.1:9/mcp" }] }),
+    // @ts-expect-error missing: url
+    identityForwarding({ mcpServers: [{ slug: "tools" }] }),
     // @ts-expect-error wrong type: 9000
     identityForwarding({ mcpServers: [{ slug: "tools", url: 9000 }] }),
   ];
@@ -801,6 +831,8 @@ export function row69(): unknown[] {
     identityForwarding({ mcpServers: [{ slug: "tools", url: "http://127.0.0.1:9/mcp", user_identity_forwarding: { method: "claims_header" } }] }),
     // @ts-expect-error misspelt: Method
     identityForwarding({ mcpServers: [{ slug: "tools", url: "http://127.0.0.1:9/mcp", user_identity_forwarding: { Method: "claims_header" } }] }),
+    // @ts-expect-error missing: method
+    identityForwarding({ mcpServers: [{ slug: "tools", url: "http://127.0.0.1:9/mcp", user_identity_forwarding: {} }] }),
     // @ts-expect-error wrong type: "cookie"
     identityForwarding({ mcpServers: [{ slug: "tools", url: "http://127.0.0.1:9/mcp", user_identity_forwarding: { method: "cookie" } }] }),
   ];
@@ -1054,6 +1086,8 @@ export function row92(): unknown[] {
     signer.signIdentityToken({ sub: "u" }, { audience: "https://mcp.example.com", expiresInSeconds: 300 }),
     // @ts-expect-error misspelt: Audience
     signer.signIdentityToken({ sub: "u" }, { Audience: "https://mcp.example.com", expiresInSeconds: 300 }),
+    // @ts-expect-error missing: audience
+    signer.signIdentityToken({ sub: "u" }, { expiresInSeconds: 300 }),
     // @ts-expect-error wrong type: 7
     signer.signIdentityToken({ sub: "u" }, { audience: 7, expiresInSeconds: 300 }),
   ];
@@ -1065,6 +1099,8 @@ export function row93(): unknown[] {
     signer.signIdentityToken({ sub: "u" }, { audience: "https://mcp.example.com", expiresInSeconds: 300 }),
     // @ts-expect-error misspelt: expires_in_seconds
     signer.signIdentityToken({ sub: "u" }, { audience: "https://mcp.example.com", expires_in_seconds: 300 }),
+    // @ts-expect-error missing: expiresInSeconds
+    signer.signIdentityToken({ sub: "u" }, { audience: "https://mcp.example.com" }),
     // @ts-expect-error wrong type: "300"
     signer.signIdentityToken({ sub: "u" }, { audience: "https://mcp.example.com", expiresInSeconds: "300" }),
   ];
@@ -1087,6 +1123,8 @@ export function row95(): unknown[] {
     verifyGatewayIdentity({ jwksUri: "https://gateway.example.com/.well-known/jwks.json", audience: "https://mcp.example.com" }),
     // @ts-expect-error misspelt: jwks_uri
     verifyGatewayIdentity({ jwks_uri: "https://gateway.example.com/.well-known/jwks.json", audience: "https://mcp.example.com" }),
+    // @ts-expect-error missing: jwksUri
+    verifyGatewayIdentity({ audience: "https://mcp.example.com" }),
     // @ts-expect-error wrong type: 443
     verifyGatewayIdentity({ jwksUri: 443, audience: "https://mcp.example.com" }),
   ];
@@ -1098,6 +1136,8 @@ export function row96(): unknown[] {
     verifyGatewayIdentity({ jwksUri: "https://gateway.example.com/.well-known/jwks.json", audience: "https://mcp.example.com" }),
     // @ts-expect-error misspelt: Audience
     verifyGatewayIdentity({ jwksUri: "https://gateway.example.com/.well-known/jwks.json", Audience: "https://mcp.example.com" }),
+    // @ts-expect-error missing: audience
+    verifyGatewayIdentity({ jwksUri: "https://gateway.example.com/.well-known/jwks.json" }),
     // @ts-expect-error wrong type: 7
     verifyGatewayIdentity({ jwksUri: "https://gateway.example.com/.well-known/jwks.json", audience: 7 }),
   ];
@@ -1142,6 +1182,8 @@ export function row100(): unknown[] {
     new RemoteKeySet({ jwksUri: "https://idp.example.com/.well-known/jwks.json" }),
     // @ts-expect-error misspelt: jwks_uri
     new RemoteKeySet({ jwks_uri: "https://idp.example.com/.well-known/jwks.json" }),
+    // @ts-expect-error missing: jwksUri
+    new RemoteKeySet({}),
     // @ts-expect-error wrong type: 443
     new RemoteKeySet({ jwksUri: 443 }),
   ];
@@ -1252,6 +1294,8 @@ export function row110(): unknown[] {
     loadSigningKey({ production: false, jwtHeaderInUse: false, previousPublicKeysPem: "" }),
     // @ts-expect-error misspelt: Production
     loadSigningKey({ Production: false, jwtHeaderInUse: false, previousPublicKeysPem: "" }),
+    // @ts-expect-error missing: production
+    loadSigningKey({ jwtHeaderInUse: false, previousPublicKeysPem: "" }),
     // @ts-expect-error wrong type: "no"
     loadSigningKey({ production: "no", jwtHeaderInUse: false, previousPublicKeysPem: "" }),
   ];
@@ -1263,6 +1307,8 @@ export function row111(): unknown[] {
     loadSigningKey({ production: false, jwtHeaderInUse: false, previousPublicKeysPem: "" }),
     // @ts-expect-error misspelt: jwt_header_in_use
     loadSigningKey({ production: false, jwt_header_in_use: false, previousPublicKeysPem: "" }),
+    // @ts-expect-error missing: jwtHeaderInUse
+    loadSigningKey({ production: false, previousPublicKeysPem: "" }),
     // @ts-expect-error wrong type: "no"
     loadSigningKey({ production: false, jwtHeaderInUse: "no", previousPublicKeysPem: "" }),
   ];
@@ -1296,6 +1342,8 @@ export function row114(): unknown[] {
     compileAccess({ mode: "policies", policies: [{ slug: "p", subjects: { users: ["u"] }, allow: { models: ["@a/*"] } }] }),
     // @ts-expect-error misspelt: Slug
     compileAccess({ mode: "policies", policies: [{ Slug: "p", subjects: { users: ["u"] }, allow: { models: ["@a/*"] } }] }),
+    // @ts-expect-error missing: slug
+    compileAccess({ mode: "policies", policies: [{ subjects: { users: ["u"] }, allow: { models: ["@a/*"] } }] }),
     // @ts-expect-error wrong type: 7
     compileAccess({ mode: "policies", policies: [{ slug: 7, subjects: { users: ["u"] }, allow: { models: ["@a/*"] } }] }),
   ];
@@ -1316,6 +1364,8 @@ export function row116(): unknown[] {
     compileAccess({ mode: "policies", policies: [{ slug: "p", subjects: { users: ["u"] }, allow: { models: ["@a/*"] } }] }),
     // @ts-expect-error misspelt: Subjects
     compileAccess({ mode: "policies", policies: [{ slug: "p", Subjects: { users: ["u"] }, allow: { models: ["@a/*"] } }] }),
+    // @ts-expect-error missing: subjects
+    compileAccess({ mode: "policies", policies: [{ slug: "p", allow: { models: ["@a/*"] } }] }),
     // @ts-expect-error wrong type: "u"
     compileAccess({ mode: "policies", policies: [{ slug: "p", subjects: "u", allow: { models: ["@a/*"] } }] }),
   ];
@@ -1360,6 +1410,8 @@ export function row120(): unknown[] {
     compileAccess({ mode: "policies", policies: [{ slug: "p", subjects: { users: ["u"] }, allow: { models: ["@a/*"] } }] }),
     // @ts-expect-error misspelt: Allow
     compileAccess({ mode: "policies", policies: [{ slug: "p", subjects: { users: ["u"] }, Allow: { models: ["@a/*"] } }] }),
+    // @ts-expect-error missing: allow
+    compileAccess({ mode: "policies", policies: [{ slug: "p", subjects: { users: ["u"] } }] }),
     // @ts-expect-error wrong type: "@a/*"
     compileAccess({ mode: "policies", policies: [{ slug: "p", subjects: { users: ["u"] }, allow: "@a/*" }] }),
   ];
@@ -1404,6 +1456,8 @@ export function row124(): unknown[] {
     compileAccess({ mode: "policies", policies: [{ slug: "p", subjects: { users: ["u"] }, allow: { mcpServers: [{ server: "tools" }] } }] }),
     // @ts-expect-error misspelt: Server
     compileAccess({ mode: "policies", policies: [{ slug: "p", subjects: { users: ["u"] }, allow: { mcpServers: [{ Server: "tools" }] } }] }),
+    // @ts-expect-error missing: server
+    compileAccess({ mode: "policies", policies: [{ slug: "p", subjects: { users: ["u"] }, allow: { mcpServers: [{}] } }] }),
     // @ts-expect-error wrong type: 7
     compileAccess({ mode: "policies", policies: [{ slug: "p", subjects: { users: ["u"] }, allow: { mcpServers: [{ server: 7 }] } }] }),
   ];
@@ -1426,6 +1480,8 @@ export function row126(): unknown[] {
     adminApi({ store: store, access: access }),
     // @ts-expect-error misspelt: Store
     adminApi({ Store: store, access: access }),
+    // @ts-expect-error missing: store
+    adminApi({ access: access }),
     // @ts-expect-error wrong type: "postgres"
     adminApi({ store: "postgres", access: access }),
   ];
@@ -1437,6 +1493,8 @@ export function row127(): unknown[] {
     adminApi({ store: store, access: access }),
     // @ts-expect-error misspelt: Access
     adminApi({ store: store, Access: access }),
+    // @ts-expect-error missing: access
+    adminApi({ store: store }),
     // @ts-expect-error wrong type: "admin-key"
     adminApi({ store: store, access: "admin-key" }),
   ];
@@ -1569,6 +1627,8 @@ export function row139(): unknown[] {
     new AdminAccess({ verifyToken: async () => ({}), adminClaim: { claim: "groups", value: "admin" } }),
     // @ts-expect-error misspelt: Claim
     new AdminAccess({ verifyToken: async () => ({}), adminClaim: { Claim: "groups", value: "admin" } }),
+    // @ts-expect-error missing: claim
+    new AdminAccess({ verifyToken: async () => ({}), adminClaim: { value: "admin" } }),
     // @ts-expect-error wrong type: 7
     new AdminAccess({ verifyToken: async () => ({}), adminClaim: { claim: 7, value: "admin" } }),
   ];
@@ -1580,6 +1640,8 @@ export function row140(): unknown[] {
     new AdminAccess({ verifyToken: async () => ({}), adminClaim: { claim: "groups", value: "admin" } }),
     // @ts-expect-error misspelt: Value
     new AdminAccess({ verifyToken: async () => ({}), adminClaim: { claim: "groups", Value: "admin" } }),
+    // @ts-expect-error missing: value
+    new AdminAccess({ verifyToken: async () => ({}), adminClaim: { claim: "groups" } }),
     // @ts-expect-error wrong type: 7
     new AdminAccess({ verifyToken: async () => ({}), adminClaim: { claim: "groups", value: 7 } }),
   ];
@@ -1602,6 +1664,8 @@ export function row142(): unknown[] {
     gatewayConsole({ access: access, adminApi: adminHandler, sessionSecret: secret }),
     // @ts-expect-error misspelt: Access
     gatewayConsole({ Access: access, adminApi: adminHandler, sessionSecret: secret }),
+    // @ts-expect-error missing: access
+    gatewayConsole({ adminApi: adminHandler, sessionSecret: secret }),
     // @ts-expect-error wrong type: "admin-key"
     gatewayConsole({ access: "admin-key", adminApi: adminHandler, sessionSecret: secret }),
   ];
@@ -1613,6 +1677,8 @@ export function row143(): unknown[] {
     gatewayConsole({ access: access, adminApi: adminHandler, sessionSecret: secret }),
     // @ts-expect-error misspelt: admin_api
     gatewayConsole({ access: access, admin_api: adminHandler, sessionSecret: secret }),
+    // @ts-expect-error missing: adminApi
+    gatewayConsole({ access: access, sessionSecret: secret }),
     // @ts-expect-error wrong type: "/admin/v1"
     gatewayConsole({ access: access, adminApi: "/admin/v1", sessionSecret: secret }),
   ];
@@ -1624,6 +1690,8 @@ export function row144(): unknown[] {
     gatewayConsole({ access: access, adminApi: adminHandler, sessionSecret: secret }),
     // @ts-expect-error misspelt: session_secret
     gatewayConsole({ access: access, adminApi: adminHandler, session_secret: secret }),
+    // @ts-expect-error missing: sessionSecret
+    gatewayConsole({ access: access, adminApi: adminHandler }),
     // @ts-expect-error wrong type: "secret"
     gatewayConsole({ access: access, adminApi: adminHandler, sessionSecret: "secret" }),
   ];
@@ -1668,6 +1736,8 @@ export function row148(): unknown[] {
     new ConsoleSessions({ secret: secret }),
     // @ts-expect-error misspelt: Secret
     new ConsoleSessions({ Secret: secret }),
+    // @ts-expect-error missing: secret
+    new ConsoleSessions({}),
     // @ts-expect-error wrong type: "secret"
     new ConsoleSessions({ secret: "secret" }),
   ];
