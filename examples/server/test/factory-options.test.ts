@@ -2,7 +2,7 @@ import { authenticate, identityForwarding } from '@gw/identity-forwarding';
 import { modelRouter } from '@gw/model-router';
 import { sigv4Proxy } from '@gw/sigv4-proxy';
 
-const anthropic = { slug: 'claude', provider: 'anthropic', apiKey: 'sk-ant-options-test' };
+const anthropic = { slug: 'claude', provider: 'anthropic' as const, apiKey: 'sk-ant-options-test' };
 const aws = { slug: 'kb', accessKeyId: 'AKIA0000', secretAccessKey: 'secret', region: 'us-east-1' };
 
 /**
@@ -53,7 +53,7 @@ describe('factories refuse what they do not understand', () => {
     ],
     [
       'modelRouter provider openai',
-      () => modelRouter({ providers: [{ ...anthropic, provider: 'openai' }] }),
+      () => modelRouter({ providers: [{ ...anthropic, provider: 'openai' }] } as never),
       /providers\[claude\]\.provider must be "anthropic"/,
     ],
     [

@@ -6,13 +6,17 @@ export type AccessMode = 'open' | 'policies';
 
 /** Who a policy is for: exact user ids, group names and API key ids. Each list defaults to `[]`. */
 export interface PolicySubjects {
+  /** User ids (an API key's `user.user_id`, or a token's `sub`). Default `[]`. */
   users?: readonly string[];
+  /** Group names. Default `[]`. */
   groups?: readonly string[];
+  /** API key ids. Default `[]`. */
   apiKeys?: readonly string[];
 }
 
 /** One MCP server a policy opens: `server` (a pattern) and, optionally, only the tools matching `tools`. */
 export interface McpServerGrant {
+  /** MCP server slug pattern, such as `"tools-*"`. Required. */
   server: string;
   /** Tool name patterns. Default: every tool of the server. */
   tools?: readonly string[];
@@ -22,6 +26,7 @@ export interface McpServerGrant {
 export interface PolicyAllow {
   /** `@<provider slug>/<model>` patterns, such as `"@anthropic/claude-*"`. */
   models?: readonly string[];
+  /** MCP servers (and their tools) the policy opens. Default `[]`. */
   mcpServers?: readonly McpServerGrant[];
   /** AWS integration slugs. */
   integrations?: readonly string[];
@@ -29,9 +34,13 @@ export interface PolicyAllow {
 
 /** An access policy (a catalog record of kind `policies`, or an entry of the config file's `policies`). */
 export interface AccessPolicy {
+  /** The policy's name in decisions (`policies` of an {@link AccessDecision}). Required (non-empty). */
   slug: string;
+  /** Display name. Default: the slug. */
   name?: string;
+  /** Who the policy is for. Required. */
   subjects: PolicySubjects;
+  /** What the policy allows. Required. */
   allow: PolicyAllow;
   /** Record fields a host keeps with the policy (id, version, …) are ignored. */
   [field: string]: unknown;
@@ -274,6 +283,8 @@ function compilePolicy(policy: AccessPolicy, where: string): CompiledPolicy {
   if (typeof policy !== 'object' || policy === null) throw new TypeError(`${where} must be an object.`);
   if (typeof policy.slug !== 'string' || policy.slug === '')
     throw new TypeError(`${where}.slug must be a non-empty string.`);
+  if (policy.name !== undefined && typeof policy.name !== 'string')
+    throw new TypeError(`${where}.name must be a string.`);
   const subjects = policy.subjects;
   if (typeof subjects !== 'object' || subjects === null)
     throw new TypeError(`${where}.subjects must be an object such as { "groups": ["support"] }.`);
@@ -307,12 +318,20 @@ function compilePolicy(policy: AccessPolicy, where: string): CompiledPolicy {
   };
 }
 
+/** Options of {@link compileAccess}. */
+export interface CompileAccessOptions {
+  /** `open`: every authenticated caller reaches everything; `policies`: denied unless a policy allows. Default `open`. */
+  mode?: AccessMode;
+  /** The access policies (read in `policies` mode). Default `[]`. */
+  policies?: readonly AccessPolicy[];
+}
+
 /**
  * Compiles the policies of one version of the catalog into an {@link AccessSnapshot}: do it when
  * the policies change, never per request. Throws a `TypeError` naming the policy and field when
  * one is not valid.
  */
-export function compileAccess(options: { mode?: AccessMode; policies?: readonly AccessPolicy[] }): AccessSnapshot {
+export function compileAccess(options: CompileAccessOptions): AccessSnapshot {
   if (typeof options !== 'object' || options === null) throw new TypeError('compileAccess needs { mode, policies }.');
   rejectUnknownOptions(options, ['mode', 'policies'], 'compileAccess');
   const mode = options.mode ?? 'open';

@@ -1,4 +1,5 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { rejectUnknownOptions } from '@gw/options';
 import { TokenVerificationError } from './core/errors';
 import { RemoteKeySet } from './core/key-sets';
 import { GATEWAY_TOKEN_ISSUER } from './core/signer';
@@ -39,9 +40,9 @@ export function jwksHandler(jwks: JsonWebKeySet): RequestHandler {
 
 /** Options of {@link verifyGatewayIdentity}. */
 export interface VerifyGatewayIdentityOptions {
-  /** The gateway's JWKS address, for example `https://gateway.example.com/.well-known/jwks.json`. */
+  /** The gateway's JWKS address, for example `https://gateway.example.com/.well-known/jwks.json`. Required. */
   jwksUri: string;
-  /** The audience the gateway signs for this server: its configured `url` or `jwt_audience`. */
+  /** The audience the gateway signs for this server: its configured `url` or `jwt_audience`. Required. */
   audience: string;
   /** Header that carries the token. Default `x-user-jwt`. */
   headerName?: string;
@@ -61,6 +62,20 @@ export function verifyGatewayIdentity(options: VerifyGatewayIdentityOptions): Re
   if (!options || typeof options.audience !== 'string' || options.audience === '') {
     throw new TypeError('verifyGatewayIdentity needs an audience: the URL the gateway uses for this server.');
   }
+  rejectUnknownOptions(
+    options,
+    ['jwksUri', 'audience', 'headerName', 'issuer', 'clockToleranceSeconds'],
+    'verifyGatewayIdentity',
+  );
+  for (const name of ['headerName', 'issuer'] as const) {
+    if (options[name] !== undefined && (typeof options[name] !== 'string' || options[name] === ''))
+      throw new TypeError(`verifyGatewayIdentity ${name} must be a non-empty string.`);
+  }
+  const tolerance = options.clockToleranceSeconds;
+  if (tolerance !== undefined && !(Number.isFinite(tolerance) && tolerance >= 0))
+    throw new TypeError(
+      'verifyGatewayIdentity clockToleranceSeconds must be a number of seconds of at least 0, such as 30.',
+    );
   const keys = new RemoteKeySet({ jwksUri: options.jwksUri });
   const headerName = (options.headerName ?? 'x-user-jwt').toLowerCase();
   const verifyOptions = {

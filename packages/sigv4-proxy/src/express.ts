@@ -128,7 +128,15 @@ export function sigv4Proxy(options: Sigv4ProxyOptions): RequestHandler {
   if (authorize !== undefined && typeof authorize !== 'function') {
     throw new TypeError('authorize must be a function (req, { slug }) => boolean.');
   }
+  if (options.integrations !== undefined && !Array.isArray(options.integrations)) {
+    throw new TypeError('integrations must be a list such as [{ slug, accessKeyId, secretAccessKey, region }].');
+  }
+  if (options.resolveIntegration !== undefined && typeof options.resolveIntegration !== 'function') {
+    throw new TypeError('resolveIntegration must be a function (slug) => integration | undefined.');
+  }
   const maxBodyBytes = options.maxBodyBytes ?? 10 * 1024 * 1024;
+  if (!Number.isSafeInteger(maxBodyBytes) || maxBodyBytes <= 0)
+    throw new TypeError('maxBodyBytes must be a positive whole number of bytes, for example 10485760.');
   const timeoutMs = options.timeoutMs ?? 30_000;
   if (!Number.isFinite(timeoutMs) || timeoutMs <= 0)
     throw new TypeError('timeoutMs must be a positive number of milliseconds, for example 30000.');

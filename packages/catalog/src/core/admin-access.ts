@@ -1,5 +1,6 @@
 import { hash, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
+import { rejectUnknownOptions } from '@gw/options';
 import {
   AdminCredentialsInvalidError,
   AdminCredentialsMissingError,
@@ -9,7 +10,9 @@ import {
 
 /** The claim that makes an identity-provider token an admin's: `claim` equals `value`, or is a list holding it. */
 export interface AdminClaim {
+  /** The claim's name, such as `groups`. Required (non-empty). */
   claim: string;
+  /** The value that makes the caller an admin, such as `gateway-admin`. Required (non-empty). */
   value: string;
 }
 
@@ -52,6 +55,15 @@ export class AdminAccess {
   private readonly keyDigest: Buffer | undefined;
 
   constructor(private readonly options: AdminAccessOptions = {}) {
+    if (typeof options !== 'object' || options === null)
+      throw new TypeError('AdminAccess options must be an object such as { adminKey }.');
+    rejectUnknownOptions(options, ['adminKey', 'verifyToken', 'adminClaim', 'isApiKey'], 'AdminAccess');
+    for (const name of ['verifyToken', 'isApiKey'] as const) {
+      if (options[name] !== undefined && typeof options[name] !== 'function')
+        throw new TypeError(`AdminAccess ${name} must be a function.`);
+    }
+    if (options.adminClaim !== undefined && typeof options.adminClaim === 'object' && options.adminClaim !== null)
+      rejectUnknownOptions(options.adminClaim, ['claim', 'value'], 'AdminAccess adminClaim');
     const key = options.adminKey;
     if (key !== undefined && (typeof key !== 'string' || key.length < MIN_ADMIN_KEY_LENGTH)) {
       throw new TypeError(

@@ -1,3 +1,4 @@
+import { rejectUnknownOptions } from '@gw/options';
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
@@ -131,6 +132,7 @@ export function adminOpenApiDocument(): string {
  */
 export function createAdminApi(options: AdminApiOptions): AdminApiHandler {
   if (!options?.store || !options.access) throw new TypeError('createAdminApi needs { store, access }.');
+  checkAdminApiOptions(options);
   const limit = options.bodyLimitBytes ?? 1024 * 1024;
   if (!Number.isInteger(limit) || limit <= 0)
     throw new TypeError('bodyLimitBytes must be a positive whole number of bytes.');
@@ -429,5 +431,41 @@ function checkDepth(body: unknown): void {
       throw new InvalidRecordError(`The body is nested deeper than ${MAX_BODY_DEPTH} levels.`, null);
     if (++visited > 100_000) throw new InvalidRecordError('The body has too many values.', null);
     for (const child of Object.values(value)) stack.push([child, depth + 1]);
+  }
+}
+
+const ADMIN_API_OPTIONS = [
+  'store',
+  'access',
+  'configRecords',
+  'afterWrite',
+  'providerModels',
+  'bodyLimitBytes',
+  'explainAccess',
+  'toolPins',
+  'requestRecords',
+  'onInternalError',
+];
+
+/** Refuses an unknown option, or one of the wrong type, when the admin API is created. */
+function checkAdminApiOptions(options: AdminApiOptions): void {
+  rejectUnknownOptions(options, ADMIN_API_OPTIONS, 'adminApi');
+  const has = (value: unknown, methods: readonly string[]) =>
+    typeof value === 'object' &&
+    value !== null &&
+    methods.every((m) => typeof (value as Record<string, unknown>)[m] === 'function');
+  if (!has(options.store, ['list', 'get', 'create', 'update', 'delete']))
+    throw new TypeError('adminApi store must be a CatalogStore (new CatalogStore(database, secretBox)).');
+  if (!has(options.access, ['authorize']))
+    throw new TypeError('adminApi access must be an AdminAccess (new AdminAccess({ adminKey })).');
+  if (options.configRecords !== undefined && !has(options.configRecords, ['get', 'list']))
+    throw new TypeError('adminApi configRecords must be a ConfigRecords (new ConfigRecords(config)).');
+  if (options.toolPins !== undefined && !has(options.toolPins, ['list', 'approve']))
+    throw new TypeError('adminApi toolPins must be an object with list(server) and approve(server, name, actor).');
+  if (options.requestRecords !== undefined && !has(options.requestRecords, ['query', 'transaction']))
+    throw new TypeError('adminApi requestRecords must be a catalog database (openPostgres(url) or openEmbedded()).');
+  for (const name of ['afterWrite', 'providerModels', 'explainAccess', 'onInternalError'] as const) {
+    if (options[name] !== undefined && typeof options[name] !== 'function')
+      throw new TypeError(`adminApi ${name} must be a function.`);
   }
 }

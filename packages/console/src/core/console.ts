@@ -1,3 +1,4 @@
+import { rejectUnknownOptions } from '@gw/options';
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
@@ -61,6 +62,19 @@ export function createConsole(options: ConsoleOptions): ConsoleHandler {
   if (!options?.access || typeof options.adminApi !== 'function') {
     throw new TypeError('createConsole needs { access, adminApi, sessionSecret }.');
   }
+  rejectUnknownOptions(
+    options,
+    ['access', 'adminApi', 'sessionSecret', 'sessionLifetimeMs', 'testRecord', 'publicBaseUrl'],
+    'gatewayConsole',
+  );
+  if (typeof options.access.authorize !== 'function')
+    throw new TypeError('gatewayConsole access must be an AdminAccess (new AdminAccess({ adminKey })).');
+  if (options.testRecord !== undefined && typeof options.testRecord !== 'function')
+    throw new TypeError('gatewayConsole testRecord must be a function (kind, slug) => Promise<outcome>.');
+  if (options.publicBaseUrl !== undefined && !/^https?:\/\/[^/?#]+\/?$/.test(String(options.publicBaseUrl)))
+    throw new TypeError(
+      'gatewayConsole publicBaseUrl must be an http(s) origin, such as "https://gateway.example.com".',
+    );
   const sessions = new ConsoleSessions({ secret: options.sessionSecret, lifetimeMs: options.sessionLifetimeMs });
 
   return async function consoleHandler(req, res, path) {

@@ -1,3 +1,4 @@
+import { rejectUnknownOptions } from '@gw/options';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** A signed-in console session, as its cookie carries it. */
@@ -36,6 +37,10 @@ export class ConsoleSessions {
   private readonly revoked = new Map<string, number>();
 
   constructor(options: ConsoleSessionOptions) {
+    if (typeof options === 'object' && options !== null)
+      rejectUnknownOptions(options, ['secret', 'lifetimeMs', 'now'], 'ConsoleSessions');
+    if (options?.now !== undefined && typeof options.now !== 'function')
+      throw new TypeError('ConsoleSessions now must be a function () => milliseconds since the epoch.');
     if (!Buffer.isBuffer(options?.secret) || options.secret.length < 32) {
       throw new TypeError(
         'ConsoleSessions needs { secret }: at least 32 bytes (derive it from GATEWAY_ENCRYPTION_KEY).',

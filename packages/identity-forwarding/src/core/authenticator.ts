@@ -7,6 +7,7 @@ import {
   verifyToken,
   type KeyResolver,
   type RemoteKeySetOptions,
+  type RsaAlgorithm,
   type VerifyTokenOptions,
 } from '@gw/jwks';
 import { readCredential } from './credentials';
@@ -25,13 +26,9 @@ import {
   type UserClaims,
 } from './identity';
 
-/** A configured gateway API key: the key itself or its SHA-256, and the user it stands for. */
-export interface ApiKeyEntry {
-  /** The key in plain text. Give this or `keySha256`. */
-  key?: string;
-  /** Hex SHA-256 of the key, so the config need not hold the key. Give this or `key`. */
-  keySha256?: string;
-  /** The user the key stands for: its claims (`sub` defaults to `user_id`). */
+/** What every gateway API key entry has: the user it stands for, and an optional stable name. */
+interface ApiKeyEntryBase {
+  /** The user the key stands for: its claims (`sub` defaults to `user_id`). Required. */
   user: ApiKeyUser;
   /**
    * A stable name of the key (a catalog record's id): the caller's subject becomes `key:<id>`.
@@ -40,22 +37,34 @@ export interface ApiKeyEntry {
   id?: string;
 }
 
-/** How identity-provider tokens are validated (the config's `jwt_validation`). */
-export interface JwtValidationOptions {
-  /** The identity provider's JWKS address. Required unless `keys` is given. */
-  jwksUri?: string;
+/**
+ * A configured gateway API key: the key itself (`key`, at least 8 characters) or its SHA-256
+ * (`keySha256`), exactly one of them, and the user it stands for.
+ */
+export type ApiKeyEntry =
+  | (ApiKeyEntryBase & {
+      /** The key in plain text, at least 8 characters. Give this or `keySha256`. */
+      key: string;
+      keySha256?: undefined;
+    })
+  | (ApiKeyEntryBase & {
+      key?: undefined;
+      /** Hex SHA-256 of the key (64 hexadecimal characters), so the config need not hold the key. Give this or `key`. */
+      keySha256: string;
+    });
+
+/** How identity-provider tokens are validated, whichever way the keys come. */
+interface JwtValidationBase {
   /** Claims every token must carry. Default `[]`. */
-  requiredClaims?: string[];
+  requiredClaims?: readonly string[];
   /** Expected `iss`; also published as the authorization server. Default: not checked. */
   issuer?: string;
   /** Expected `aud`. Default: not checked. */
   audience?: string;
   /** Accepted algorithms. Default `["RS256"]`. */
-  algorithms?: string[];
+  algorithms?: readonly RsaAlgorithm[];
   /** Allowed clock skew in seconds. Default 30. */
   clockToleranceSeconds?: number;
-  /** A key resolver to use instead of fetching `jwksUri` (for hosts with their own key store). */
-  keys?: KeyResolver;
   /** Called after every fetch of the identity provider's key set, for metrics. Default: none. */
   onKeySetFetch?: (outcome: 'ok' | 'error') => void;
   /**
@@ -64,6 +73,24 @@ export interface JwtValidationOptions {
    */
   keySet?: Pick<RemoteKeySetOptions, 'cacheMaxAgeMs' | 'cooldownMs' | 'firstRetryMs' | 'timeoutMs' | 'now'>;
 }
+
+/**
+ * How identity-provider tokens are validated (the config's `jwt_validation`): keys from the
+ * provider's `jwksUri`, or from a resolver of the host's own (`keys`).
+ */
+export type JwtValidationOptions =
+  | (JwtValidationBase & {
+      /** The identity provider's JWKS address (http or https). Required unless `keys` is given. */
+      jwksUri: string;
+      /** A key resolver to use instead of fetching `jwksUri`. Default: none. */
+      keys?: KeyResolver;
+    })
+  | (JwtValidationBase & {
+      /** The identity provider's JWKS address (unused when `keys` is given). Default: none. */
+      jwksUri?: string;
+      /** A key resolver to use instead of fetching `jwksUri` (for hosts with their own key store). */
+      keys: KeyResolver;
+    });
 
 /** Options of {@link Authenticator} and `authenticate`. */
 export interface AuthenticatorOptions {
@@ -127,6 +154,7 @@ export class Authenticator {
           'jwt_validation needs a jwksUri, for example "https://idp.example.com/.well-known/jwks.json".',
         );
       }
+      checkJwtValidation(validation);
       this.keySet = validation.keys
         ? undefined
         : new RemoteKeySet({
@@ -188,6 +216,8 @@ export class Authenticator {
       throw new TypeError(`${where}.keySha256 must be 64 hexadecimal characters (the SHA-256 of the key).`);
     }
     if (typeof entry.user !== 'object' || entry.user === null) throw new TypeError(`${where}.user must be an object.`);
+    if (entry.id !== undefined && (typeof entry.id !== 'string' || entry.id === ''))
+      throw new TypeError(`${where}.id must be a non-empty string.`);
     const digest =
       entry.key !== undefined
         ? createHash('sha256').update(entry.key).digest()
@@ -271,5 +301,41 @@ export class Authenticator {
     if (challenge.resourceMetadataUrl && this.verifyOptions)
       parts.push(`resource_metadata=${quotedString(challenge.resourceMetadataUrl)}`);
     return { 'www-authenticate': parts.length ? `Bearer ${parts.join(', ')}` : 'Bearer' };
+  }
+}
+
+const ALGORITHMS: readonly string[] = ['RS256', 'RS384', 'RS512'];
+const KEY_SET_OPTIONS = ['cacheMaxAgeMs', 'cooldownMs', 'firstRetryMs', 'timeoutMs', 'now'];
+
+/** Refuses a `jwtValidation` field of the wrong type when `authenticate` is called, naming it. */
+function checkJwtValidation(validation: JwtValidationOptions): void {
+  const where = 'authenticate jwtValidation';
+  const strings = (value: unknown) => Array.isArray(value) && value.every((v) => typeof v === 'string' && v !== '');
+  if (validation.jwksUri !== undefined && typeof validation.jwksUri !== 'string')
+    throw new TypeError(`${where}.jwksUri must be a URL such as "https://idp.example.com/.well-known/jwks.json".`);
+  for (const field of ['issuer', 'audience'] as const) {
+    if (validation[field] !== undefined && (typeof validation[field] !== 'string' || validation[field] === ''))
+      throw new TypeError(`${where}.${field} must be a non-empty string.`);
+  }
+  if (validation.requiredClaims !== undefined && !strings(validation.requiredClaims))
+    throw new TypeError(`${where}.requiredClaims must be a list of claim names such as ["email"].`);
+  if (
+    validation.algorithms !== undefined &&
+    !(strings(validation.algorithms) && validation.algorithms.every((a) => ALGORITHMS.includes(a)))
+  ) {
+    throw new TypeError(`${where}.algorithms must be a list of ${ALGORITHMS.join(', ')}.`);
+  }
+  const tolerance = validation.clockToleranceSeconds;
+  if (tolerance !== undefined && !(Number.isFinite(tolerance) && tolerance >= 0))
+    throw new TypeError(`${where}.clockToleranceSeconds must be a number of seconds of at least 0, such as 30.`);
+  if (validation.keys !== undefined && typeof validation.keys?.getKey !== 'function')
+    throw new TypeError(`${where}.keys must be a key resolver with getKey(kid), such as a RemoteKeySet.`);
+  if (validation.onKeySetFetch !== undefined && typeof validation.onKeySetFetch !== 'function')
+    throw new TypeError(`${where}.onKeySetFetch must be a function (outcome) => void.`);
+  const keySet = validation.keySet;
+  if (keySet !== undefined) {
+    if (typeof keySet !== 'object' || keySet === null)
+      throw new TypeError(`${where}.keySet must be an object such as { cacheMaxAgeMs: 600000 }.`);
+    rejectUnknownOptions(keySet, KEY_SET_OPTIONS, `${where}.keySet`);
   }
 }

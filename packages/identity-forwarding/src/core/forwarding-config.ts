@@ -23,31 +23,41 @@ export const DEFAULT_HEADER_NAMES: Readonly<Record<ForwardingMethod, string>> = 
 /** Default lifetime of a signed identity token, in seconds. */
 export const DEFAULT_JWT_EXPIRY_SECONDS = 300;
 
-/** The config's `user_identity_forwarding` object. */
-export interface UserIdentityForwardingConfig {
-  /** `claims_header`, `bearer` or `jwt_header`. Required. */
-  method: ForwardingMethod;
+/** What every `user_identity_forwarding` object has, whatever its method. */
+interface UserIdentityForwardingBase {
   /** Claims to forward. Default: {@link DEFAULT_INCLUDE_CLAIMS}. Any claim name is accepted. */
-  include_claims?: string[];
-  /** Header that carries the identity. Default per method: {@link DEFAULT_HEADER_NAMES}. */
+  include_claims?: readonly string[];
+  /** Header that carries the identity (a valid HTTP header name). Default per method: {@link DEFAULT_HEADER_NAMES}. */
   header_name?: string;
-  /** Lifetime of the signed token in seconds (jwt_header only). Default 300. */
-  jwt_expiry_seconds?: number;
 }
+
+/** The config's `user_identity_forwarding` object, by its `method`. */
+export type UserIdentityForwardingConfig =
+  | (UserIdentityForwardingBase & {
+      /** `claims_header` (the claims as JSON in a header) or `bearer` (the caller's own token). Required. */
+      method: 'claims_header' | 'bearer';
+      jwt_expiry_seconds?: undefined;
+    })
+  | (UserIdentityForwardingBase & {
+      /** `jwt_header`: a token signed by the gateway. Required. */
+      method: 'jwt_header';
+      /** Lifetime of the signed token in whole seconds, 1 to 86400. Default 300. */
+      jwt_expiry_seconds?: number;
+    });
 
 /** The config's `forward_headers` object. */
 export interface ForwardHeadersConfig {
   /** `all-except` forwards every client header but the listed ones; `only` just the listed ones. Default `all-except`. */
   mode?: 'all-except' | 'only';
   /** Header names. Default `[]`. */
-  headers?: string[];
+  headers?: readonly string[];
 }
 
 /** One MCP server of the config's `mcpServers`. */
 export interface McpServerConfig {
-  /** Identifier in `/mcp/<slug>`. */
+  /** Identifier in `/mcp/<slug>`: letters, digits, `.`, `_` or `-`, at most 64. Required. */
   slug: string;
-  /** The server's Streamable HTTP endpoint, for example `http://127.0.0.1:9000/mcp`. */
+  /** The server's Streamable HTTP endpoint, for example `http://127.0.0.1:9000/mcp`. Required. */
   url: string;
   /** Identity forwarding. Default: none (the server sees only the gateway). */
   user_identity_forwarding?: UserIdentityForwardingConfig;
@@ -148,6 +158,12 @@ export function resolveServer(config: McpServerConfig, where = `mcpServers[${Str
   }
   if (config.bearer_audience !== undefined && method !== 'bearer') {
     fail(`${where}.bearer_audience`, 'applies only to the bearer method.');
+  }
+  if (
+    config.bearer_audience !== undefined &&
+    (typeof config.bearer_audience !== 'string' || config.bearer_audience === '')
+  ) {
+    fail(`${where}.bearer_audience`, 'must be a non-empty string.');
   }
   if (config.jwt_audience !== undefined && (typeof config.jwt_audience !== 'string' || config.jwt_audience === '')) {
     fail(`${where}.jwt_audience`, 'must be a non-empty string.');

@@ -24,6 +24,8 @@ export function authenticate(options: AuthenticateOptions = {}): AuthenticateMid
   detectMissingCall(options, 'authenticate');
   const authenticator = new Authenticator(options);
   const resourceMetadataUrl = options.resourceMetadataUrl;
+  if (resourceMetadataUrl !== undefined && typeof resourceMetadataUrl !== 'function')
+    throw new TypeError('authenticate resourceMetadataUrl must be a function (req) => URL string | undefined.');
   const middleware = function authenticateMiddleware(req: Request, _res: Response, next: NextFunction): void {
     const challenge = resourceMetadataUrl ? { resourceMetadataUrl: resourceMetadataUrl(req) } : {};
     authenticator.authenticate(req.rawHeaders, challenge).then(

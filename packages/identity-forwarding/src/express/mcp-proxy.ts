@@ -223,6 +223,18 @@ export function identityForwarding(options: IdentityForwardingOptions): Identity
   if (authorize !== undefined && typeof authorize !== 'function') {
     throw new TypeError('authorize must be a function (identity, server) => { allowed, tools? }.');
   }
+  if (options.signer !== undefined && typeof options.signer?.signIdentityToken !== 'function') {
+    throw new TypeError('signer must be an identity token signer of @gw/jwks (createIdentityTokenSigner(key)).');
+  }
+  if (options.acceptsIdentityTokens !== undefined && typeof options.acceptsIdentityTokens !== 'boolean') {
+    throw new TypeError('acceptsIdentityTokens must be true or false.');
+  }
+  if (options.logger !== undefined && typeof options.logger?.warn !== 'function') {
+    throw new TypeError('logger must be an object with a warn(object, message) method, such as a pino logger.');
+  }
+  if (options.now !== undefined && typeof options.now !== 'function') {
+    throw new TypeError('now must be a function () => milliseconds since the epoch.');
+  }
   const positiveBytes = (name: string, value: number | undefined, fallback: number) => {
     if (value === undefined) return fallback;
     if (!Number.isInteger(value) || value <= 0)

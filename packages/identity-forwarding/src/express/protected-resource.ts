@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import { Router, type Request, type Response } from 'express';
+import { rejectUnknownOptions } from '@gw/options';
 
 /** The MCP servers' slugs: a fixed list, or a live set read on every request. */
 export type McpServerSlugs = readonly string[] | { has(slug: string): boolean };
@@ -30,6 +31,24 @@ export interface ProtectedResourceMetadataOptions {
  * identity-provider tokens are accepted.
  */
 export function protectedResourceMetadata(options: ProtectedResourceMetadataOptions = {}): Router {
+  if (typeof options !== 'object' || options === null)
+    throw new TypeError('protectedResourceMetadata options must be an object such as { issuer, mcpServerSlugs }.');
+  rejectUnknownOptions(options, ['issuer', 'mcpServerSlugs', 'publicBaseUrl'], 'protectedResourceMetadata');
+  if (options.issuer !== undefined && typeof options.issuer !== 'string')
+    throw new TypeError('protectedResourceMetadata issuer must be a string, such as "https://idp.example.com".');
+  if (options.publicBaseUrl !== undefined && !/^https?:\/\/[^/?#]+\/?$/.test(String(options.publicBaseUrl)))
+    throw new TypeError(
+      'protectedResourceMetadata publicBaseUrl must be an http(s) origin, such as "https://gateway.example.com".',
+    );
+  const list = options.mcpServerSlugs;
+  if (
+    list !== undefined &&
+    !(Array.isArray(list)
+      ? list.every((s) => typeof s === 'string')
+      : typeof (list as { has?: unknown })?.has === 'function')
+  ) {
+    throw new TypeError('protectedResourceMetadata mcpServerSlugs must be a list of slugs or a set with has(slug).');
+  }
   const slugs = slugSet(options.mcpServerSlugs);
   const authorizationServers = options.issuer ? [options.issuer] : [];
   const base = (req: Request): string | undefined => {

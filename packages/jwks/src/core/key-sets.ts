@@ -1,3 +1,4 @@
+import { rejectUnknownOptions } from '@gw/options';
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { IdentityProviderUnavailableError, UnknownKeyError } from './errors';
 import { MIN_RSA_BITS, type JsonWebKeySet, type PublicJwk } from './signing-key';
@@ -121,6 +122,17 @@ export class RemoteKeySet implements KeyResolver {
   private fetches = 0;
 
   constructor(options: RemoteKeySetOptions) {
+    if (typeof options !== 'object' || options === null)
+      throw new TypeError('RemoteKeySet needs { jwksUri: "https://idp.example.com/.well-known/jwks.json" }.');
+    rejectUnknownOptions(
+      options,
+      ['jwksUri', 'cacheMaxAgeMs', 'cooldownMs', 'firstRetryMs', 'timeoutMs', 'maxResponseBytes', 'now', 'onFetch'],
+      'RemoteKeySet',
+    );
+    for (const name of ['now', 'onFetch'] as const) {
+      if (options[name] !== undefined && typeof options[name] !== 'function')
+        throw new TypeError(`RemoteKeySet ${name} must be a function.`);
+    }
     let url: URL;
     try {
       url = new URL(options.jwksUri);

@@ -1,4 +1,5 @@
 import { sign } from 'node:crypto';
+import { rejectUnknownOptions } from '@gw/options';
 import type { SigningKey } from './signing-key';
 
 /** The `iss` of every token the gateway signs. */
@@ -6,9 +7,9 @@ export const GATEWAY_TOKEN_ISSUER = 'gateway-mcp-gateway';
 
 /** Options of one signature. */
 export interface SignIdentityTokenOptions {
-  /** The token's `aud`: the MCP server's URL or its configured `jwt_audience`. */
+  /** The token's `aud`: the MCP server's URL or its configured `jwt_audience`. Required (non-empty). */
   audience: string;
-  /** Lifetime in seconds: `exp = iat + expiresInSeconds`. */
+  /** Lifetime in whole seconds, at least 1: `exp = iat + expiresInSeconds`. Required. */
   expiresInSeconds: number;
   /** `iat` in seconds since the epoch. Default: now. */
   issuedAt?: number;
@@ -24,6 +25,7 @@ function checkSignOptions(options: SignIdentityTokenOptions): void {
       'signIdentityToken needs options: { audience: "https://mcp.example.com", expiresInSeconds: 300 }.',
     );
   }
+  rejectUnknownOptions(options, ['audience', 'expiresInSeconds', 'issuedAt'], 'signIdentityToken');
   if (typeof options.audience !== 'string' || options.audience === '') {
     throw new TypeError('signIdentityToken: audience must be a non-empty string, such as "https://mcp.example.com".');
   }

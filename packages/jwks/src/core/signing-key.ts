@@ -1,3 +1,4 @@
+import { rejectUnknownOptions } from '@gw/options';
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { inspect } from 'node:util';
 import { InvalidSigningKeyError, MissingSigningKeyError } from './errors';
@@ -165,9 +166,9 @@ export interface LoadSigningKeyOptions {
   privateKeyPem?: string;
   /** PEM bundle of retired public keys, usually `JWT_PREVIOUS_PUBLIC_KEYS`. Default: none. */
   previousPublicKeysPem?: string;
-  /** Whether the gateway runs in production (`NODE_ENV=production`). */
+  /** Whether the gateway runs in production (`NODE_ENV=production`). Required. */
   production: boolean;
-  /** Whether any MCP server uses `jwt_header` forwarding. */
+  /** Whether any MCP server uses `jwt_header` forwarding. Required. */
   jwtHeaderInUse: boolean;
 }
 
@@ -187,6 +188,20 @@ export interface LoadedSigningKey {
  * otherwise an ephemeral key is generated (`ephemeral: true`: the caller warns loudly).
  */
 export function loadSigningKey(options: LoadSigningKeyOptions): LoadedSigningKey {
+  if (typeof options !== 'object' || options === null)
+    throw new TypeError('loadSigningKey needs { production, jwtHeaderInUse, privateKeyPem? }.');
+  rejectUnknownOptions(
+    options,
+    ['privateKeyPem', 'previousPublicKeysPem', 'production', 'jwtHeaderInUse'],
+    'loadSigningKey',
+  );
+  for (const name of ['production', 'jwtHeaderInUse'] as const) {
+    if (typeof options[name] !== 'boolean') throw new TypeError(`loadSigningKey ${name} must be true or false.`);
+  }
+  for (const name of ['privateKeyPem', 'previousPublicKeysPem'] as const) {
+    if (options[name] !== undefined && typeof options[name] !== 'string')
+      throw new TypeError(`loadSigningKey ${name} must be a PEM string.`);
+  }
   const previous = options.previousPublicKeysPem ? parsePublicKeyBundle(options.previousPublicKeysPem) : [];
   const pem = options.privateKeyPem?.trim() ? options.privateKeyPem : undefined;
   if (pem) {

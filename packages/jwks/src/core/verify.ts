@@ -22,6 +22,9 @@ const HASH_OF: ReadonlyMap<string, string> = new Map([
 ]);
 const BASE64URL = /^[A-Za-z0-9_-]*$/;
 
+/** The token algorithms the gateway verifies: RSA signatures with SHA-256, SHA-384 or SHA-512. */
+export type RsaAlgorithm = 'RS256' | 'RS384' | 'RS512';
+
 /** Options of {@link verifyToken}. */
 export interface VerifyTokenOptions {
   /** Where verification keys come from (a {@link RemoteKeySet} or {@link LocalKeySet}). */
@@ -31,7 +34,7 @@ export interface VerifyTokenOptions {
   /** Accepted `aud` value(s); the token's `aud` (string or array) must contain one. Default: not checked. */
   audience?: string | readonly string[];
   /** Accepted `alg` values, among RS256, RS384 and RS512. Default `["RS256"]`. */
-  algorithms?: readonly string[];
+  algorithms?: readonly RsaAlgorithm[];
   /** Claims the token must carry. Default `[]`. */
   requiredClaims?: readonly string[];
   /** Allowed clock skew for `exp`, `nbf` and `iat`, in seconds. Default 30. */
@@ -95,7 +98,7 @@ export async function verifyToken(token: string, options: VerifyTokenOptions): P
   const alg = header.alg;
   if (typeof alg !== 'string') throw new MalformedTokenError('The token header has no "alg".');
   // Stryker disable next-line ConditionalExpression,MethodExpression,StringLiteral: checkAlgorithms admits only RS256/RS384/RS512, so `none` in any case already fails `includes`; kept as an explicit guard.
-  if (alg.toLowerCase() === 'none' || !algorithms.includes(alg)) {
+  if (alg.toLowerCase() === 'none' || !algorithms.includes(alg as RsaAlgorithm)) {
     throw new AlgorithmNotAllowedError(`The token algorithm "${alg.slice(0, 16)}" is not allowed.`);
   }
   if (header.kid !== undefined && typeof header.kid !== 'string') {

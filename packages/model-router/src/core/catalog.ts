@@ -5,15 +5,32 @@ import { rejectUnknownOptions } from '@gw/options';
 import { ProviderKey } from './secret';
 
 /** Which models a provider integration serves. */
-export type ModelSelection = { mode: 'all' } | { mode: 'custom'; models: string[]; autoEnableNew?: boolean };
+export type ModelSelection =
+  | { mode: 'all' }
+  | {
+      mode: 'custom';
+      /** The enabled model ids, such as `["claude-sonnet-4-5"]`. Required. */
+      models: readonly string[];
+      /** Whether a model the gateway does not know yet is enabled too. Default false. */
+      autoEnableNew?: boolean;
+    };
+
+/** The provider kinds whose models `modelRouter` serves (a folder under `providers/`). */
+export type ModelProviderKind = 'anthropic';
 
 /** A model provider of the config's `providers` (`provider: "anthropic"`). */
-export interface ModelProviderConfig {
+export interface AnthropicProviderConfig {
+  /** Referenced as `@<slug>/<model>`: letters, digits, `.`, `_` or `-`, at most 64, without `@`. Required. */
   slug: string;
+  /** Display name. Default: the slug. */
   name?: string;
-  provider: string;
-  apiKey?: string;
+  /** The provider kind. Required. */
+  provider: ModelProviderKind;
+  /** The provider's API key, sent upstream as `x-api-key`. Required (non-empty). */
+  apiKey: string;
+  /** Base URL of the provider's API (http or https). Default `https://api.anthropic.com`. */
   baseUrl?: string;
+  /** Which models the provider serves. Default `{ mode: "all" }`. */
   models?: ModelSelection;
   /** `max_tokens` for requests that send none. Default: none (such requests get `400 max_tokens_required`). */
   defaultMaxTokens?: number;
@@ -25,6 +42,34 @@ export interface ModelProviderConfig {
   /** The response cache for this provider's answers. Default `{ enabled: true, scope: "caller" }`. */
   cache?: ProviderCacheSettings;
 }
+
+/**
+ * An AWS integration in the config's `providers` (`provider: "bedrock"`): served by
+ * `@gw/sigv4-proxy` (whose `AwsIntegration` validates it); `modelRouter` skips it.
+ */
+export interface BedrockProviderConfig {
+  /** Referenced as `@<slug>` in `x-gateway-provider`. Required. */
+  slug: string;
+  /** Display name. Default: the slug. */
+  name?: string;
+  /** The provider kind. Required. */
+  provider: 'bedrock';
+  /** AWS access key id. Required. */
+  accessKeyId: string;
+  /** AWS secret access key. Required. */
+  secretAccessKey: string;
+  /** Session token of temporary credentials. Default: none. */
+  sessionToken?: string;
+  /** Signing region, for example `us-east-1`. Required. */
+  region: string;
+  /** Extra exact origins requests may go to. Default `[]`. */
+  allowedHosts?: readonly string[];
+  /** Which models the integration lists. Default `{ mode: "all" }`. */
+  models?: ModelSelection;
+}
+
+/** A provider of the config's `providers`, by its `provider` kind. */
+export type ModelProviderConfig = AnthropicProviderConfig | BedrockProviderConfig;
 
 /** A provider's response cache settings. */
 export interface ProviderCacheSettings {
@@ -95,7 +140,16 @@ export function createInMemoryCatalog(
     if (config.baseUrl !== undefined && !isHttpUrl(config.baseUrl)) {
       throw new TypeError(`${where}.baseUrl must be an http(s) URL such as "https://api.anthropic.com".`);
     }
+    if (config.name !== undefined && (typeof config.name !== 'string' || config.name === '')) {
+      throw new TypeError(`${where}.name must be a non-empty string (the display name).`);
+    }
     checkModelSelection(config.models, where);
+    if (
+      config.knownModels !== undefined &&
+      (!Array.isArray(config.knownModels) || config.knownModels.some((m) => typeof m !== 'string'))
+    ) {
+      throw new TypeError(`${where}.knownModels must be a list of model ids such as ["claude-sonnet-4-5"].`);
+    }
     if (typeof config.apiKey !== 'string' || config.apiKey === '')
       throw new TypeError(`providers[${config.slug}].apiKey must be a non-empty string.`);
     if (entries.has(config.slug)) throw new TypeError(`providers has two entries with the slug "${config.slug}".`);

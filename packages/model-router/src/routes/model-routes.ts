@@ -136,6 +136,24 @@ export function createModelRoutes(options: ModelRouterOptions = {}): ModelRoutes
     ],
     'modelRouter',
   );
+  if (options.providers !== undefined && !Array.isArray(options.providers)) {
+    throw new TypeError('providers must be a list such as [{ slug, provider: "anthropic", apiKey }].');
+  }
+  const own = options.catalog;
+  if (
+    own !== undefined &&
+    (typeof own !== 'object' ||
+      own === null ||
+      typeof own.resolveProvider !== 'function' ||
+      typeof own.listProviders !== 'function')
+  ) {
+    throw new TypeError('catalog must be an object with resolveProvider(slug) and listProviders() methods.');
+  }
+  for (const name of ['resolvePrompt', 'onInternalError'] as const) {
+    if (options[name] !== undefined && typeof options[name] !== 'function') {
+      throw new TypeError(`${name} must be a function.`);
+    }
+  }
   const catalog = options.catalog ?? createInMemoryCatalog(options.providers ?? [], MODEL_PROVIDERS);
   const prompts = options.resolvePrompt
     ? PromptStore.fromResolver(options.resolvePrompt)
