@@ -87,7 +87,7 @@ describe('pnpm bench', () => {
       expect(row.ttfbP50Micros.median).toBeGreaterThan(0);
     // The peer gateway is measured only with --peers (CI never installs it).
     expect(report.peers).toBeUndefined();
-    expect(report.targets).toHaveLength(26);
+    expect(report.targets).toHaveLength(29);
     // A row is met or not, or says why it was not measured (smoke runs build no earlier gateway).
     for (const target of report.targets)
       expect(target.met === null ? target.measured : typeof target.met).toMatch(/^(boolean|not measured: .+)$/);

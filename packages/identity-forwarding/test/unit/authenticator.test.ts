@@ -44,7 +44,7 @@ describe('Authenticator options', () => {
     expect(() => new Authenticator({ jwtValidation: { keys: keys(), issuers: 'x' } } as never)).toThrow(
       /^authenticate jwtValidation has an unknown option "issuers"/,
     );
-    expect(() => new Authenticator({ jwtValidation: {} })).toThrow(
+    expect(() => new Authenticator({ jwtValidation: {} as never })).toThrow(
       new TypeError('jwt_validation needs a jwksUri, for example "https://idp.example.com/.well-known/jwks.json".'),
     );
   });
