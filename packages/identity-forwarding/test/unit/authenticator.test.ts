@@ -114,9 +114,12 @@ describe('API keys', () => {
       apiKeys: [
         entry(),
         { keySha256: sha('sk-second-key').toUpperCase(), user: { sub: 's2', email: 'e' }, id: 'rec-2' },
-        { key: 'sk-third-key', user: {}, id: '' },
+        { key: 'sk-third-key', user: {} },
       ],
     });
+    expect(() => new Authenticator({ apiKeys: [{ key: 'sk-third-key', user: {}, id: '' }] })).toThrow(
+      new TypeError('auth.apiKeys[0].id must be a non-empty string.'),
+    );
     const first = await auth.authenticate(['x-api-key', 'sk-12345678']);
     expect(first).toEqual({ method: 'api_key', subject: 'key:0', claims: { user_id: 'u1', sub: 'u1' } });
     expect(Object.isFrozen(first)).toBe(true);
