@@ -114,7 +114,7 @@ describe('API keys', () => {
       apiKeys: [
         entry(),
         { keySha256: sha('sk-second-key').toUpperCase(), user: { sub: 's2', email: 'e' }, id: 'rec-2' },
-        { key: 'sk-third-key', user: {}, id: '' },
+        { key: 'sk-third-key', user: {} },
       ],
     });
     const first = await auth.authenticate(['x-api-key', 'sk-12345678']);
