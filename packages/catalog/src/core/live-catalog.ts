@@ -83,6 +83,10 @@ export class LiveCatalog {
   private readonly retryIntervalMs: number;
   private readonly debounceMs: number;
 
+  /**
+   * Nothing is read until {@link LiveCatalog.start}. Throws a `TypeError` naming the option for an
+   * unknown option (with the spelling to write) or one of the wrong type.
+   */
   constructor(
     private readonly db: CatalogDatabase,
     private readonly store: CatalogStore,

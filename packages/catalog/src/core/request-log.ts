@@ -213,6 +213,11 @@ export class RequestLogWriter {
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly counts = { written: 0, dropped: 0 };
 
+  /**
+   * Starts the flush and retention timers (unref'd; {@link RequestLogWriter.close} stops them).
+   * Throws a `TypeError` naming the option for an unknown option (with the spelling to write), a
+   * missing `db`, or an option of the wrong type.
+   */
   constructor(options: RequestLogWriterOptions) {
     if (typeof options !== 'object' || options === null)
       throw new TypeError('RequestLogWriter needs { db }, the catalog database.');
