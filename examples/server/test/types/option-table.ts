@@ -75,6 +75,15 @@ export const FACTORIES = {
     call: 'new ConsoleSessions(%)',
     base: { secret: new Code('secret', () => declared.secret) },
   },
+  createModelRoutes: { from: '@gw/model-router', call: 'createModelRoutes(%)', base: {} },
+  LiveCatalog: { from: '@gw/catalog', call: 'new LiveCatalog(database, store, %)', base: {} },
+  RequestLogWriter: {
+    from: '@gw/catalog',
+    call: 'new RequestLogWriter(%)',
+    base: { db: new Code('database', () => declared.database) },
+  },
+  openPostgres: { from: '@gw/catalog', call: 'openPostgres("postgres://gw@127.0.0.1:9/gw", %)', base: {} },
+  IdentityTokenCache: { from: '@gw/identity-forwarding', call: 'new IdentityTokenCache(%)', base: {} },
 } as const satisfies Record<string, { from: string; call: string; base: Value }>;
 
 /** A factory of the table. */
@@ -149,8 +158,8 @@ const ms = (factory: FactoryName, path: string, error: RegExp, options?: Value):
   error,
 });
 
-export const ROWS: readonly OptionRow[] = [
-  // modelRouter
+/** The options of modelRouter, which are createModelRoutes' too (modelRouter is a thin adapter over it). */
+const MODEL_ROUTER_ROWS: readonly OptionRow[] = [
   {
     factory: 'modelRouter',
     path: 'providers',
@@ -351,6 +360,10 @@ export const ROWS: readonly OptionRow[] = [
     wrong: 0,
     error: /now must be a function/,
   },
+];
+
+export const ROWS: readonly OptionRow[] = [
+  ...MODEL_ROUTER_ROWS,
 
   // sigv4Proxy
   {
@@ -1172,6 +1185,123 @@ export const ROWS: readonly OptionRow[] = [
     options: { ...FACTORIES.ConsoleSessions.base, now: fn('() => 0', () => 0) },
     wrong: 0,
     error: /ConsoleSessions now must be a function/,
+  },
+
+  // createModelRoutes: modelRouter's options, the same rows
+  ...MODEL_ROUTER_ROWS.map((row): OptionRow => ({ ...row, factory: 'createModelRoutes' })),
+
+  // LiveCatalog
+  ms('LiveCatalog', 'reloadIntervalMs', /LiveCatalog reloadIntervalMs must be a positive number of milliseconds/, {
+    reloadIntervalMs: 60_000,
+  }),
+  ms('LiveCatalog', 'retryIntervalMs', /LiveCatalog retryIntervalMs must be a positive number of milliseconds/, {
+    retryIntervalMs: 1000,
+  }),
+  {
+    factory: 'LiveCatalog',
+    path: 'changeTracking',
+    options: { changeTracking: 'audit' },
+    wrong: 'notify',
+    error: /LiveCatalog changeTracking must be "versions" or "audit"/,
+  },
+  {
+    factory: 'LiveCatalog',
+    path: 'onUnreadable',
+    options: { onUnreadable: fn('() => undefined', noop) },
+    wrong: 'log',
+    error: /LiveCatalog onUnreadable must be a function/,
+  },
+  ms('LiveCatalog', 'debounceMs', /LiveCatalog debounceMs must be a non-negative number of milliseconds/, {
+    debounceMs: 0,
+  }),
+  {
+    factory: 'LiveCatalog',
+    path: 'onChange',
+    options: { onChange: fn('() => undefined', noop) },
+    wrong: true,
+    error: /LiveCatalog onChange must be a function/,
+  },
+
+  // RequestLogWriter
+  {
+    factory: 'RequestLogWriter',
+    path: 'db',
+    required: /RequestLogWriter needs \{ db \}, the catalog database/,
+    wrong: 'postgres://gw@127.0.0.1/gw',
+    error: /RequestLogWriter needs \{ db \}, the catalog database/,
+  },
+  {
+    factory: 'RequestLogWriter',
+    path: 'maxQueue',
+    options: { ...FACTORIES.RequestLogWriter.base, maxQueue: 100 },
+    wrong: '100',
+    error: /RequestLogWriter maxQueue must be a whole number of at least 1/,
+  },
+  {
+    factory: 'RequestLogWriter',
+    path: 'batchSize',
+    options: { ...FACTORIES.RequestLogWriter.base, batchSize: 50 },
+    wrong: '50',
+    error: /RequestLogWriter batchSize must be a whole number of at least 1/,
+  },
+  ms('RequestLogWriter', 'flushIntervalMs', /RequestLogWriter flushIntervalMs must be a whole number of at least 1/, {
+    ...FACTORIES.RequestLogWriter.base,
+    flushIntervalMs: 1000,
+  }),
+  {
+    factory: 'RequestLogWriter',
+    path: 'retentionDays',
+    options: { ...FACTORIES.RequestLogWriter.base, retentionDays: 7 },
+    wrong: '7d',
+    error: /RequestLogWriter retentionDays must be a whole number of at least 1/,
+  },
+  ms(
+    'RequestLogWriter',
+    'retentionIntervalMs',
+    /RequestLogWriter retentionIntervalMs must be a whole number of at least 1/,
+    { ...FACTORIES.RequestLogWriter.base, retentionIntervalMs: 60_000 },
+  ),
+  {
+    factory: 'RequestLogWriter',
+    path: 'onError',
+    options: { ...FACTORIES.RequestLogWriter.base, onError: fn('() => undefined', noop) },
+    wrong: 'log',
+    error: /RequestLogWriter onError must be a function/,
+  },
+
+  // openPostgres
+  {
+    factory: 'openPostgres',
+    path: 'maxConnections',
+    options: { maxConnections: 4 },
+    wrong: '4',
+    error: /openPostgres maxConnections must be a whole number of at least 1/,
+  },
+  ms('openPostgres', 'timeoutMs', /openPostgres timeoutMs must be a positive number of milliseconds/, {
+    timeoutMs: 5000,
+  }),
+  {
+    factory: 'openPostgres',
+    path: 'onListenError',
+    options: { onListenError: fn('() => undefined', noop) },
+    wrong: 'log',
+    error: /openPostgres onListenError must be a function/,
+  },
+
+  // IdentityTokenCache
+  {
+    factory: 'IdentityTokenCache',
+    path: 'maxSize',
+    options: { maxSize: 100 },
+    wrong: '100',
+    error: /IdentityTokenCache maxSize must be a positive whole number/,
+  },
+  {
+    factory: 'IdentityTokenCache',
+    path: 'now',
+    options: { now: fn('() => 0', () => 0) },
+    wrong: 0,
+    error: /IdentityTokenCache now must be a function/,
   },
 ];
 

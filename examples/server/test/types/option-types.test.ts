@@ -2,9 +2,23 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { compileAccess } from '@gw/access';
-import { AdminAccess, ConfigRecords, adminApi } from '@gw/catalog';
+import {
+  AdminAccess,
+  ConfigRecords,
+  LiveCatalog,
+  RequestLogWriter,
+  adminApi,
+  openPostgres,
+  type CatalogDatabase,
+  type CatalogStore,
+} from '@gw/catalog';
 import { ConsoleSessions, gatewayConsole } from '@gw/console';
-import { authenticate, identityForwarding, protectedResourceMetadata } from '@gw/identity-forwarding';
+import {
+  IdentityTokenCache,
+  authenticate,
+  identityForwarding,
+  protectedResourceMetadata,
+} from '@gw/identity-forwarding';
 import {
   RemoteKeySet,
   SigningKey,
@@ -13,7 +27,7 @@ import {
   verifyGatewayIdentity,
   type SignIdentityTokenOptions,
 } from '@gw/jwks';
-import { modelRouter } from '@gw/model-router';
+import { createModelRoutes, modelRouter } from '@gw/model-router';
 import { sigv4Proxy } from '@gw/sigv4-proxy';
 import {
   ROWS,
@@ -31,13 +45,15 @@ import {
 const signer = createIdentityTokenSigner(SigningKey.generate());
 const access = new AdminAccess({ adminKey: 'admin-key-of-the-option-table' });
 const handler = async () => undefined;
+const store = { list: handler, get: handler, create: handler, update: handler, delete: handler };
+const database = { query: async () => [], transaction: handler };
 setDeclared({
   signer,
   keys: { getKey: async () => Promise.reject(new Error('unused')) },
-  store: { list: handler, get: handler, create: handler, update: handler, delete: handler },
+  store,
   access,
   configRecords: new ConfigRecords(),
-  database: { query: handler, transaction: handler },
+  database,
   adminHandler: handler,
   secret: Buffer.alloc(32, 7),
 });
@@ -58,6 +74,13 @@ const CALL: Record<FactoryName, (options: never) => unknown> = {
   AdminAccess: (options) => new AdminAccess(options),
   gatewayConsole,
   ConsoleSessions: (options) => new ConsoleSessions(options),
+  createModelRoutes,
+  LiveCatalog: (options) =>
+    new LiveCatalog(database as unknown as CatalogDatabase, store as unknown as CatalogStore, options),
+  // Taken writers and pools are closed: neither leaves a timer or a connection behind.
+  RequestLogWriter: (options) => void new RequestLogWriter(options).close(),
+  openPostgres: (options) => void openPostgres('postgres://gw@127.0.0.1:9/gw', options).close(),
+  IdentityTokenCache: (options) => new IdentityTokenCache(options),
 };
 
 const call = (row: OptionRow, options: unknown) => () => CALL[row.factory](options as never);

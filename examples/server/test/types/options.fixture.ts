@@ -1,11 +1,11 @@
 // Generated from option-table.ts by option-types.test.ts (UPDATE_OPTION_FIXTURE=1): do not edit.
 // Each bad call must be refused by tsc: an unused @ts-expect-error fails `tsc -p examples/server/test/types`.
 import { compileAccess } from '@gw/access';
-import { AdminAccess, adminApi, type AdminApiHandler, type CatalogDatabase, type CatalogStore, type ConfigRecords } from '@gw/catalog';
+import { AdminAccess, LiveCatalog, RequestLogWriter, adminApi, openPostgres, type AdminApiHandler, type CatalogDatabase, type CatalogStore, type ConfigRecords } from '@gw/catalog';
 import { ConsoleSessions, gatewayConsole } from '@gw/console';
-import { authenticate, identityForwarding, protectedResourceMetadata } from '@gw/identity-forwarding';
+import { IdentityTokenCache, authenticate, identityForwarding, protectedResourceMetadata } from '@gw/identity-forwarding';
 import { RemoteKeySet, loadSigningKey, verifyGatewayIdentity, type IdentityTokenSigner, type KeyResolver } from '@gw/jwks';
-import { modelRouter } from '@gw/model-router';
+import { createModelRoutes, modelRouter } from '@gw/model-router';
 import { sigv4Proxy } from '@gw/sigv4-proxy';
 
 declare const signer: IdentityTokenSigner;
@@ -33,6 +33,11 @@ export function validCalls(): unknown[] {
     new AdminAccess({}),
     gatewayConsole({ access: access, adminApi: adminHandler, sessionSecret: secret }),
     new ConsoleSessions({ secret: secret }),
+    createModelRoutes({}),
+    new LiveCatalog(database, store, {}),
+    new RequestLogWriter({ db: database }),
+    openPostgres("postgres://gw@127.0.0.1:9/gw", {}),
+    new IdentityTokenCache({}),
   ];
 }
 
@@ -1762,5 +1767,534 @@ export function row150(): unknown[] {
     new ConsoleSessions({ secret: secret, Now: () => 0 }),
     // @ts-expect-error wrong type: 0
     new ConsoleSessions({ secret: secret, now: 0 }),
+  ];
+}
+
+// createModelRoutes providers
+export function row151(): unknown[] {
+  return [
+    createModelRoutes({ providers: [] }),
+    // @ts-expect-error misspelt: Providers
+    createModelRoutes({ Providers: [] }),
+    // @ts-expect-error wrong type: "claude"
+    createModelRoutes({ providers: "claude" }),
+  ];
+}
+
+// createModelRoutes providers[].slug
+export function row152(): unknown[] {
+  return [
+    createModelRoutes({ providers: [{ slug: "claude", provider: "anthropic", apiKey: "sk-ant-options" }] }),
+    // @ts-expect-error misspelt: Slug
+    createModelRoutes({ providers: [{ Slug: "claude", provider: "anthropic", apiKey: "sk-ant-options" }] }),
+    // @ts-expect-error missing: slug
+    createModelRoutes({ providers: [{ provider: "anthropic", apiKey: "sk-ant-options" }] }),
+    // @ts-expect-error wrong type: 7
+    createModelRoutes({ providers: [{ slug: 7, provider: "anthropic", apiKey: "sk-ant-options" }] }),
+  ];
+}
+
+// createModelRoutes providers[].name
+export function row153(): unknown[] {
+  return [
+    createModelRoutes({ providers: [{ slug: "claude", provider: "anthropic", apiKey: "sk-ant-options", name: "Claude" }] }),
+    // @ts-expect-error misspelt: Name
+    createModelRoutes({ providers: [{ slug: "claude", provider: "anthropic", apiKey: "sk-ant-options", Name: "Claude" }] }),
+    // @ts-expect-error wrong type: 7
+    createModelRoutes({ providers: [{ slug: "claude", provider: "anthropic", apiKey: "sk-ant-options", name: 7 }] }),
+  ];
+}
+
+// createModelRoutes providers[].provider
+export function row154(): unknown[] {
+  return [
+    createModelRoutes({ providers: [{ slug: "claude", provider: "anthropic", apiKey: "sk-ant-options" }] }),
+    // @ts-expect-error misspelt: Provider
+    createModelRoutes({ providers: [{ slug: "claude", Provider: "anthropic", apiKey: "sk-ant-options" }] }),
+    // @ts-expect-error missing: provider
+    createModelRoutes({ providers: [{ slug: "claude", apiKey: "sk-ant-options" }] }),
+    // @ts-expect-error wrong type: "openai"
+    createModelRoutes({ providers: [{ slug: "claude", provider: "openai", apiKey: "sk-ant-options" }] }),
+  ];
+}
+
+// createModelRoutes providers[].apiKey
+export function row155(): unknown[] {
+  return [
+    createModelRoutes({ providers: [{ slug: "claude", provider: "anthropic", apiKey: "sk-ant-options" }] }),
+    // @ts-expect-error misspelt: api_key
+    createModelRoutes({ providers: [{ slug: "claude", provider: "anthropic", api_key: "sk-ant-options" }] }),
+    // @ts-expect-error missing: apiKey
+    createModelRoutes({ providers: [{ slug: "claude", provider: "anthropic" }] }),
+    // @ts-expect-error wrong type: 12
+    createModelRoutes({ providers: [{ slug: "claude", provider: "anthropic", apiKey: 12 }] }),
+  ];
+}
+
+// createModelRoutes providers[].baseUrl
+export function row156(): unknown[] {
+  return [
+    createModelRoutes({ providers: [{ slug: "claude", provider: "anthropic", apiKey: "sk-ant-options", baseUrl: "https://api.anthropic.com" }] }),
+    // @ts-expect-error misspelt: base_url
+    createModelRoutes({ providers: [{ slug: "claude", provider: "anthropic", apiKey: "sk-ant-options", base_url: "https://api.anthropic.com" }] }),
+    // @ts-expect-error wrong type: 443
+    createModelRoutes({ providers: [{ slug: "claude", provider: "anthropic", apiKey: "sk-ant-options", baseUrl: 443 }] }),
+  ];
+}
+
+// createModelRoutes providers[].models
+export function row157(): unknown[] {
+  return [
+    createModelRoutes({ providers: [{ slug: "claude", provider: "anthropic", apiKey: "sk-ant-options", models: { mode: "all" } }] }),
+    // @ts-expect-error misspelt: Models
+    createModelRoutes({ providers: [{ slug: "claude", provider: "anthropic", apiKey: "sk-ant-options", Models: { mode: "all" } }] }),
+    // @ts-expect-error wrong type: "all"
+    createModelRoutes({ providers: [{ slug: "claude", provider: "anthropic", apiKey: "sk-ant-options", models: "all" }] }),
+  ];
+}
+
+// createModelRoutes providers[].models.mode
+export function row158(): unknown[] {
+  return [
+    createModelRoutes({ providers: [{ slug: "claude", provider: "anthropic", apiKey: "sk-ant-options", models: { mode: "all" } }] }),
+    // @ts-expect-error misspelt: Mode
+    createModelRoutes({ providers: [{ slug: "claude", provider: "anthropic", apiKey: "sk-ant-options", models: { Mode: "all" } }] }),
+    // @ts-expect-error missing: mode
+    createModelRoutes({ providers: [{ slug: "claude", provider: "anthropic", apiKey: "sk-ant-options", models: {} }] }),
+    // @ts-expect-error wrong type: "some"
+    createModelRoutes({ providers: [{ slug: "claude", provider: "anthropic", apiKey: "sk-ant-options", models: { mode: "some" } }] }),
+  ];
+}
+
+// createModelRoutes providers[].models.models
+export function row159(): unknown[] {
+  return [
+    createModelRoutes({ providers: [{ slug: "claude", provider: "anthropic", apiKey: "sk-ant-options", models: { mode: "custom", models: ["claude-sonnet-4-5"] } }] }),
+    // @ts-expect-error misspelt: Models
+    createModelRoutes({ providers: [{ slug: "claude", provider: "anthropic", apiKey: "sk-ant-options", models: { mode: "custom", Models: ["claude-sonnet-4-5"] } }] }),
+    // @ts-expect-error missing: models
+    createModelRoutes({ providers: [{ slug: "claude", provider: "anthropic", apiKey: "sk-ant-options", models: { mode: "custom" } }] }),
+    // @ts-expect-error wrong type: "claude-sonnet-4-5"
+    createModelRoutes({ providers: [{ slug: "claude", provider: "anthropic", apiKey: "sk-ant-options", models: { mode: "custom", models: "claude-sonnet-4-5" } }] }),
+  ];
+}
+
+// createModelRoutes providers[].models.autoEnableNew
+export function row160(): unknown[] {
+  return [
+    createModelRoutes({ providers: [{ slug: "claude", provider: "anthropic", apiKey: "sk-ant-options", models: { mode: "custom", models: [], autoEnableNew: true } }] }),
+    // @ts-expect-error misspelt: auto_enable_new
+    createModelRoutes({ providers: [{ slug: "claude", provider: "anthropic", apiKey: "sk-ant-options", models: { mode: "custom", models: [], auto_enable_new: true } }] }),
+    // @ts-expect-error wrong type: "yes"
+    createModelRoutes({ providers: [{ slug: "claude", provider: "anthropic", apiKey: "sk-ant-options", models: { mode: "custom", models: [], autoEnableNew: "yes" } }] }),
+  ];
+}
+
+// createModelRoutes providers[].defaultMaxTokens
+export function row161(): unknown[] {
+  return [
+    createModelRoutes({ providers: [{ slug: "claude", provider: "anthropic", apiKey: "sk-ant-options", defaultMaxTokens: 1024 }] }),
+    // @ts-expect-error misspelt: default_max_tokens
+    createModelRoutes({ providers: [{ slug: "claude", provider: "anthropic", apiKey: "sk-ant-options", default_max_tokens: 1024 }] }),
+    // @ts-expect-error wrong type: "1024"
+    createModelRoutes({ providers: [{ slug: "claude", provider: "anthropic", apiKey: "sk-ant-options", defaultMaxTokens: "1024" }] }),
+  ];
+}
+
+// createModelRoutes providers[].knownModels
+export function row162(): unknown[] {
+  return [
+    createModelRoutes({ providers: [{ slug: "claude", provider: "anthropic", apiKey: "sk-ant-options", knownModels: ["claude-sonnet-4-5"] }] }),
+    // @ts-expect-error misspelt: known_models
+    createModelRoutes({ providers: [{ slug: "claude", provider: "anthropic", apiKey: "sk-ant-options", known_models: ["claude-sonnet-4-5"] }] }),
+    // @ts-expect-error wrong type: "claude-sonnet-4-5"
+    createModelRoutes({ providers: [{ slug: "claude", provider: "anthropic", apiKey: "sk-ant-options", knownModels: "claude-sonnet-4-5" }] }),
+  ];
+}
+
+// createModelRoutes providers[].cache
+export function row163(): unknown[] {
+  return [
+    createModelRoutes({ providers: [{ slug: "claude", provider: "anthropic", apiKey: "sk-ant-options", cache: {} }] }),
+    // @ts-expect-error misspelt: Cache
+    createModelRoutes({ providers: [{ slug: "claude", provider: "anthropic", apiKey: "sk-ant-options", Cache: {} }] }),
+    // @ts-expect-error wrong type: true
+    createModelRoutes({ providers: [{ slug: "claude", provider: "anthropic", apiKey: "sk-ant-options", cache: true }] }),
+  ];
+}
+
+// createModelRoutes providers[].cache.enabled
+export function row164(): unknown[] {
+  return [
+    createModelRoutes({ providers: [{ slug: "claude", provider: "anthropic", apiKey: "sk-ant-options", cache: { enabled: false } }] }),
+    // @ts-expect-error misspelt: Enabled
+    createModelRoutes({ providers: [{ slug: "claude", provider: "anthropic", apiKey: "sk-ant-options", cache: { Enabled: false } }] }),
+    // @ts-expect-error wrong type: "no"
+    createModelRoutes({ providers: [{ slug: "claude", provider: "anthropic", apiKey: "sk-ant-options", cache: { enabled: "no" } }] }),
+  ];
+}
+
+// createModelRoutes providers[].cache.scope
+export function row165(): unknown[] {
+  return [
+    createModelRoutes({ providers: [{ slug: "claude", provider: "anthropic", apiKey: "sk-ant-options", cache: { scope: "shared" } }] }),
+    // @ts-expect-error misspelt: Scope
+    createModelRoutes({ providers: [{ slug: "claude", provider: "anthropic", apiKey: "sk-ant-options", cache: { Scope: "shared" } }] }),
+    // @ts-expect-error wrong type: "everyone"
+    createModelRoutes({ providers: [{ slug: "claude", provider: "anthropic", apiKey: "sk-ant-options", cache: { scope: "everyone" } }] }),
+  ];
+}
+
+// createModelRoutes catalog
+export function row166(): unknown[] {
+  return [
+    createModelRoutes({ catalog: { resolveProvider: () => undefined, listProviders: () => [] } }),
+    // @ts-expect-error misspelt: Catalog
+    createModelRoutes({ Catalog: { resolveProvider: () => undefined, listProviders: () => [] } }),
+    // @ts-expect-error wrong type: "postgres"
+    createModelRoutes({ catalog: "postgres" }),
+  ];
+}
+
+// createModelRoutes prompts
+export function row167(): unknown[] {
+  return [
+    createModelRoutes({ prompts: [{ id: "p", provider: "@claude", model: "m", messages: [] }] }),
+    // @ts-expect-error misspelt: Prompts
+    createModelRoutes({ Prompts: [{ id: "p", provider: "@claude", model: "m", messages: [] }] }),
+    // @ts-expect-error wrong type: "p"
+    createModelRoutes({ prompts: "p" }),
+  ];
+}
+
+// createModelRoutes resolvePrompt
+export function row168(): unknown[] {
+  return [
+    createModelRoutes({ resolvePrompt: () => undefined }),
+    // @ts-expect-error misspelt: resolve_prompt
+    createModelRoutes({ resolve_prompt: () => undefined }),
+    // @ts-expect-error wrong type: "p"
+    createModelRoutes({ resolvePrompt: "p" }),
+  ];
+}
+
+// createModelRoutes bodyLimit
+export function row169(): unknown[] {
+  return [
+    createModelRoutes({ bodyLimit: "50mb" }),
+    // @ts-expect-error misspelt: body_limit
+    createModelRoutes({ body_limit: "50mb" }),
+    // @ts-expect-error wrong type: true
+    createModelRoutes({ bodyLimit: true }),
+  ];
+}
+
+// createModelRoutes maxJsonDepth
+export function row170(): unknown[] {
+  return [
+    createModelRoutes({ maxJsonDepth: 64 }),
+    // @ts-expect-error misspelt: max_json_depth
+    createModelRoutes({ max_json_depth: 64 }),
+    // @ts-expect-error wrong type: "64"
+    createModelRoutes({ maxJsonDepth: "64" }),
+  ];
+}
+
+// createModelRoutes timeoutMs
+export function row171(): unknown[] {
+  return [
+    createModelRoutes({ timeoutMs: 1000 }),
+    // @ts-expect-error misspelt: timeout_ms
+    createModelRoutes({ timeout_ms: 1000 }),
+    // @ts-expect-error wrong type: "30000"
+    createModelRoutes({ timeoutMs: "30000" }),
+  ];
+}
+
+// createModelRoutes streamIdleTimeoutMs
+export function row172(): unknown[] {
+  return [
+    createModelRoutes({ streamIdleTimeoutMs: 1000 }),
+    // @ts-expect-error misspelt: stream_idle_timeout_ms
+    createModelRoutes({ stream_idle_timeout_ms: 1000 }),
+    // @ts-expect-error wrong type: "30000"
+    createModelRoutes({ streamIdleTimeoutMs: "30000" }),
+  ];
+}
+
+// createModelRoutes maxRetryAttempts
+export function row173(): unknown[] {
+  return [
+    createModelRoutes({ maxRetryAttempts: 2 }),
+    // @ts-expect-error misspelt: max_retry_attempts
+    createModelRoutes({ max_retry_attempts: 2 }),
+    // @ts-expect-error wrong type: "2"
+    createModelRoutes({ maxRetryAttempts: "2" }),
+  ];
+}
+
+// createModelRoutes maxRetryTimeMs
+export function row174(): unknown[] {
+  return [
+    createModelRoutes({ maxRetryTimeMs: 1000 }),
+    // @ts-expect-error misspelt: max_retry_time_ms
+    createModelRoutes({ max_retry_time_ms: 1000 }),
+    // @ts-expect-error wrong type: "30000"
+    createModelRoutes({ maxRetryTimeMs: "30000" }),
+  ];
+}
+
+// createModelRoutes callerId
+export function row175(): unknown[] {
+  return [
+    createModelRoutes({ callerId: () => "caller" }),
+    // @ts-expect-error misspelt: caller_id
+    createModelRoutes({ caller_id: () => "caller" }),
+    // @ts-expect-error wrong type: "caller"
+    createModelRoutes({ callerId: "caller" }),
+  ];
+}
+
+// createModelRoutes onInternalError
+export function row176(): unknown[] {
+  return [
+    createModelRoutes({ onInternalError: () => undefined }),
+    // @ts-expect-error misspelt: on_internal_error
+    createModelRoutes({ on_internal_error: () => undefined }),
+    // @ts-expect-error wrong type: "log"
+    createModelRoutes({ onInternalError: "log" }),
+  ];
+}
+
+// createModelRoutes authorize
+export function row177(): unknown[] {
+  return [
+    createModelRoutes({ authorize: () => true }),
+    // @ts-expect-error misspelt: Authorize
+    createModelRoutes({ Authorize: () => true }),
+    // @ts-expect-error wrong type: true
+    createModelRoutes({ authorize: true }),
+  ];
+}
+
+// createModelRoutes cacheStore
+export function row178(): unknown[] {
+  return [
+    createModelRoutes({ cacheStore: { get: async () => undefined, set: async () => undefined } }),
+    // @ts-expect-error misspelt: cache_store
+    createModelRoutes({ cache_store: { get: async () => undefined, set: async () => undefined } }),
+    // @ts-expect-error wrong type: "redis"
+    createModelRoutes({ cacheStore: "redis" }),
+  ];
+}
+
+// createModelRoutes now
+export function row179(): unknown[] {
+  return [
+    createModelRoutes({ now: () => 0 }),
+    // @ts-expect-error misspelt: Now
+    createModelRoutes({ Now: () => 0 }),
+    // @ts-expect-error wrong type: 0
+    createModelRoutes({ now: 0 }),
+  ];
+}
+
+// LiveCatalog reloadIntervalMs
+export function row180(): unknown[] {
+  return [
+    new LiveCatalog(database, store, { reloadIntervalMs: 60000 }),
+    // @ts-expect-error misspelt: reload_interval_ms
+    new LiveCatalog(database, store, { reload_interval_ms: 60000 }),
+    // @ts-expect-error wrong type: "30000"
+    new LiveCatalog(database, store, { reloadIntervalMs: "30000" }),
+  ];
+}
+
+// LiveCatalog retryIntervalMs
+export function row181(): unknown[] {
+  return [
+    new LiveCatalog(database, store, { retryIntervalMs: 1000 }),
+    // @ts-expect-error misspelt: retry_interval_ms
+    new LiveCatalog(database, store, { retry_interval_ms: 1000 }),
+    // @ts-expect-error wrong type: "30000"
+    new LiveCatalog(database, store, { retryIntervalMs: "30000" }),
+  ];
+}
+
+// LiveCatalog changeTracking
+export function row182(): unknown[] {
+  return [
+    new LiveCatalog(database, store, { changeTracking: "audit" }),
+    // @ts-expect-error misspelt: change_tracking
+    new LiveCatalog(database, store, { change_tracking: "audit" }),
+    // @ts-expect-error wrong type: "notify"
+    new LiveCatalog(database, store, { changeTracking: "notify" }),
+  ];
+}
+
+// LiveCatalog onUnreadable
+export function row183(): unknown[] {
+  return [
+    new LiveCatalog(database, store, { onUnreadable: () => undefined }),
+    // @ts-expect-error misspelt: on_unreadable
+    new LiveCatalog(database, store, { on_unreadable: () => undefined }),
+    // @ts-expect-error wrong type: "log"
+    new LiveCatalog(database, store, { onUnreadable: "log" }),
+  ];
+}
+
+// LiveCatalog debounceMs
+export function row184(): unknown[] {
+  return [
+    new LiveCatalog(database, store, { debounceMs: 0 }),
+    // @ts-expect-error misspelt: debounce_ms
+    new LiveCatalog(database, store, { debounce_ms: 0 }),
+    // @ts-expect-error wrong type: "30000"
+    new LiveCatalog(database, store, { debounceMs: "30000" }),
+  ];
+}
+
+// LiveCatalog onChange
+export function row185(): unknown[] {
+  return [
+    new LiveCatalog(database, store, { onChange: () => undefined }),
+    // @ts-expect-error misspelt: on_change
+    new LiveCatalog(database, store, { on_change: () => undefined }),
+    // @ts-expect-error wrong type: true
+    new LiveCatalog(database, store, { onChange: true }),
+  ];
+}
+
+// RequestLogWriter db
+export function row186(): unknown[] {
+  return [
+    new RequestLogWriter({ db: database }),
+    // @ts-expect-error misspelt: Db
+    new RequestLogWriter({ Db: database }),
+    // @ts-expect-error missing: db
+    new RequestLogWriter({}),
+    // @ts-expect-error wrong type: "postgres://gw@127.0.0.1/gw"
+    new RequestLogWriter({ db: "postgres://gw@127.0.0.1/gw" }),
+  ];
+}
+
+// RequestLogWriter maxQueue
+export function row187(): unknown[] {
+  return [
+    new RequestLogWriter({ db: database, maxQueue: 100 }),
+    // @ts-expect-error misspelt: max_queue
+    new RequestLogWriter({ db: database, max_queue: 100 }),
+    // @ts-expect-error wrong type: "100"
+    new RequestLogWriter({ db: database, maxQueue: "100" }),
+  ];
+}
+
+// RequestLogWriter batchSize
+export function row188(): unknown[] {
+  return [
+    new RequestLogWriter({ db: database, batchSize: 50 }),
+    // @ts-expect-error misspelt: batch_size
+    new RequestLogWriter({ db: database, batch_size: 50 }),
+    // @ts-expect-error wrong type: "50"
+    new RequestLogWriter({ db: database, batchSize: "50" }),
+  ];
+}
+
+// RequestLogWriter flushIntervalMs
+export function row189(): unknown[] {
+  return [
+    new RequestLogWriter({ db: database, flushIntervalMs: 1000 }),
+    // @ts-expect-error misspelt: flush_interval_ms
+    new RequestLogWriter({ db: database, flush_interval_ms: 1000 }),
+    // @ts-expect-error wrong type: "30000"
+    new RequestLogWriter({ db: database, flushIntervalMs: "30000" }),
+  ];
+}
+
+// RequestLogWriter retentionDays
+export function row190(): unknown[] {
+  return [
+    new RequestLogWriter({ db: database, retentionDays: 7 }),
+    // @ts-expect-error misspelt: retention_days
+    new RequestLogWriter({ db: database, retention_days: 7 }),
+    // @ts-expect-error wrong type: "7d"
+    new RequestLogWriter({ db: database, retentionDays: "7d" }),
+  ];
+}
+
+// RequestLogWriter retentionIntervalMs
+export function row191(): unknown[] {
+  return [
+    new RequestLogWriter({ db: database, retentionIntervalMs: 60000 }),
+    // @ts-expect-error misspelt: retention_interval_ms
+    new RequestLogWriter({ db: database, retention_interval_ms: 60000 }),
+    // @ts-expect-error wrong type: "30000"
+    new RequestLogWriter({ db: database, retentionIntervalMs: "30000" }),
+  ];
+}
+
+// RequestLogWriter onError
+export function row192(): unknown[] {
+  return [
+    new RequestLogWriter({ db: database, onError: () => undefined }),
+    // @ts-expect-error misspelt: on_error
+    new RequestLogWriter({ db: database, on_error: () => undefined }),
+    // @ts-expect-error wrong type: "log"
+    new RequestLogWriter({ db: database, onError: "log" }),
+  ];
+}
+
+// openPostgres maxConnections
+export function row193(): unknown[] {
+  return [
+    openPostgres("postgres://gw@127.0.0.1:9/gw", { maxConnections: 4 }),
+    // @ts-expect-error misspelt: max_connections
+    openPostgres("postgres://gw@127.0.0.1:9/gw", { max_connections: 4 }),
+    // @ts-expect-error wrong type: "4"
+    openPostgres("postgres://gw@127.0.0.1:9/gw", { maxConnections: "4" }),
+  ];
+}
+
+// openPostgres timeoutMs
+export function row194(): unknown[] {
+  return [
+    openPostgres("postgres://gw@127.0.0.1:9/gw", { timeoutMs: 5000 }),
+    // @ts-expect-error misspelt: timeout_ms
+    openPostgres("postgres://gw@127.0.0.1:9/gw", { timeout_ms: 5000 }),
+    // @ts-expect-error wrong type: "30000"
+    openPostgres("postgres://gw@127.0.0.1:9/gw", { timeoutMs: "30000" }),
+  ];
+}
+
+// openPostgres onListenError
+export function row195(): unknown[] {
+  return [
+    openPostgres("postgres://gw@127.0.0.1:9/gw", { onListenError: () => undefined }),
+    // @ts-expect-error misspelt: on_listen_error
+    openPostgres("postgres://gw@127.0.0.1:9/gw", { on_listen_error: () => undefined }),
+    // @ts-expect-error wrong type: "log"
+    openPostgres("postgres://gw@127.0.0.1:9/gw", { onListenError: "log" }),
+  ];
+}
+
+// IdentityTokenCache maxSize
+export function row196(): unknown[] {
+  return [
+    new IdentityTokenCache({ maxSize: 100 }),
+    // @ts-expect-error misspelt: max_size
+    new IdentityTokenCache({ max_size: 100 }),
+    // @ts-expect-error wrong type: "100"
+    new IdentityTokenCache({ maxSize: "100" }),
+  ];
+}
+
+// IdentityTokenCache now
+export function row197(): unknown[] {
+  return [
+    new IdentityTokenCache({ now: () => 0 }),
+    // @ts-expect-error misspelt: Now
+    new IdentityTokenCache({ Now: () => 0 }),
+    // @ts-expect-error wrong type: 0
+    new IdentityTokenCache({ now: 0 }),
   ];
 }

@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
+import { rejectUnknownOptions } from '@gw/options';
 import { Pool, type PoolClient } from 'pg';
 
 /** Runs SQL: the database itself, or one transaction on it. */
@@ -68,12 +69,33 @@ export async function openEmbeddedDatabase(dataDir: string): Promise<CatalogData
   };
 }
 
-/** A PostgreSQL server at `url` (`postgres://user:password@host:port/database`). */
+/** The longest delay a Node.js timer keeps. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/**
+ * A PostgreSQL server at `url` (`postgres://user:password@host:port/database`). Nothing connects
+ * until the first query. Throws a `TypeError` naming the option for an unknown option (with the
+ * spelling to write) or one of the wrong type; the message never holds the URL (it has a password).
+ */
 export function openPostgres(url: string, options: PostgresOptions = {}): CatalogDatabase {
+  if (typeof url !== 'string' || url === '')
+    throw new TypeError('openPostgres needs the database URL, such as postgres://user:password@host:5432/gateway.');
+  if (typeof options !== 'object' || options === null)
+    throw new TypeError('openPostgres options must be an object such as { maxConnections: 10, timeoutMs: 5000 }.');
+  rejectUnknownOptions(options, ['maxConnections', 'timeoutMs', 'onListenError'], 'openPostgres');
+  const maxConnections = options.maxConnections ?? 10;
+  if (!Number.isInteger(maxConnections) || maxConnections < 1)
+    throw new TypeError('openPostgres maxConnections must be a whole number of at least 1, for example 10.');
   const timeoutMs = options.timeoutMs ?? 5_000;
+  if (typeof timeoutMs !== 'number' || !(timeoutMs > 0) || timeoutMs > MAX_TIMER_MS)
+    throw new TypeError(
+      `openPostgres timeoutMs must be a positive number of milliseconds up to ${MAX_TIMER_MS}, for example 5000.`,
+    );
+  if (options.onListenError !== undefined && typeof options.onListenError !== 'function')
+    throw new TypeError('openPostgres onListenError must be a function (error) => void.');
   const pool = new Pool({
     connectionString: url,
-    max: options.maxConnections ?? 10,
+    max: maxConnections,
     connectionTimeoutMillis: timeoutMs,
     query_timeout: timeoutMs,
     idleTimeoutMillis: 30_000,

@@ -1,3 +1,4 @@
+import { rejectUnknownOptions } from '@gw/options';
 import type { CatalogDatabase } from './database';
 import { CATALOG_CHANNEL, type CatalogStore, type OpenedRecord } from './store';
 import type { RecordKind } from './records';
@@ -45,6 +46,19 @@ export interface LiveCatalogOptions {
   onChange?: (status: LiveCatalogStatus) => void;
 }
 
+/** The longest delay a Node.js timer keeps (a longer one fires at once). */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/** A duration option: `fallback` when left out, else a number of ms above 0 (or at least 0), timer-sized. */
+function milliseconds(value: number | undefined, fallback: number, name: string, zero = false): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !(value >= (zero ? 0 : Number.MIN_VALUE)) || value > MAX_TIMER_MS)
+    throw new TypeError(
+      `LiveCatalog ${name} must be a ${zero ? 'non-negative' : 'positive'} number of milliseconds up to ${MAX_TIMER_MS}, for example ${fallback}.`,
+    );
+  return value;
+}
+
 const EMPTY: CatalogSnapshot = { records: new Map(), loadedAt: new Date(0) };
 
 /**
@@ -69,18 +83,32 @@ export class LiveCatalog {
   private readonly retryIntervalMs: number;
   private readonly debounceMs: number;
 
+  /**
+   * Nothing is read until {@link LiveCatalog.start}. Throws a `TypeError` naming the option for an
+   * unknown option (with the spelling to write) or one of the wrong type.
+   */
   constructor(
     private readonly db: CatalogDatabase,
     private readonly store: CatalogStore,
     private readonly options: LiveCatalogOptions = {},
   ) {
-    this.reloadIntervalMs = options.reloadIntervalMs ?? 30_000;
-    this.retryIntervalMs = options.retryIntervalMs ?? 1_000;
-    this.debounceMs = options.debounceMs ?? 20;
-    if (!(this.reloadIntervalMs > 0))
-      throw new TypeError('reloadIntervalMs must be a positive number of milliseconds, for example 30000.');
-    if (!(this.retryIntervalMs > 0))
-      throw new TypeError('retryIntervalMs must be a positive number of milliseconds, for example 1000.');
+    if (typeof options !== 'object' || options === null)
+      throw new TypeError('LiveCatalog options must be an object such as { reloadIntervalMs: 30000 }.');
+    rejectUnknownOptions(
+      options,
+      ['reloadIntervalMs', 'retryIntervalMs', 'changeTracking', 'onUnreadable', 'debounceMs', 'onChange'],
+      'LiveCatalog',
+    );
+    this.reloadIntervalMs = milliseconds(options.reloadIntervalMs, 30_000, 'reloadIntervalMs');
+    this.retryIntervalMs = milliseconds(options.retryIntervalMs, 1_000, 'retryIntervalMs');
+    this.debounceMs = milliseconds(options.debounceMs, 20, 'debounceMs', true);
+    const tracking = options.changeTracking;
+    if (tracking !== undefined && tracking !== 'versions' && tracking !== 'audit')
+      throw new TypeError('LiveCatalog changeTracking must be "versions" or "audit".');
+    for (const name of ['onUnreadable', 'onChange'] as const) {
+      if (options[name] !== undefined && typeof options[name] !== 'function')
+        throw new TypeError(`LiveCatalog ${name} must be a function.`);
+    }
   }
 
   /** The current snapshot. Never waits. */

@@ -1,3 +1,4 @@
+import { rejectUnknownOptions } from '@gw/options';
 import type { CatalogDatabase } from './database';
 import { InvalidRecordError } from './errors';
 
@@ -181,6 +182,16 @@ export interface RequestLogWriterOptions {
   onError?: (error: unknown) => void;
 }
 
+const REQUEST_LOG_WRITER_OPTIONS = [
+  'db',
+  'maxQueue',
+  'batchSize',
+  'flushIntervalMs',
+  'retentionDays',
+  'retentionIntervalMs',
+  'onError',
+] as const satisfies readonly (keyof RequestLogWriterOptions)[];
+
 /**
  * Writes request records to the database off the request path: {@link RequestLogWriter.push} only
  * appends to a bounded queue (full → the record is dropped and counted; a request never waits),
@@ -202,15 +213,28 @@ export class RequestLogWriter {
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly counts = { written: 0, dropped: 0 };
 
+  /**
+   * Starts the flush and retention timers (unref'd; {@link RequestLogWriter.close} stops them).
+   * Throws a `TypeError` naming the option for an unknown option (with the spelling to write), a
+   * missing `db`, or an option of the wrong type.
+   */
   constructor(options: RequestLogWriterOptions) {
-    if (!options?.db) throw new TypeError('RequestLogWriter needs { db }, the catalog database.');
+    if (typeof options !== 'object' || options === null)
+      throw new TypeError('RequestLogWriter needs { db }, the catalog database.');
+    rejectUnknownOptions(options, REQUEST_LOG_WRITER_OPTIONS, 'RequestLogWriter');
+    if (typeof options.db?.query !== 'function')
+      throw new TypeError(
+        'RequestLogWriter needs { db }, the catalog database (openPostgres(url) or openEmbeddedDatabase(dir)).',
+      );
+    if (options.onError !== undefined && typeof options.onError !== 'function')
+      throw new TypeError('RequestLogWriter onError must be a function (error) => void.');
     this.db = options.db;
     this.maxQueue = positive(options.maxQueue, 10_000, 'maxQueue');
     this.batchSize = positive(options.batchSize, 500, 'batchSize');
     this.retentionDays = positive(options.retentionDays, 30, 'retentionDays');
     this.onError = options.onError;
-    const flushEvery = positive(options.flushIntervalMs, 1000, 'flushIntervalMs');
-    const retentionEvery = positive(options.retentionIntervalMs, 3_600_000, 'retentionIntervalMs');
+    const flushEvery = positive(options.flushIntervalMs, 1000, 'flushIntervalMs', MAX_TIMER_MS);
+    const retentionEvery = positive(options.retentionIntervalMs, 3_600_000, 'retentionIntervalMs', MAX_TIMER_MS);
     this.timers.push(setInterval(() => void this.flush(), flushEvery).unref());
     this.timers.push(setInterval(() => void this.deleteExpired(), retentionEvery).unref());
     void this.deleteExpired();
@@ -293,9 +317,16 @@ export class RequestLogWriter {
   }
 }
 
-function positive(value: number | undefined, fallback: number, name: string): number {
+/** The longest delay a Node.js timer keeps (a longer one fires at once). */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/** A whole-number option of at least 1 (and at most `max`), `fallback` when left out. */
+function positive(value: number | undefined, fallback: number, name: string, max = Number.MAX_SAFE_INTEGER): number {
   if (value === undefined) return fallback;
-  if (!Number.isInteger(value) || value < 1) throw new TypeError(`${name} must be a whole number of at least 1.`);
+  if (!Number.isInteger(value) || value < 1 || value > max)
+    throw new TypeError(
+      `RequestLogWriter ${name} must be a whole number of at least 1${max < Number.MAX_SAFE_INTEGER ? ` and at most ${max}` : ''}, for example ${fallback}.`,
+    );
   return value;
 }
 

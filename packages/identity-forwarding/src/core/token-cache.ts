@@ -1,3 +1,4 @@
+import { rejectUnknownOptions } from '@gw/options';
 import { LRUCache } from 'lru-cache';
 
 /** Options of {@link IdentityTokenCache}. */
@@ -37,10 +38,19 @@ export class IdentityTokenCache {
   private hits = 0;
   private misses = 0;
 
+  /**
+   * Throws a `TypeError` naming the option for an unknown option (with the spelling to write), a
+   * `maxSize` that is not a positive whole number, or a `now` that is not a function.
+   */
   constructor(options: IdentityTokenCacheOptions = {}) {
-    const maxSize = options.maxSize ?? 10_000;
+    if (typeof options !== 'object' || options === null)
+      throw new TypeError('IdentityTokenCache options must be an object such as { maxSize: 10000 }.');
+    rejectUnknownOptions(options, ['maxSize', 'now'], 'IdentityTokenCache');
+    const maxSize = options.maxSize === undefined ? 10_000 : options.maxSize;
     if (!Number.isInteger(maxSize) || maxSize < 1)
-      throw new TypeError('tokenCacheSize must be a positive whole number.');
+      throw new TypeError('IdentityTokenCache maxSize must be a positive whole number, for example 10000.');
+    if (options.now !== undefined && typeof options.now !== 'function')
+      throw new TypeError('IdentityTokenCache now must be a function () => milliseconds since the epoch.');
     this.entries = new LRUCache<string, Entry>({ max: maxSize });
     this.now = options.now ?? Date.now;
   }

@@ -254,7 +254,10 @@ export function identityForwarding(options: IdentityForwardingOptions): Identity
   if (!Number.isFinite(streamIdleTimeoutMs) || streamIdleTimeoutMs <= 0)
     throw new TypeError('streamIdleTimeoutMs must be a positive number of milliseconds, for example 300000.');
   const trustedProxies = new Set(trustedProxyList(options.trustedProxies));
-  const tokenCache = new IdentityTokenCache({ maxSize: options.tokenCacheSize, now: options.now });
+  const tokenCacheSize = options.tokenCacheSize;
+  if (tokenCacheSize !== undefined && (!Number.isInteger(tokenCacheSize) || tokenCacheSize < 1))
+    throw new TypeError('tokenCacheSize must be a positive whole number, for example 10000.');
+  const tokenCache = new IdentityTokenCache({ maxSize: tokenCacheSize, now: options.now });
 
   /** Everything a call needs to find its server, replaced whole by `update`. */
   interface Routing {

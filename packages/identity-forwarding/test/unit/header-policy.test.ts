@@ -199,7 +199,7 @@ describe('IdentityTokenCache', () => {
   it('refuses a size that is not a positive whole number', () => {
     for (const maxSize of [0, -1, 1.5, Number.NaN])
       expect(() => new IdentityTokenCache({ maxSize })).toThrow(
-        new TypeError('tokenCacheSize must be a positive whole number.'),
+        new TypeError('IdentityTokenCache maxSize must be a positive whole number, for example 10000.'),
       );
     expect(() => new IdentityTokenCache({ maxSize: 1 })).not.toThrow();
   });
