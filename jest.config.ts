@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import type { Config } from 'jest';
 
 /**
@@ -61,6 +62,9 @@ const config: Config = flat
   ? flatConfig(flat)
   : {
       reporters: ['default', '<rootDir>/scripts/jest-summary-reporter.cjs'],
+      // Two test files at a time even on two cores (jest's default would be one): most files wait
+      // on the processes they start (gateways, databases, a browser, npm), not on the CPU.
+      maxWorkers: Math.max(2, availableParallelism() - 1),
       projects: [
         ...projects,
         {
