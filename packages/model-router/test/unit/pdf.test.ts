@@ -116,6 +116,7 @@ describe('checkPdf: page count', () => {
     expect(await outcome(withObjStm(objStm('2 0 obj << /Type /Pages /Count 250 >> endobj')))).toBe(TOO_MANY(250));
     expect(await outcome(withObjStm(objStm('<< /Type /Pages /Count 250 >>', { eol: '\r\n' })))).toBe(TOO_MANY(250));
     expect(await outcome(withObjStm(objStm('<< /Type /Pages /Count 250 >>', { eol: '\r' })))).toBe(TOO_MANY(250));
+    expect(await outcome(withObjStm(objStm('<< /Type /Pages /Count 250 >>', { eol: '' })))).toBe(TOO_MANY(250));
     expect(
       await outcome(withObjStm(objStm('<< /Type /Pages /Count 5 >>'), objStm('<< /Type /Pages /Count 260 >>'))),
     ).toBe(TOO_MANY(260));
@@ -283,6 +284,11 @@ describe('checkPdf: slices and the time budget', () => {
   afterEach(() => jest.restoreAllMocks());
   it('charges one slice for a small PDF, none due, CPU time user plus system', async () => {
     expect(await charged(pagesPdf('<< /Type /Pages /Count 3 >>'), 'idle')).toEqual({ result: 'accepted', slices: 1 });
+    // the last millisecond of the budget may be spent
+    expect(await charged(pagesPdf('<< /Type /Pages /Count 3 >>'), 'idle', undefined, 1)).toEqual({
+      result: 'accepted',
+      slices: 1,
+    });
   });
   it('inflates a small stream on the event loop, in the same slice', async () => {
     expect(await charged(withObjStm(objStm('<< /Type /Pages /Count 250 >>')), 'idle')).toEqual({
@@ -402,6 +408,11 @@ describe('checkPdf: slices and the time budget', () => {
     const pdf = Buffer.from(`${head}${' '.repeat(9 + W - head.length - 6)}${tail}`);
     expect(pdf.indexOf('/Pages')).toBe(9 + W);
     expect(await charged(pdf, 'busy')).toEqual({ result: TOO_MANY(150), slices: BUSY_BELOW });
+    // and down to the first byte: `<<` at 0, /Pages at W
+    const first = `<< /Count 150 %PDF-1.4 `;
+    const fromZero = Buffer.from(`${first}${' '.repeat(W - first.length - 6)}${tail}`);
+    expect(fromZero.indexOf('/Pages')).toBe(W);
+    expect(await outcome(fromZero)).toBe(TOO_MANY(150));
   });
 });
 
