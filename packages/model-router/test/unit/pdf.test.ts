@@ -133,6 +133,25 @@ describe('checkPdf: page count', () => {
     ).toBe(TOO_MANY(270));
     expect(await outcome(Buffer.from('%PDF-1.7 /ObjStm no data'))).toBe('accepted');
     expect(await outcome(Buffer.from('%PDF-1.7 /ObjStm stream but no end'))).toBe('accepted');
+    // zlib reads a stream and ignores what follows it: a stream without `endstream` is still not read
+    const pages = (n: number) => deflateSync(Buffer.from(`<< /Type /Pages /Count ${n} >>`));
+    expect(
+      await outcome(
+        Buffer.concat([Buffer.from('%PDF-1.7\n<< /Type /ObjStm >>\nstream\n'), pages(250), Buffer.from('\n')]),
+      ),
+    ).toBe('accepted');
+    // nor is anything read for an /ObjStm with no `stream` after it
+    expect(
+      await outcome(
+        Buffer.concat([
+          Buffer.from('%PDF-'),
+          pages(250),
+          Buffer.from(' /ObjStm stream\n'),
+          pages(5),
+          Buffer.from('\nendstream /ObjStm'),
+        ]),
+      ),
+    ).toBe('accepted');
   });
   it('reads a stream named by several /ObjStm once', async () => {
     const content = deflateSync(Buffer.from('<< /Type /Pages /Count 280 >>'));
