@@ -1,4 +1,6 @@
+import { performance } from 'node:perf_hooks';
 import { deflateSync } from 'node:zlib';
+import { RawJsonString } from '../../src/core/raw-json-string';
 import { MAX_PDF_BYTES, PdfCheckBudget, checkPdf, decodeBase64, type Slices } from '../../src/core/input-checks/pdf';
 
 const b64 = (pdf: Buffer | string) => Buffer.from(pdf).toString('base64');
@@ -26,6 +28,11 @@ const objStm = (content: Buffer | string, { compress = true, eol = '\n' } = {}) 
 };
 const withObjStm = (...streams: Buffer[]) =>
   Buffer.concat([Buffer.from('%PDF-1.7\n'), ...streams, Buffer.from('%%EOF\n')]);
+const BUSY_SPACES = 10;
+const BUSY_BOUNDARY = 3;
+const BUSY_END = 5;
+const BUSY_BELOW = 11;
+const CARRY_PAUSES = 70;
 const TOO_MANY = (n: number) => `pdf_too_many_pages: The PDF has ${n} pages; at most 100 are accepted.`;
 const COMPLEX_INFLATE =
   'pdf_too_complex: The PDF is too complex to check: its compressed object streams inflate to more than 4 times its size (or more than 64 MB for all PDFs of the request).';
@@ -109,6 +116,7 @@ describe('checkPdf: page count', () => {
     expect(await outcome(withObjStm(objStm('2 0 obj << /Type /Pages /Count 250 >> endobj')))).toBe(TOO_MANY(250));
     expect(await outcome(withObjStm(objStm('<< /Type /Pages /Count 250 >>', { eol: '\r\n' })))).toBe(TOO_MANY(250));
     expect(await outcome(withObjStm(objStm('<< /Type /Pages /Count 250 >>', { eol: '\r' })))).toBe(TOO_MANY(250));
+    expect(await outcome(withObjStm(objStm('<< /Type /Pages /Count 250 >>', { eol: '' })))).toBe(TOO_MANY(250));
     expect(
       await outcome(withObjStm(objStm('<< /Type /Pages /Count 5 >>'), objStm('<< /Type /Pages /Count 260 >>'))),
     ).toBe(TOO_MANY(260));
@@ -125,6 +133,25 @@ describe('checkPdf: page count', () => {
     ).toBe(TOO_MANY(270));
     expect(await outcome(Buffer.from('%PDF-1.7 /ObjStm no data'))).toBe('accepted');
     expect(await outcome(Buffer.from('%PDF-1.7 /ObjStm stream but no end'))).toBe('accepted');
+    // zlib reads a stream and ignores what follows it: a stream without `endstream` is still not read
+    const pages = (n: number) => deflateSync(Buffer.from(`<< /Type /Pages /Count ${n} >>`));
+    expect(
+      await outcome(
+        Buffer.concat([Buffer.from('%PDF-1.7\n<< /Type /ObjStm >>\nstream\n'), pages(250), Buffer.from('\n')]),
+      ),
+    ).toBe('accepted');
+    // nor is anything read for an /ObjStm with no `stream` after it
+    expect(
+      await outcome(
+        Buffer.concat([
+          Buffer.from('%PDF-'),
+          pages(250),
+          Buffer.from(' /ObjStm stream\n'),
+          pages(5),
+          Buffer.from('\nendstream /ObjStm'),
+        ]),
+      ),
+    ).toBe('accepted');
   });
   it('reads a stream named by several /ObjStm once', async () => {
     const content = deflateSync(Buffer.from('<< /Type /Pages /Count 280 >>'));
@@ -243,5 +270,221 @@ describe('decodeBase64', () => {
     const wide = `${'\u0141'.repeat(70_000)}`;
     expect((await decodeBase64(wide, busy)).equals(Buffer.from('A'.repeat(70_000), 'base64'))).toBe(true);
     expect(pauses).toBe(3);
+  });
+});
+
+/**
+ * Both clocks faked: the wall clock frozen ('idle': no slice is ever due) or moving 3 ms per
+ * reading ('busy': every slice is due), and each charge costing exactly 1 ms of CPU, so the time
+ * taken from the budget counts the slices charged.
+ */
+async function charged(pdf: Buffer, mode: 'idle' | 'busy', inflatedBytes?: number, milliseconds = 1000) {
+  let now = 1000;
+  jest.spyOn(performance, 'now').mockImplementation(() => (mode === 'busy' ? (now += 3) : now));
+  jest
+    .spyOn(process, 'cpuUsage')
+    .mockImplementation((previous?: NodeJS.CpuUsage) =>
+      previous ? { user: 600, system: 400 } : { user: 0, system: 0 },
+    );
+  const budget = new PdfCheckBudget({ milliseconds, inflatedBytes });
+  try {
+    return { result: await outcome(pdf, budget), slices: milliseconds - budget.milliseconds };
+  } finally {
+    jest.restoreAllMocks();
+  }
+}
+/** Bytes that deflate stores as they are: `n` of them deflate to a few bytes more. */
+const noise = (n: number) => Buffer.from(Array.from({ length: n }, (_, i) => (i * 7919 + (i >> 8)) % 251));
+const stored = (raw: Buffer) => deflateSync(raw, { level: 0 });
+const rawObjStm = (data: Buffer) =>
+  Buffer.concat([Buffer.from('%PDF-1.7\n<< /Type /ObjStm >>\nstream\n'), data, Buffer.from('endstream\n')]);
+
+describe('checkPdf: slices and the time budget', () => {
+  afterEach(() => jest.restoreAllMocks());
+  it('charges one slice for a small PDF, none due, CPU time user plus system', async () => {
+    expect(await charged(pagesPdf('<< /Type /Pages /Count 3 >>'), 'idle')).toEqual({ result: 'accepted', slices: 1 });
+    // the last millisecond of the budget may be spent
+    expect(await charged(pagesPdf('<< /Type /Pages /Count 3 >>'), 'idle', undefined, 1)).toEqual({
+      result: 'accepted',
+      slices: 1,
+    });
+  });
+  it('inflates a small stream on the event loop, in the same slice', async () => {
+    expect(await charged(withObjStm(objStm('<< /Type /Pages /Count 250 >>')), 'idle')).toEqual({
+      result: TOO_MANY(250),
+      slices: 1,
+    });
+    // not a Flate stream: refused by the synchronous inflate, not tried again off the loop
+    expect(await charged(withObjStm(objStm('junk', { compress: false })), 'idle')).toEqual({
+      result: 'accepted',
+      slices: 1,
+    });
+  });
+  it('inflates past 256 KiB of output off the event loop, charging the slice before', async () => {
+    const big = `<< /Type /Pages /Count 250 >>${' '.repeat(300_000)}`;
+    expect(await charged(withObjStm(objStm(big)), 'idle')).toEqual({ result: TOO_MANY(250), slices: 2 });
+    // with exactly 256 KiB left, 256 KiB and more of output is refused at once, without a second try
+    expect(await charged(withObjStm(objStm(big)), 'idle', 256 * 1024)).toEqual({
+      result: COMPLEX_INFLATE,
+      slices: 0,
+    });
+    expect(await charged(withObjStm(objStm(big)), 'idle', 256 * 1024 + 1)).toEqual({
+      result: COMPLEX_INFLATE,
+      slices: 1,
+    });
+  });
+  it('inflates an input of more than 256 KiB off the event loop, and 256 KiB on it', async () => {
+    // stored, not compressed: any page tree in it would show in the file, so none (the count is unknown)
+    const content = noise(262_200);
+    // stored data a few bytes (per block) longer than its content: trimmed to exactly `bytes`
+    const fit = (bytes: number) => {
+      let data = stored(content);
+      for (let cut = content.length; data.length !== bytes;) {
+        cut -= data.length - bytes;
+        data = stored(content.subarray(0, cut));
+      }
+      return data;
+    };
+    let data = fit(256 * 1024);
+    expect(data.length).toBe(256 * 1024);
+    const atMost = rawObjStm(data);
+    expect(await charged(atMost, 'idle')).toEqual({ result: 'accepted', slices: 1 });
+    data = fit(256 * 1024 + 1);
+    expect(data.length).toBe(256 * 1024 + 1);
+    expect(await charged(rawObjStm(data), 'idle')).toEqual({ result: 'accepted', slices: 2 });
+  });
+  it('refuses the PDF when the slice before an inflate off the event loop spends the budget', async () => {
+    const budget = new PdfCheckBudget({ milliseconds: 0.5 });
+    jest
+      .spyOn(process, 'cpuUsage')
+      .mockImplementation((previous?: NodeJS.CpuUsage) =>
+        previous ? { user: 1000, system: 0 } : { user: 0, system: 0 },
+      );
+    jest.spyOn(performance, 'now').mockReturnValue(1000);
+    const big = `<< /Type /Pages /Count 250 >>${' '.repeat(300_000)}`;
+    expect(await outcome(withObjStm(objStm(big)), budget)).toBe(
+      'pdf_too_complex: The PDF is too complex to check: reading its structure takes more than 5 s.',
+    );
+    expect(budget.milliseconds).toBe(-0.5);
+  });
+  it('does not charge the time spent waiting for an inflate off the event loop', async () => {
+    let cpu = 0;
+    let running = true;
+    const tick = () => {
+      cpu += 1000;
+      if (running) setImmediate(tick);
+    };
+    jest.spyOn(performance, 'now').mockReturnValue(1000);
+    jest
+      .spyOn(process, 'cpuUsage')
+      .mockImplementation((previous?: NodeJS.CpuUsage) =>
+        previous ? { user: cpu - previous.user, system: 0 } : { user: cpu, system: 0 },
+      );
+    const budget = new PdfCheckBudget({ milliseconds: 1000 });
+    const content = `<< /Type /Pages /Count 150 >>${' '.repeat(3 * 1024 * 1024)}`;
+    const pdf = Buffer.concat([withObjStm(objStm(content)), Buffer.alloc(1024 * 1024, 0x20)]);
+    const done = outcome(pdf, budget);
+    setImmediate(tick);
+    const result = await done;
+    running = false;
+    expect(result).toBe(TOO_MANY(150));
+    expect(budget.milliseconds).toBe(1000);
+  });
+  it('lets one PDF inflate its allowance once, across its streams', async () => {
+    const part = `<< /Type /Pages /Count 5 >>${' '.repeat(600 * 1024)}`;
+    expect(await outcome(withObjStm(objStm(part), objStm(part)))).toBe(COMPLEX_INFLATE);
+    // a stream of one byte within one byte left
+    expect(await charged(withObjStm(objStm('x')), 'idle', 1)).toEqual({ result: 'accepted', slices: 1 });
+  });
+  it('pauses once per 256 KiB window searched and per 64 Ki white-space characters, when due', async () => {
+    const spaces = ' '.repeat(70_000);
+    const pdf = Buffer.from(`%PDF-1.4 << /Type${spaces}/Pages /Count${spaces}150 >>`);
+    expect(await charged(pdf, 'idle')).toEqual({ result: TOO_MANY(150), slices: 1 });
+    const busy = await charged(pdf, 'busy');
+    expect(busy.result).toBe(TOO_MANY(150));
+    expect(busy.slices).toBe(BUSY_SPACES);
+  });
+  it('finds a name across a window boundary, in the window where it starts', async () => {
+    const W = 256 * 1024;
+    const at = (position: number, text: string) => {
+      const head = '%PDF-1.4\n';
+      return Buffer.from(`${head}${' '.repeat(position - head.length)}${text}`);
+    };
+    expect(await outcome(at(W - 3, '/Encrypt 1 0 R'))).toBe(
+      'pdf_encrypted: Encrypted or password-protected PDFs are not supported.',
+    );
+    const onBoundary = await charged(at(W, '/Encrypt 1 0 R'), 'busy');
+    expect(onBoundary.result).toBe('pdf_encrypted: Encrypted or password-protected PDFs are not supported.');
+    expect(onBoundary.slices).toBe(BUSY_BOUNDARY);
+    // `/Encrypt` last: nothing after it is searched
+    expect(await charged(at(W - 8, '/Encrypt'), 'busy')).toEqual({ result: 'accepted', slices: BUSY_END });
+  });
+  it('finds the << of a dictionary one window below its /Pages', async () => {
+    const W = 256 * 1024;
+    const head = '%PDF-1.4\n<< /Count 150 ';
+    const tail = '/Type /Pages >>';
+    // `<<` at 9, /Pages at 9 + W: the second window down from /Pages starts with it
+    const pdf = Buffer.from(`${head}${' '.repeat(9 + W - head.length - 6)}${tail}`);
+    expect(pdf.indexOf('/Pages')).toBe(9 + W);
+    expect(await charged(pdf, 'busy')).toEqual({ result: TOO_MANY(150), slices: BUSY_BELOW });
+    // and down to the first byte: `<<` at 0, /Pages at W
+    const first = `<< /Count 150 %PDF-1.4 `;
+    const fromZero = Buffer.from(`${first}${' '.repeat(W - first.length - 6)}${tail}`);
+    expect(fromZero.indexOf('/Pages')).toBe(W);
+    expect(await outcome(fromZero)).toBe(TOO_MANY(150));
+  });
+});
+
+describe('checkPdf: each /Type /Pages dictionary', () => {
+  it('reads a << at the second byte', async () => {
+    expect(await outcome(Buffer.from(' << /Type /Pages /Count 150 >> %PDF-1.4'))).toBe(TOO_MANY(150));
+  });
+  it('keeps the << of a dictionary with a second /Type /Pages', async () => {
+    expect(await outcome(pagesPdf('<< /Type /Pages /X >> /Type /Pages /Count 150 >>'))).toBe(TOO_MANY(150));
+  });
+  it('reads no number where there is no /Count, and a count that is not a number is unknown', async () => {
+    expect(await outcome(Buffer.from('%PDF-150 << /Type /Pages >>'))).toBe('accepted');
+    expect(
+      await outcome(Buffer.concat([pagesPdf('<< /Type /Pages /Count x >>'), objStm('<< /Type /Pages /Count 250 >>')])),
+    ).toBe(TOO_MANY(250));
+  });
+});
+
+describe('decodeBase64: slices', () => {
+  const counting = (due: boolean) => {
+    const slices = { pauses: 0, due: () => due, pause: async () => void slices.pauses++ };
+    return slices;
+  };
+  it('does not pause when no slice is due, nor for nothing to decode', async () => {
+    const idle = counting(false);
+    await decodeBase64(Buffer.alloc(3000).toString('base64'), idle, 1000);
+    expect(idle.pauses).toBe(0);
+    const busy = counting(true);
+    expect((await decodeBase64('', busy)).length).toBe(0);
+    expect(busy.pauses).toBe(0);
+  });
+  it('reads a raw string 64 Ki characters at a time', async () => {
+    const text = Buffer.alloc(3 * 64 * 1024 * 0.75, 9).toString('base64');
+    const busy = counting(true);
+    const decoded = await decodeBase64(new RawJsonString(Buffer.from(text, 'latin1')), busy);
+    expect(decoded.equals(Buffer.alloc(3 * 64 * 1024 * 0.75, 9))).toBe(true);
+    expect(busy.pauses).toBe(3);
+  });
+  it('decodes whole groups of four directly, the rest character by character', async () => {
+    // characters past U+00FF are read by their low byte, in both paths
+    const busy = counting(true);
+    const wide = '\u0141'.repeat(140_000);
+    expect((await decodeBase64(wide, busy, 70_000)).equals(Buffer.from('A'.repeat(140_000), 'base64'))).toBe(true);
+    expect(busy.pauses).toBe(4);
+    const exact = counting(true);
+    await decodeBase64('\u0141'.repeat(65_536), exact);
+    expect(exact.pauses).toBe(2);
+  });
+  it('carries an incomplete group to the next chunk, each chunk its full size', async () => {
+    const data = Buffer.from(Array.from({ length: 300 }, (_, i) => (i * 31) % 256)).toString('base64');
+    const text = data.replace(/(.{10})/g, '$1\n');
+    const busy = counting(true);
+    expect((await decodeBase64(text, busy, 8)).equals(Buffer.from(text, 'base64'))).toBe(true);
+    expect(busy.pauses).toBe(CARRY_PAUSES);
   });
 });

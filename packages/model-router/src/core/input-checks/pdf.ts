@@ -168,6 +168,7 @@ class Scan implements Slices {
 const TOO_LARGE = 'ERR_BUFFER_TOO_LARGE';
 
 function isTooLarge(error: unknown): boolean {
+  // Stryker disable next-line OptionalChaining: zlib and inflateAsync only throw error objects, never null.
   return (error as { code?: unknown } | null)?.code === TOO_LARGE;
 }
 
@@ -181,10 +182,12 @@ function inflateAsync(data: Buffer, limit: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const inflated = Buffer.allocUnsafe(limit);
     let length = 0;
+    // Stryker disable next-line ObjectLiteral: the piece size only sets how much one step copies; the inflated bytes and the limit are the same.
     const inflater = createInflate({ chunkSize: ASYNC_INFLATE_CHUNK });
     inflater.on('data', (piece: Buffer) => {
       if (length + piece.length > limit) {
         inflater.destroy();
+        // Stryker disable next-line StringLiteral: never shown: `inflate` turns the code into its own pdf_too_complex error.
         reject(Object.assign(new RangeError('Inflated past the limit.'), { code: TOO_LARGE }));
         return;
       }
@@ -279,7 +282,9 @@ async function pageTreeCount(buffer: Buffer, scan: Scan): Promise<number | undef
   let openFrom = 0;
   let close: number | undefined; // the first `>>` at or after the last `/Pages` that needed it (-1: none)
   let countFrom = -1;
+  // Stryker disable next-line UnaryOperator: never read before the first search, which `countFrom === -1` forces.
   let count = -1; // the first `/Count` at or after `countFrom` (-1: none)
+  // Stryker disable next-line UnaryOperator: no `/Count` starts at byte 1: its dictionary's `<<` comes before it.
   let valueAt = -1;
   let value: number | undefined;
   for (
@@ -292,14 +297,17 @@ async function pageTreeCount(buffer: Buffer, scan: Scan): Promise<number | undef
     if (openFrom <= at) {
       const found = await findLast(buffer, OPEN, openFrom, at, scan);
       if (found !== -1) open = found;
+      // Stryker disable next-line ArithmeticOperator: no `<<` starts at `at - 1`, the byte before the `/` of `/Pages`.
       openFrom = at + 1;
     }
+    // Stryker disable next-line UnaryOperator: no `>>` starts at byte 1 (it follows `/Pages`), and none after -1 is none after `at`.
     if (close === undefined || (close !== -1 && close < at)) close = await find(buffer, CLOSE, at, scan);
     if (open === -1 || close === -1) continue;
     if (countFrom === -1 || (count !== -1 && count < open)) {
       count = await find(buffer, COUNT, open, scan);
       countFrom = open;
     }
+    // Stryker disable next-line UnaryOperator: no `/Count` starts at byte 1, and -1 is past `count > close` anyway.
     if (count === -1 || count > close) continue;
     if (valueAt !== count) {
       value = await readInteger(buffer, count + COUNT.length, scan);
@@ -313,8 +321,11 @@ async function pageTreeCount(buffer: Buffer, scan: Scan): Promise<number | undef
 /** Page count from compressed object streams (PDF 1.5+), which hide the page tree. */
 async function objectStreamPageCount(buffer: Buffer, scan: Scan): Promise<number | undefined> {
   let best: number | undefined;
+  // Stryker disable next-line UnaryOperator: every `/ObjStm` is past byte 1 (after `%PDF-`), so the first search runs either way.
   let streamAt = -1; // the first `stream` at or after the current `/ObjStm`
+  // Stryker disable next-line UnaryOperator: every `stream` is past byte 1, so the first search runs either way.
   let endAt = -1; // the first `endstream` at or after `streamAt`
+  // Stryker disable next-line UnaryOperator: no stream data starts at byte 1.
   let previousData = -1;
   for (
     let at = await find(buffer, OBJSTM, 0, scan);
