@@ -1,6 +1,9 @@
 import { base64DecodedLength, parseDataUrl } from '../../src/core/input-checks/data-url';
 import { toImageBlock } from '../../src/core/input-checks/image';
 import { acceptsImages, acceptsPdf } from '../../src/core/input-checks/model-capabilities';
+import { RawJsonString } from '../../src/core/raw-json-string';
+
+const raw = (text: string) => new RawJsonString(Buffer.from(text, 'latin1'));
 
 function thrown(fn: () => unknown): { code?: string; message: string; param?: string | null } {
   try {
@@ -31,6 +34,28 @@ describe('parseDataUrl', () => {
     for (const url of ['data:', 'data', 'dat:a,b', 'https://x/a.png', 'data:image/png;base64', ' data:a,b'])
       expect([url, parseDataUrl(url)]).toEqual([url, undefined]);
   });
+  it('needs the base64 parameter itself: other parameters leave the data as text', () => {
+    expect(parseDataUrl('data:image/png;name=a.png;charset=x,abc')).toEqual({
+      mediaType: 'image/png',
+      base64: false,
+      data: 'abc',
+    });
+  });
+  it('reads a raw string the same way, its data a reference into the received bytes', () => {
+    const bytes = Buffer.from('data:Application/PDF;name=a.pdf;base64,JVBER,x=', 'latin1');
+    const parsed = parseDataUrl(new RawJsonString(bytes));
+    expect(parsed?.mediaType).toBe('application/pdf');
+    expect(parsed?.base64).toBe(true);
+    expect(parsed?.data).toBeInstanceOf(RawJsonString);
+    expect(parsed?.data.toString()).toBe('JVBER,x=');
+    const data = parsed?.data as RawJsonString;
+    expect(data.bytes.buffer).toBe(bytes.buffer);
+    expect(data.bytes.byteOffset).toBe(bytes.byteOffset + bytes.indexOf(','.charCodeAt(0)) + 1);
+    expect(parseDataUrl(raw('data:,'))?.data.toString()).toBe('');
+    expect(parseDataUrl(raw('data:text/plain,hi'))).toMatchObject({ mediaType: 'text/plain', base64: false });
+    for (const url of ['data:', 'data:image/png;base64', 'dat:a,b', ' data:a,b'])
+      expect([url, parseDataUrl(raw(url))]).toEqual([url, undefined]);
+  });
 });
 
 describe('base64DecodedLength', () => {
@@ -44,6 +69,11 @@ describe('base64DecodedLength', () => {
     expect(base64DecodedLength('====')).toBe(0);
     expect(base64DecodedLength('QUJD!')).toBe(3);
     expect(base64DecodedLength('QUJDRA')).toBe(4);
+  });
+  it('counts a raw string from its bytes alike', () => {
+    for (const text of ['', 'QQ==', 'QUI=', 'QUJD', 'QUJD \n\t', 'QUJDRA== \r\n', '====', 'QUJD!', 'QUJDRA', '  '])
+      expect([text, base64DecodedLength(raw(text))]).toEqual([text, base64DecodedLength(text)]);
+    expect(base64DecodedLength(raw('QUJDRA== \r\n'))).toBe(4);
   });
 });
 

@@ -142,7 +142,11 @@ export class IntegrationSigner {
   signNow(request: RequestToSign, region: string, signingDate: Date = new Date()): Record<string, string> {
     const longDate = signingDate
       .toISOString()
-      .replace(/\.\d{3}Z$/, 'Z')
+      .replace(
+        // Stryker disable next-line Regex: toISOString() ends with the only ".sssZ" in it, so the anchor changes nothing.
+        /\.\d{3}Z$/,
+        'Z',
+      )
       .replace(/[-:]/g, '');
     const shortDate = longDate.slice(0, 8);
     const scope = `${shortDate}/${region}/${this.service}/aws4_request`;

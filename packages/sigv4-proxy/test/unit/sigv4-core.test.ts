@@ -1,7 +1,16 @@
+import { createHash } from 'node:crypto';
+import aws4 from 'aws4';
 import { resolveCustomHost, isAllowedBedrockHost } from '../../src/core/custom-host';
 import { resolveIntegration } from '../../src/core/integration';
 import { Secret } from '../../src/core/secret';
-import { BEDROCK_SIGNING_SERVICE, IntegrationSigner, parseQuery } from '../../src/core/signer';
+import {
+  BEDROCK_SIGNING_SERVICE,
+  IntegrationSigner,
+  canonicalPath,
+  canonicalQuery,
+  parseQuery,
+  type RequestToSign,
+} from '../../src/core/signer';
 
 const kb = resolveIntegration({
   slug: 'kb',
@@ -204,5 +213,235 @@ describe('IntegrationSigner', () => {
     expect(headers.authorization).toContain('/eu-west-3/bedrock/aws4_request');
     const today = new Date().toISOString().slice(0, 10).replace(/-/g, '');
     expect(headers['x-amz-date']?.slice(0, 8)).toBe(today);
+  });
+});
+
+describe('canonicalPath', () => {
+  it.each([
+    ['/', '/'],
+    ['', ''],
+    ['/a/b', '/a/b'],
+    ['/a/b/', '/a/b/'],
+    ['a/b', 'a/b'],
+    ['/a//b///c', '/a/b/c'],
+    ['/a/./b/.', '/a/b'],
+    ['/a/../b', '/b'],
+    ['/a/b/../../..', '/'],
+    ['/../a', '/a'],
+    ['/./', '/'],
+    ['//', '/'],
+    ['/a/b/../', '/a/'],
+    ['/example space/', '/example%20space/'],
+    ['/a%20b/c%2Fd', '/a%2520b/c%252Fd'],
+    ["/!'()*", '/%21%27%28%29%2A'],
+    ['/\u1234', '/%E1%88%B4'],
+    ['/-_.~', '/-_.~'],
+  ])('%j is signed as %j', (path, expected) => {
+    expect(canonicalPath(path)).toBe(expected);
+  });
+});
+
+describe('canonicalQuery', () => {
+  const query = (params: Record<string, string | string[]>) =>
+    canonicalQuery(Object.assign(Object.create(null), params));
+  it('encodes names and values the RFC 3986 way, sorted by encoded name, then by value', () => {
+    expect(query({})).toBe('');
+    expect(query({ b: '2', a: '1', B: '3', _: '4' })).toBe('B=3&_=4&a=1&b=2');
+    expect(query({ "n!'()*": "v!'()*" })).toBe('n%21%27%28%29%2A=v%21%27%28%29%2A');
+    expect(query({ 'a b': 'c d/e', '-_.~': '\u1234' })).toBe('-_.~=%E1%88%B4&a%20b=c%20d%2Fe');
+    expect(query({ a: ['3', '1', '2'], b: '' })).toBe('a=1&a=2&a=3&b=');
+  });
+  it('leaves out a parameter without values and the signature itself, whatever its case', () => {
+    expect(query({ a: [], b: '1' })).toBe('b=1');
+    expect(query({ a: '1', 'X-Amz-Signature': 's', 'x-amz-signature': 't', 'X-AMZ-SIGNATURE': 'u' })).toBe('a=1');
+    expect(query({ 'x-amz-signaturex': 's' })).toBe('x-amz-signaturex=s');
+  });
+});
+
+describe('IntegrationSigner canonicalisation', () => {
+  const credentials = {
+    accessKeyId: 'AKIDEXAMPLE',
+    secretAccessKey: new Secret('wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY'),
+    sessionToken: undefined,
+  };
+  const date = new Date('2015-08-30T12:36:00Z');
+  const request = (extra: Partial<RequestToSign> = {}): RequestToSign => ({
+    method: 'GET',
+    origin: new URL('https://example.amazonaws.com'),
+    path: '/',
+    query: '',
+    headers: {},
+    body: Buffer.from(''),
+    ...extra,
+  });
+  const signed = (extra: Partial<RequestToSign> = {}, signer = new IntegrationSigner(credentials, 'service')) =>
+    signer.signNow(request(extra), 'us-east-1', date);
+  const authorization = (extra: Partial<RequestToSign> = {}) => signed(extra).authorization;
+  const signedHeaders = (extra: Partial<RequestToSign> = {}) =>
+    /SignedHeaders=([^,]*),/.exec(authorization(extra) ?? '')?.[1];
+  const byAws4 = (extra: Partial<RequestToSign>) => {
+    const r = request(extra);
+    const query = r.query === '' ? '' : `?${r.query}`;
+    const result = aws4.sign(
+      {
+        host: r.origin.host,
+        method: r.method,
+        path: `${r.path}${query}`,
+        service: 'service',
+        region: 'us-east-1',
+        headers: { ...r.headers, 'X-Amz-Date': '20150830T123600Z' },
+        body: r.body.length > 0 ? Buffer.from(r.body) : undefined,
+      },
+      { accessKeyId: credentials.accessKeyId, secretAccessKey: credentials.secretAccessKey.reveal() },
+    ) as { headers: Record<string, string> };
+    return result.headers.Authorization;
+  };
+
+  it.each([
+    ['/a/./b/../c//d/', ''],
+    ['/x%20y/%E1%88%B4', ''],
+    ["/!'()*", ''],
+    ['/', "b=2&a=1&a=0&c!=(x)*&d=%2F%20'&e"],
+    ['/q', 'Action=ListUsers&Version=2010-05-08&flag'],
+    ['/q', 'z=%41&y=2&y=1&y=%2A'],
+  ])('signs path %j and query %j as aws4 does', (path, query) => {
+    const extra = {
+      path,
+      query,
+      method: 'POST',
+      body: Buffer.from('{"a":1}'),
+      headers: { 'content-type': 'x/y', 'content-length': '7' },
+    };
+    expect(authorization(extra)).toBe(byAws4(extra));
+  });
+  it('matches more published vectors: unreserved query characters, a space in the path, relative paths', () => {
+    const unreserved = '-._~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+    expect(authorization({ query: `${unreserved}=${unreserved}` })).toBe(
+      byAws4({ query: `${unreserved}=${unreserved}` }),
+    );
+    expect(authorization({ path: '/example/..' })).toBe(authorization());
+    expect(authorization({ path: '/./' })).toBe(authorization());
+    expect(authorization({ path: '//' })).toBe(authorization());
+    expect(authorization({ path: '/example/../' })).toBe(authorization());
+  });
+  it('replaces the authorization, x-amz-date and date headers given, whatever their case', () => {
+    const headers = signed({
+      headers: { Authorization: 'old', 'X-Amz-Date': '19990101T000000Z', DATE: 'yesterday', 'X-Other': 'kept' },
+    });
+    expect(Object.keys(headers).sort()).toEqual(['X-Other', 'authorization', 'host', 'x-amz-date']);
+    expect(headers['x-amz-date']).toBe('20150830T123600Z');
+    expect(headers.authorization).toBe(authorization({ headers: { 'X-Other': 'kept' } }));
+  });
+  it('adds a session token header only when there is one', () => {
+    expect(Object.keys(signed()).sort()).toEqual(['authorization', 'host', 'x-amz-date']);
+    const empty = new IntegrationSigner({ ...credentials, sessionToken: new Secret('') }, 'service');
+    expect(Object.keys(signed({}, empty)).sort()).toEqual(['authorization', 'host', 'x-amz-date']);
+    expect(signed({}, empty).authorization).toBe(authorization());
+  });
+  it('leaves out the headers AWS does not sign, proxy-* and sec-*, and signs the others', () => {
+    const unsigned = {
+      'User-Agent': 'sdk',
+      'proxy-authorization': 'Basic x',
+      'Sec-Fetch-Mode': 'cors',
+      'X-Amzn-Trace-Id': 'Root=1',
+      connection: 'keep-alive',
+      Expect: '100-continue',
+      'transfer-encoding': 'chunked',
+    };
+    expect(authorization({ headers: unsigned })).toBe(authorization());
+    expect(signedHeaders({ headers: { 'x-proxy-': 'a', 'x-sec-': 'b', 'content-type': 'c' } })).toBe(
+      'content-type;host;x-amz-date;x-proxy-;x-sec-',
+    );
+  });
+  it('skips a header without a value and signs a non-string value as text', () => {
+    const missing = { 'x-a': undefined, 'x-b': null } as unknown as Record<string, string>;
+    expect(authorization({ headers: missing })).toBe(authorization());
+    expect(signedHeaders({ headers: missing })).toBe('host;x-amz-date');
+    expect(authorization({ headers: { 'x-n': 5 } as unknown as Record<string, string> })).toBe(
+      authorization({ headers: { 'x-n': '5' } }),
+    );
+  });
+  it('trims header values and folds inner white space into one space', () => {
+    expect(authorization({ headers: { 'x-a': ' \t a   b \t\n c  ' } })).toBe(
+      authorization({ headers: { 'x-a': 'a b c' } }),
+    );
+    expect(authorization({ headers: { 'x-a': 'a  b' } })).not.toBe(authorization({ headers: { 'x-a': 'ab' } }));
+  });
+  it('signs header names lower-cased and sorted; of two spellings of one name, the lower-case one', () => {
+    expect(signedHeaders({ headers: { 'X-B': '1', 'x-a': '2', Accept: '3' } })).toBe('accept;host;x-a;x-amz-date;x-b');
+    expect(authorization({ headers: { 'x-foo': 'lower', 'X-Foo': 'upper' } })).toBe(
+      authorization({ headers: { 'x-foo': 'lower' } }),
+    );
+  });
+  it('hashes the payload as given by x-amz-content-sha256, else the body bytes', () => {
+    const hashOfEmpty = createHash('sha256').update('').digest('hex');
+    for (const name of ['x-amz-content-sha256', 'X-Amz-Content-Sha256']) {
+      const withBody = authorization({ body: Buffer.from('abc'), headers: { [name]: hashOfEmpty } });
+      expect(withBody).toBe(authorization({ headers: { [name]: hashOfEmpty } }));
+      expect(signedHeaders({ headers: { [name]: hashOfEmpty } })).toBe('host;x-amz-content-sha256;x-amz-date');
+    }
+    expect(authorization({ body: Buffer.from('abc') })).not.toBe(authorization());
+    const unsignedPayload = { 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' };
+    expect(authorization({ headers: unsignedPayload, body: Buffer.from('abc') })).toBe(
+      byAws4({ headers: unsignedPayload }),
+    );
+  });
+});
+
+describe('IntegrationSigner signing keys', () => {
+  const secret = new Secret('wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY');
+  const request: RequestToSign = {
+    method: 'GET',
+    origin: new URL('https://example.amazonaws.com'),
+    path: '/',
+    query: '',
+    headers: {},
+    body: Buffer.from(''),
+  };
+  const day = (n: number) => new Date(Date.UTC(2015, 7, 1 + n, 12, 36));
+  const fresh = () =>
+    new IntegrationSigner({ accessKeyId: 'AKIDEXAMPLE', secretAccessKey: secret, sessionToken: undefined });
+  afterEach(() => jest.restoreAllMocks());
+
+  it('derives a key once per UTC day and region, and keeps each apart', () => {
+    const reveal = jest.spyOn(secret, 'reveal');
+    const signer = fresh();
+    const first = signer.signNow(request, 'us-east-1', new Date('2015-08-30T00:00:00Z'));
+    signer.signNow(request, 'us-east-1', new Date('2015-08-30T23:59:59Z'));
+    expect(reveal).toHaveBeenCalledTimes(1);
+    const other = signer.signNow(request, 'eu-west-1', new Date('2015-08-30T00:00:00Z'));
+    expect(reveal).toHaveBeenCalledTimes(2);
+    expect(other.authorization).toBe(
+      fresh().signNow(request, 'eu-west-1', new Date('2015-08-30T00:00:00Z')).authorization,
+    );
+    const nextDay = signer.signNow(request, 'us-east-1', new Date('2015-08-31T00:00:00Z'));
+    expect(nextDay.authorization).toBe(
+      fresh().signNow(request, 'us-east-1', new Date('2015-08-31T00:00:00Z')).authorization,
+    );
+    expect(signer.signNow(request, 'us-east-1', new Date('2015-08-30T00:00:00Z')).authorization).toBe(
+      first.authorization,
+    );
+    reveal.mockClear();
+    signer.signNow(request, 'us-east-1', new Date('2015-08-30T12:00:00Z'));
+    signer.signNow(request, 'eu-west-1', new Date('2015-08-30T12:00:00Z'));
+    signer.signNow(request, 'us-east-1', new Date('2015-08-31T12:00:00Z'));
+    expect(reveal).not.toHaveBeenCalled();
+  });
+  it('keeps 16 keys at most: the 17th empties the cache', () => {
+    const reveal = jest.spyOn(secret, 'reveal');
+    const signer = fresh();
+    for (let n = 0; n < 16; n++) signer.signNow(request, 'us-east-1', day(n));
+    expect(reveal).toHaveBeenCalledTimes(16);
+    for (let n = 0; n < 16; n++) signer.signNow(request, 'us-east-1', day(n));
+    expect(reveal).toHaveBeenCalledTimes(16);
+    const seventeenth = signer.signNow(request, 'us-east-1', day(16));
+    expect(reveal).toHaveBeenCalledTimes(17);
+    expect(seventeenth.authorization).toBe(fresh().signNow(request, 'us-east-1', day(16)).authorization);
+    reveal.mockClear();
+    signer.signNow(request, 'us-east-1', day(16));
+    expect(reveal).not.toHaveBeenCalled();
+    const again = signer.signNow(request, 'us-east-1', day(0));
+    expect(reveal).toHaveBeenCalledTimes(1);
+    expect(again.authorization).toBe(fresh().signNow(request, 'us-east-1', day(0)).authorization);
   });
 });
