@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { cacheKey, callerScope, canonicalJson, keyedBody, type CacheKeyMaterial } from '../../src/core/cache/cache-key';
+import { RawJsonString } from '../../src/core/raw-json-string';
 
 const sha = (text: string) => createHash('sha256').update(text).digest('hex');
 
@@ -29,6 +30,22 @@ describe('canonicalJson', () => {
     };
     expect(canonicalJson(nest(512))).toBe(`${'['.repeat(512)}1${']'.repeat(512)}`);
     expect(() => canonicalJson(nest(513))).toThrow(new RangeError('The value is nested too deeply for the cache key.'));
+    const nestObjects = (depth: number) => {
+      let value: unknown = 1;
+      for (let i = 0; i < depth; i++) value = { a: value };
+      return value;
+    };
+    expect(canonicalJson(nestObjects(512))).toBe(`${'{"a":'.repeat(512)}1${'}'.repeat(512)}`);
+    expect(() => canonicalJson(nestObjects(513))).toThrow(RangeError);
+  });
+  it('writes a raw string as the string it is', () => {
+    const raw = new RawJsonString(Buffer.from('JVBERi0x+/='));
+    expect(canonicalJson({ b: [raw], a: raw })).toBe('{"a":"JVBERi0x+/=","b":["JVBERi0x+/="]}');
+    expect(canonicalJson(raw)).toBe('"JVBERi0x+/="');
+  });
+  it('keeps the whole text of a large value', () => {
+    const list = Array.from({ length: 40_000 }, () => 'ab');
+    expect(canonicalJson(list)).toBe(`[${list.map(() => '"ab"').join(',')}]`);
   });
 });
 
@@ -90,6 +107,58 @@ describe('cacheKey', () => {
   });
 });
 
+describe('cacheKey, hashed as it is written', () => {
+  const canonical = (body: string) =>
+    `{"body":${body},"headers":{"beta":null,"version":"v"},"model":"m","provider":"p","route":"r","scope":"shared","v":1}`;
+  const material = (body: unknown): CacheKeyMaterial => ({
+    route: 'r',
+    provider: 'p',
+    model: 'm',
+    body,
+    headers: { version: 'v' },
+    scope: { kind: 'shared' },
+  });
+  /** The parts the hash is given while `cacheKey` runs. */
+  const hashed = (run: () => string) => {
+    const update = jest.spyOn(Object.getPrototypeOf(createHash('sha256')) as { update: () => unknown }, 'update');
+    try {
+      const key = run();
+      return { key, parts: update.mock.calls.map((call: unknown[]) => call[0]) };
+    } finally {
+      update.mockRestore();
+    }
+  };
+
+  it('hashes the bytes of a raw string as they are, between the text before and after it', () => {
+    const raw = new RawJsonString(Buffer.from('JVBERi0x'));
+    const { key, parts } = hashed(() => cacheKey(material({ data: raw, model: 'x' })));
+    const text = canonical('{"data":"JVBERi0x"}');
+    expect(parts).toEqual(['{"body":{"data":"', raw.bytes, text.slice('{"body":{"data":"JVBERi0x'.length)]);
+    expect(parts[1]).toBe(raw.bytes);
+    expect(key).toBe(sha(text));
+    expect(key).toBe(cacheKey(material({ data: 'JVBERi0x' })));
+  });
+
+  it('hands the text to the hash 64 KiB at a time, whole tokens each', () => {
+    // '{"body":[' then '"a"' and ',' tokens: the text reaches 65536 characters exactly at the 16382nd string
+    const list = Array.from({ length: 20_000 }, () => 'a');
+    const text = canonical(`[${list.map(() => '"a"').join(',')}]`);
+    const { key, parts } = hashed(() => cacheKey(material(list)));
+    expect(parts.map((part) => (part as string).length)).toEqual([65536, text.length - 65536]);
+    expect(parts.join('')).toBe(text);
+    expect(key).toBe(sha(text));
+  });
+
+  it('hashes a text of exactly 64 KiB in one part', () => {
+    const text = canonical(`{"messages":"${'x'.repeat(65536 - canonical('{"messages":""}').length)}"}`);
+    expect(text).toHaveLength(65536);
+    const body = JSON.parse(text).body as unknown;
+    const { key, parts } = hashed(() => cacheKey(material(body)));
+    expect(parts).toEqual([text]);
+    expect(key).toBe(sha(text));
+  });
+});
+
 describe('callerScope', () => {
   it("scopes an API key to its user's user_id, else sub, else the key", () => {
     expect(callerScope({ method: 'api_key', subject: 'key:1', claims: { user_id: 'u', sub: 's' } })).toEqual({
@@ -123,9 +192,19 @@ describe('callerScope', () => {
       id: 'idp:x',
     });
     expect(callerScope({ method: 'identity_token', claims: {} })).toBeUndefined();
+    expect(callerScope({ method: 'identity_token', subject: 'idp:y' })).toEqual({ kind: 'caller', id: 'idp:y' });
   });
   it('scopes any other caller by its subject, else the fallback id, else not at all', () => {
     expect(callerScope({ method: 'other', subject: 's' })).toEqual({ kind: 'caller', id: 's' });
+    expect(callerScope({ method: 'other', subject: 's', claims: { iss: 'i', sub: 'x', user_id: 'u' } })).toEqual({
+      kind: 'caller',
+      id: 's',
+    });
+    // only an object is an identity
+    expect(callerScope(Object.assign(() => 1, { method: 'api_key', subject: 's' }) as never, 'f')).toEqual({
+      kind: 'caller',
+      id: 'f',
+    });
     expect(callerScope({ subject: '' }, 'f')).toEqual({ kind: 'caller', id: 'f' });
     expect(callerScope(undefined, 'f')).toEqual({ kind: 'caller', id: 'f' });
     expect(callerScope('x' as never, 'f')).toEqual({ kind: 'caller', id: 'f' });

@@ -432,4 +432,94 @@ describe('ChatStreamTranslator', () => {
     expect(Math.abs(started.created - Date.now() / 1000)).toBeLessThan(2);
     expect(u.reportedUsage).toEqual({});
   });
+
+  it('converts a plain text delta as it arrives, without parsing it or serialising its text again', () => {
+    const plain = '{"type":"content_block_delta","index":3,"delta":{"type":"text_delta","text":"Hi é ☃ there"}}';
+    const translator = (strict: boolean) => {
+      const t = new ChatStreamTranslator({ strict, includeUsage: false, model: 'm', created: 1 });
+      start(t, { id: 'msg_1', model: 'm' });
+      return t;
+    };
+    const [t, s, named] = [translator(false), translator(true), translator(false)];
+    let expected = '';
+    const parse = jest.spyOn(JSON, 'parse');
+    const stringify = jest.spyOn(JSON, 'stringify');
+    try {
+      // only a content_block_delta event takes the quick way: the same chunk through JSON.parse
+      expected = named.push('x', plain);
+      expect(parse).toHaveBeenCalledTimes(1);
+      parse.mockClear();
+      stringify.mockClear();
+      expect(t.push('content_block_delta', plain)).toBe(expected);
+      expect(s.push('content_block_delta', plain)).toBe(
+        'data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"Hi é ☃ there"},"logprobs":null,"finish_reason":null}]}\n\n',
+      );
+      expect(parse).not.toHaveBeenCalled();
+      expect(stringify).not.toHaveBeenCalled();
+      // anything else (an escape, another field order) is parsed
+      t.push(
+        'content_block_delta',
+        '{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"a\\nb"}}',
+      );
+      expect(parse).toHaveBeenCalledTimes(1);
+      // a text block's first text: only the text is serialised, not the chunk's objects
+      stringify.mockClear();
+      expect(deltas(push(s, 'content_block_start', { index: 1, content_block: { type: 'text', text: 'a"' } }))).toEqual(
+        [{ content: 'a"' }],
+      );
+      expect(stringify.mock.calls.slice(1)).toEqual([['a"']]);
+    } finally {
+      parse.mockRestore();
+      stringify.mockRestore();
+    }
+    expect(deltas(expected)).toEqual([
+      { content: 'Hi é ☃ there', content_blocks: [{ index: 3, delta: { type: 'text', text: 'Hi é ☃ there' } }] },
+    ]);
+  });
+
+  it('ignores ping events whatever their data', () => {
+    const t = new ChatStreamTranslator({ strict: true, includeUsage: false, model: 'm' });
+    expect(t.push('ping', 'not json')).toBe('');
+    expect(t.push('ping', '')).toBe('');
+    expect(t.done).toBe(false);
+  });
+
+  it('keeps the stop reason and the usage when a later message_delta has none', () => {
+    const t = new ChatStreamTranslator({ strict: true, includeUsage: false, model: 'm' });
+    push(t, 'message_delta', { delta: { stop_reason: 'max_tokens' } });
+    push(t, 'message_delta', { delta: {}, usage: { output_tokens: 1 } });
+    push(t, 'message_delta', { usage: { output_tokens: 2 } });
+    const usage = t.reportedUsage;
+    push(t, 'message_delta', { delta: {} });
+    expect(t.reportedUsage).toBe(usage);
+    expect(usage).toEqual({ output_tokens: 2 });
+    expect(frames(push(t, 'message_stop', {}))[0].choices[0].finish_reason).toBe('length');
+  });
+
+  it('writes nothing for a text block that starts without text', () => {
+    const t = new ChatStreamTranslator({ strict: false, includeUsage: false, model: 'm' });
+    expect(push(t, 'content_block_start', { index: 0, content_block: { type: 'text' } })).toBe('');
+    expect(push(t, 'content_block_start', { index: 1, content_block: { type: 'text', text: 5 } })).toBe('');
+  });
+
+  it('streams a tool call without a name as a tool call when there is no JSON tool', () => {
+    const t = new ChatStreamTranslator({ strict: true, includeUsage: false, model: 'm' });
+    expect(deltas(push(t, 'content_block_start', { index: 0, content_block: { type: 'tool_use', id: 't' } }))).toEqual([
+      { tool_calls: [{ index: 0, id: 't', type: 'function', function: { arguments: '' } }] },
+    ]);
+    expect(
+      deltas(push(t, 'content_block_delta', { index: 0, delta: { type: 'input_json_delta', partial_json: '{}' } })),
+    ).toEqual([{ tool_calls: [{ index: 0, function: { arguments: '{}' } }] }]);
+  });
+
+  it('writes a text delta without an index as valid JSON, its block index null', () => {
+    const t = new ChatStreamTranslator({ strict: false, includeUsage: false, model: 'm' });
+    expect(deltas(push(t, 'content_block_delta', { delta: { type: 'text_delta', text: 'a' } }))).toEqual([
+      { content: 'a', content_blocks: [{ index: null, delta: { type: 'text', text: 'a' } }] },
+    ]);
+    const s = new ChatStreamTranslator({ strict: true, includeUsage: false, model: 'm' });
+    expect(deltas(push(s, 'content_block_delta', { index: 'x', delta: { type: 'text_delta', text: 'b' } }))).toEqual([
+      { content: 'b' },
+    ]);
+  });
 });
