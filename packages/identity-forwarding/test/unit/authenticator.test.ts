@@ -81,6 +81,100 @@ describe('Authenticator options', () => {
   });
 });
 
+describe('jwtValidation field checks', () => {
+  const problem = (jwtValidation: object) =>
+    thrown(() => new Authenticator({ jwtValidation: { keys: keys(), ...jwtValidation } as never })).message;
+  const accepts = (jwtValidation: object) =>
+    expect(() => new Authenticator({ jwtValidation: { keys: keys(), ...jwtValidation } as never })).not.toThrow();
+  const where = 'authenticate jwtValidation';
+
+  it('refuses a jwksUri that is not a string, and needs none when keys are given', () => {
+    for (const jwksUri of [5, null, {}])
+      expect(problem({ jwksUri })).toBe(
+        `${where}.jwksUri must be a URL such as "https://idp.example.com/.well-known/jwks.json".`,
+      );
+    accepts({});
+  });
+
+  it('refuses an issuer or audience that is not a non-empty string, naming the field', () => {
+    for (const field of ['issuer', 'audience'])
+      for (const value of [5, '', null, ['a']]) {
+        expect(problem({ [field]: value })).toBe(`${where}.${field} must be a non-empty string.`);
+        accepts({ [field]: 'a' });
+      }
+  });
+
+  it('refuses requiredClaims that are not a list of non-empty names', () => {
+    const message = `${where}.requiredClaims must be a list of claim names such as ["email"].`;
+    for (const requiredClaims of ['email', [''], [5], ['email', ''], ['', 'email'], [null], { 0: 'email' }])
+      expect(problem({ requiredClaims })).toBe(message);
+    accepts({ requiredClaims: [] });
+    accepts({ requiredClaims: ['email', 'tenant'] });
+  });
+
+  it('refuses algorithms outside RS256, RS384, RS512', () => {
+    const message = `${where}.algorithms must be a list of RS256, RS384, RS512.`;
+    for (const algorithms of ['RS256', ['HS256'], ['RS256', 'HS256'], ['HS256', 'RS256'], [''], [5], ['rs256']])
+      expect(problem({ algorithms })).toBe(message);
+    accepts({ algorithms: ['RS256', 'RS384', 'RS512'] });
+    accepts({ algorithms: ['RS512'] });
+  });
+
+  it('refuses a clock tolerance that is not a finite number of at least 0 seconds', () => {
+    const message = `${where}.clockToleranceSeconds must be a number of seconds of at least 0, such as 30.`;
+    for (const clockToleranceSeconds of [-1, -0.001, NaN, Infinity, -Infinity, '30', null])
+      expect(problem({ clockToleranceSeconds })).toBe(message);
+    accepts({ clockToleranceSeconds: 0 });
+    accepts({ clockToleranceSeconds: 0.5 });
+  });
+
+  it('uses the clock tolerance given, not the 30 s default', async () => {
+    const auth = new Authenticator({ jwtValidation: { keys: keys(), clockToleranceSeconds: 10 } });
+    await expect(auth.authenticate(['authorization', `Bearer ${idToken({ exp: now() - 20 })}`])).rejects.toMatchObject({
+      reason: 'token_expired',
+    });
+    await expect(auth.authenticate(['authorization', `Bearer ${idToken({ exp: now() - 5 })}`])).resolves.toBeDefined();
+  });
+
+  it('refuses keys without getKey, even beside a jwksUri', () => {
+    const message = `${where}.keys must be a key resolver with getKey(kid), such as a RemoteKeySet.`;
+    for (const value of [null, {}, { getKey: 'x' }, 'x', 5])
+      expect(
+        thrown(() => new Authenticator({ jwtValidation: { jwksUri: 'https://idp/jwks', keys: value } as never }))
+          .message,
+      ).toBe(message);
+    accepts({ keys: { getKey: () => Promise.reject(new Error('unused')) } });
+  });
+
+  it('refuses an onKeySetFetch that is not a function', () => {
+    for (const onKeySetFetch of ['x', null, {}])
+      expect(problem({ onKeySetFetch })).toBe(`${where}.onKeySetFetch must be a function (outcome) => void.`);
+    accepts({ onKeySetFetch: () => undefined });
+  });
+
+  it('refuses a keySet that is not an object or has an unknown option, saying what to write', () => {
+    for (const keySet of [null, 'x', 5])
+      expect(problem({ keySet })).toBe(`${where}.keySet must be an object such as { cacheMaxAgeMs: 600000 }.`);
+    expect(problem({ keySet: { cache_max_age_ms: 1 } })).toBe(
+      `${where}.keySet has an unknown option "cache_max_age_ms"; did you mean "cacheMaxAgeMs"?`,
+    );
+    expect(problem({ keySet: { maxAge: 1 } })).toBe(
+      `${where}.keySet has an unknown option "maxAge"; the options are cacheMaxAgeMs, cooldownMs, firstRetryMs, timeoutMs, now.`,
+    );
+    accepts({ keySet: { cacheMaxAgeMs: 1, cooldownMs: 1, firstRetryMs: 1, timeoutMs: 1, now: () => 0 } });
+    accepts({ keySet: {} });
+  });
+
+  it('names the misspelt jwtValidation or option, with the spelling to write', () => {
+    expect(thrown(() => new Authenticator({ jwt_validation: {} } as never)).message).toBe(
+      'authenticate has an unknown option "jwt_validation"; did you mean "jwtValidation"?',
+    );
+    expect(problem({ jwks_uri: 'https://idp/jwks' })).toBe(
+      `${where} has an unknown option "jwks_uri"; did you mean "jwksUri"?`,
+    );
+  });
+});
+
 describe('API keys', () => {
   const entry = (extra: object = {}) => ({ key: 'sk-12345678', user: { user_id: 'u1' }, ...extra });
   const problem = (apiKeys: unknown[]) => thrown(() => new Authenticator({ apiKeys: apiKeys as never })).message;
@@ -97,6 +191,7 @@ describe('API keys', () => {
       'auth.apiKeys[0] needs exactly one of "key" or "keySha256".',
     );
     expect(problem([entry({ key: 'sk-1234' })])).toBe('auth.apiKeys[0].key must be a string of at least 8 characters.');
+    expect(() => new Authenticator({ apiKeys: [entry({ key: 'sk-12345' })] })).not.toThrow();
     expect(problem([entry({ key: 12345678 })])).toBe('auth.apiKeys[0].key must be a string of at least 8 characters.');
     for (const keySha256 of [sha('x').slice(1), `${sha('x')}0`, `${sha('x').slice(1)}g`, ` ${sha('x')}`])
       expect(problem([{ keySha256, user: {} }])).toBe(
@@ -120,6 +215,10 @@ describe('API keys', () => {
     expect(() => new Authenticator({ apiKeys: [{ key: 'sk-third-key', user: {}, id: '' }] })).toThrow(
       new TypeError('auth.apiKeys[0].id must be a non-empty string.'),
     );
+    for (const id of [5, null, {}])
+      expect(() => new Authenticator({ apiKeys: [{ key: 'sk-third-key', user: {}, id } as never] })).toThrow(
+        new TypeError('auth.apiKeys[0].id must be a non-empty string.'),
+      );
     const first = await auth.authenticate(['x-api-key', 'sk-12345678']);
     expect(first).toEqual({ method: 'api_key', subject: 'key:0', claims: { user_id: 'u1', sub: 'u1' } });
     expect(Object.isFrozen(first)).toBe(true);
