@@ -51,6 +51,17 @@ describe('importRsaSigningKeys', () => {
     same(imported[0]?.key, 'a');
     same(imported[1]?.key, 'b');
   });
+  it('keeps a key without kid, and skips holes in the list', () => {
+    const imported = importRsaSigningKeys({ keys: [undefined, null, 7, { ...B, kid: undefined }] });
+    expect(imported).toHaveLength(1);
+    expect(imported[0]?.kid).toBeUndefined();
+    same(imported[0]?.key, 'b');
+  });
+  it('keeps a key whose use is sig and skips one whose use is anything else', () => {
+    expect(importRsaSigningKeys({ keys: [{ ...A, use: 'sig' }] }).map((k) => k.kid)).toStrictEqual(['A']);
+    for (const use of ['enc', 'SIG', '', null])
+      expect(importRsaSigningKeys({ keys: [{ ...A, use }] })).toStrictEqual([]);
+  });
 });
 
 describe('LocalKeySet', () => {
