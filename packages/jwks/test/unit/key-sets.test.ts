@@ -51,6 +51,17 @@ describe('importRsaSigningKeys', () => {
     same(imported[0]?.key, 'a');
     same(imported[1]?.key, 'b');
   });
+  it('keeps a key without kid, and skips holes in the list', () => {
+    const imported = importRsaSigningKeys({ keys: [undefined, null, 7, { ...B, kid: undefined }] });
+    expect(imported).toHaveLength(1);
+    expect(imported[0]?.kid).toBeUndefined();
+    same(imported[0]?.key, 'b');
+  });
+  it('keeps a key whose use is sig and skips one whose use is anything else', () => {
+    expect(importRsaSigningKeys({ keys: [{ ...A, use: 'sig' }] }).map((k) => k.kid)).toStrictEqual(['A']);
+    for (const use of ['enc', 'SIG', '', null])
+      expect(importRsaSigningKeys({ keys: [{ ...A, use }] })).toStrictEqual([]);
+  });
 });
 
 describe('LocalKeySet', () => {
@@ -90,6 +101,37 @@ describe('RemoteKeySet options', () => {
       expect(() => new RemoteKeySet({ jwksUri: 'https://idp/jwks', [name]: 0.5 })).not.toThrow();
     },
   );
+});
+
+describe('RemoteKeySet option checks', () => {
+  const uri = 'https://idp/jwks';
+  it('needs an options object', () => {
+    for (const options of [undefined, null, 'https://idp/jwks', 7])
+      expect(() => new RemoteKeySet(options as never)).toThrow(
+        new TypeError('RemoteKeySet needs { jwksUri: "https://idp.example.com/.well-known/jwks.json" }.'),
+      );
+  });
+  it('refuses an unknown option, naming the spelling to write or the options', () => {
+    expect(() => new RemoteKeySet({ jwks_uri: uri } as never)).toThrow(
+      new TypeError('RemoteKeySet has an unknown option "jwks_uri"; did you mean "jwksUri"?'),
+    );
+    expect(() => new RemoteKeySet({ jwksUri: uri, CooldownMs: 5 } as never)).toThrow(
+      new TypeError('RemoteKeySet has an unknown option "CooldownMs"; did you mean "cooldownMs"?'),
+    );
+    expect(() => new RemoteKeySet({ jwksUri: uri, retries: 3 } as never)).toThrow(
+      new TypeError(
+        'RemoteKeySet has an unknown option "retries"; the options are jwksUri, cacheMaxAgeMs, cooldownMs, firstRetryMs, timeoutMs, maxResponseBytes, now, onFetch.',
+      ),
+    );
+  });
+  it.each(['now', 'onFetch'])('needs %s to be a function when given', (name) => {
+    for (const value of [0, 'Date.now', {}, null])
+      expect(() => new RemoteKeySet({ jwksUri: uri, [name]: value } as never)).toThrow(
+        new TypeError(`RemoteKeySet ${name} must be a function.`),
+      );
+    expect(() => new RemoteKeySet({ jwksUri: uri, [name]: undefined })).not.toThrow();
+    expect(() => new RemoteKeySet({ jwksUri: uri, [name]: () => 1 })).not.toThrow();
+  });
 });
 
 describe('RemoteKeySet fetching', () => {
@@ -296,6 +338,34 @@ describe('RemoteKeySet fetching', () => {
     });
     answers.push(ok({ keys: [A] }, { 'content-length': String(body.length) }));
     same(await set({ maxResponseBytes: body.length }).getKey('A'), 'a');
+  });
+
+  it('serves a fresh cache after the cooldown, and fetches again at exactly cacheMaxAgeMs', async () => {
+    answers.push(ok({ keys: [A] }), ok({ keys: [B] }));
+    const keys = set({ cooldownMs: 1_000, cacheMaxAgeMs: 10_000 });
+    same(await keys.getKey('A'), 'a');
+    clock += 9_999;
+    same(await keys.getKey('A'), 'a');
+    expect(keys.fetchCount).toBe(1);
+    clock += 1;
+    await expect(keys.getKey('A')).rejects.toMatchObject({ code: 'unknown_key' });
+    expect(keys.fetchCount).toBe(2);
+    same(await keys.getKey('B'), 'b');
+  });
+
+  it('works without onFetch, after a good fetch and after a failed one', async () => {
+    answers.push(ok({ keys: [A] }));
+    const keys = new RemoteKeySet({ jwksUri: 'https://idp.example/jwks', now: () => clock });
+    await expect(keys.getKey('Z')).rejects.toMatchObject({
+      code: 'unknown_key',
+      message: "No key of the identity provider matches the token's kid.",
+    });
+    answers.push(fail());
+    const down = new RemoteKeySet({ jwksUri: 'https://idp.example/jwks', now: () => clock });
+    await expect(down.getKey('A')).rejects.toMatchObject({
+      code: 'identity_provider_unavailable',
+      retryAfterSeconds: 1,
+    });
   });
 
   it('uses the system clock by default', async () => {

@@ -178,6 +178,50 @@ describe('loadSigningKey', () => {
   });
 });
 
+describe('loadSigningKey option checks', () => {
+  it('needs an options object', () => {
+    for (const options of [undefined, null, 'production', true])
+      expect(() => loadSigningKey(options as never)).toThrow(
+        new TypeError('loadSigningKey needs { production, jwtHeaderInUse, privateKeyPem? }.'),
+      );
+  });
+  it('refuses an unknown option, naming the spelling to write or the options', () => {
+    expect(() => loadSigningKey({ production: false, jwtHeaderInUse: false, private_key_pem: 'x' } as never)).toThrow(
+      new TypeError('loadSigningKey has an unknown option "private_key_pem"; did you mean "privateKeyPem"?'),
+    );
+    expect(() => loadSigningKey({ production: false, jwtHeaderInUse: false, kid: 'x' } as never)).toThrow(
+      new TypeError(
+        'loadSigningKey has an unknown option "kid"; the options are privateKeyPem, previousPublicKeysPem, production, jwtHeaderInUse.',
+      ),
+    );
+  });
+  it.each(['production', 'jwtHeaderInUse'])('needs %s to be true or false', (name) => {
+    for (const value of [undefined, 'true', 1, 0, null])
+      expect(() => loadSigningKey({ production: false, jwtHeaderInUse: false, [name]: value } as never)).toThrow(
+        new TypeError(`loadSigningKey ${name} must be true or false.`),
+      );
+  });
+  it.each(['privateKeyPem', 'previousPublicKeysPem'])('needs %s to be a PEM string when given', (name) => {
+    for (const value of [5, null, { pem: 'x' }, ['x']])
+      expect(() => loadSigningKey({ production: false, jwtHeaderInUse: false, [name]: value } as never)).toThrow(
+        new TypeError(`loadSigningKey ${name} must be a PEM string.`),
+      );
+  });
+  it('publishes only the current key without previous keys (an empty bundle is none)', () => {
+    for (const previousPublicKeysPem of [undefined, '']) {
+      const loaded = loadSigningKey({
+        privateKeyPem: a.privatePem,
+        previousPublicKeysPem,
+        production: true,
+        jwtHeaderInUse: true,
+      });
+      expect(loaded.jwks).toEqual({ keys: [loaded.key?.publicJwk] });
+      const ephemeral = loadSigningKey({ previousPublicKeysPem, production: false, jwtHeaderInUse: false });
+      expect(ephemeral.jwks).toEqual({ keys: [ephemeral.key?.publicJwk] });
+    }
+  });
+});
+
 describe('createIdentityTokenSigner', () => {
   // Made in the tests, not when the file loads: mutation runs load the file once for all mutants.
   let key: SigningKey;
