@@ -337,7 +337,7 @@ describe('checkPdf: slices and the time budget', () => {
     // stored, not compressed: any page tree in it would show in the file, so none (the count is unknown)
     const content = noise(262_200);
     // stored data a few bytes (per block) longer than its content: trimmed to exactly `bytes`
-    const fit = (bytes: number) => {
+    const storedOfLength = (bytes: number) => {
       let data = stored(content);
       for (let cut = content.length; data.length !== bytes;) {
         cut -= data.length - bytes;
@@ -345,11 +345,11 @@ describe('checkPdf: slices and the time budget', () => {
       }
       return data;
     };
-    let data = fit(256 * 1024);
+    let data = storedOfLength(256 * 1024);
     expect(data.length).toBe(256 * 1024);
     const atMost = rawObjStm(data);
     expect(await charged(atMost, 'idle')).toEqual({ result: 'accepted', slices: 1 });
-    data = fit(256 * 1024 + 1);
+    data = storedOfLength(256 * 1024 + 1);
     expect(data.length).toBe(256 * 1024 + 1);
     expect(await charged(rawObjStm(data), 'idle')).toEqual({ result: 'accepted', slices: 2 });
   });
