@@ -8,7 +8,7 @@
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { accessConfig } from './features.mjs';
-import { median } from './lib.mjs';
+import { BENCH_TOOLS as TOOLS, median } from './lib.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);
@@ -17,18 +17,6 @@ const rounds = Number(option('--rounds', 7));
 const roots = { current: join(here, '..') };
 if (option('--baseline') !== undefined) roots.baseline = resolve(option('--baseline'));
 
-const TOOLS = Array.from({ length: 200 }, (_, i) => ({
-  name: `tool_${String(i).padStart(3, '0')}`,
-  description: `Looks up record kind ${i} by its id and returns its fields as JSON (bench tool ${i}).`,
-  inputSchema: {
-    type: 'object',
-    properties: {
-      id: { type: 'string', description: 'The record id.' },
-      fields: { type: 'array', items: { type: 'string' }, description: 'Fields to return; all when empty.' },
-    },
-    required: ['id'],
-  },
-}));
 const answer = Buffer.from(`{"jsonrpc":"2.0","id":1,"result":${JSON.stringify({ tools: TOOLS })}}`);
 const config = accessConfig({ auth: { apiKeys: [] } }, 'policies');
 

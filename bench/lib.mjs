@@ -83,3 +83,17 @@ export function percentile(values, p) {
 export function median(values) {
   return percentile(values, 50);
 }
+
+/** The MCP mock's 200 tools, of the size real servers list: a description and an input schema each. */
+export const BENCH_TOOLS = Array.from({ length: 200 }, (_, i) => ({
+  name: `tool_${String(i).padStart(3, '0')}`,
+  description: `Looks up record kind ${i} by its id and returns its fields as JSON (bench tool ${i}).`,
+  inputSchema: {
+    type: 'object',
+    properties: {
+      id: { type: 'string', description: 'The record id.' },
+      fields: { type: 'array', items: { type: 'string' }, description: 'Fields to return; all when empty.' },
+    },
+    required: ['id'],
+  },
+}));

@@ -2,6 +2,7 @@
 // Anthropic (JSON and SSE: see `sendStream` for how a stream leaves), an MCP Streamable HTTP endpoint (JSON-RPC: `tools/list` answers 200
 // tools, `tools/call` a text result, each with the request's id), a Bedrock retrieve endpoint.
 import { createServer } from 'node:http';
+import { BENCH_TOOLS as TOOLS } from './lib.mjs';
 
 const MESSAGE = JSON.stringify({
   id: 'msg_bench',
@@ -78,19 +79,6 @@ function sendStream(res, mode) {
   step();
 }
 
-// 200 tools of the size real servers list: a description and an input schema each.
-const TOOLS = Array.from({ length: 200 }, (_, i) => ({
-  name: `tool_${String(i).padStart(3, '0')}`,
-  description: `Looks up record kind ${i} by its id and returns its fields as JSON (bench tool ${i}).`,
-  inputSchema: {
-    type: 'object',
-    properties: {
-      id: { type: 'string', description: 'The record id.' },
-      fields: { type: 'array', items: { type: 'string' }, description: 'Fields to return; all when empty.' },
-    },
-    required: ['id'],
-  },
-}));
 const TOOLS_RESULT = JSON.stringify({ tools: TOOLS });
 const CALL_RESULT = '{"content":[{"type":"text","text":"ok"}]}';
 
