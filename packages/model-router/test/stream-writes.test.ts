@@ -235,3 +235,54 @@ describe('text deltas converted without parsing', () => {
     );
   });
 });
+
+describe('non-streamed native answers', () => {
+  /**
+   * An upstream whose JSON answer of `size` bytes (with its content-length) comes in two writes: the
+   * first half, then the rest only once the test calls `release`.
+   */
+  async function halting(size: number) {
+    let release: () => void = () => undefined;
+    const server: Server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        const text = `{"id":"msg_big","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":"`;
+        const tail = '"}],"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":1}}';
+        const body = Buffer.from(text + 'x'.repeat(size - text.length - tail.length) + tail);
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length });
+        res.write(body.subarray(0, size / 2));
+        release = () => res.end(body.subarray(size / 2));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return {
+      url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      release: () => release(),
+      close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    };
+  }
+
+  it('passes an answer over 1 MiB on as it comes; one of 1 MiB leaves whole, once it has arrived', async () => {
+    for (const [size, passedBeforeEnd] of [
+      [2 * 1024 * 1024, true],
+      [1024 * 1024, false],
+    ] as const) {
+      const up = await halting(size);
+      const gateway = await gatewayFor(up.url);
+      try {
+        let sawBytes = false;
+        const answer = post(gateway.url, '/v1/messages', { ...nativeBody, stream: false }, () => (sawBytes = true));
+        // The first half has reached the gateway well before this; the rest is held upstream.
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        expect([size, sawBytes]).toEqual([size, passedBeforeEnd]);
+        up.release();
+        const { text } = await answer;
+        expect(text.length).toBe(size);
+        expect(JSON.parse(text)).toMatchObject({ id: 'msg_big', stop_reason: 'end_turn' });
+      } finally {
+        await gateway.close();
+        await up.close();
+      }
+    }
+  });
+});
