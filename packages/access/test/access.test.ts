@@ -238,3 +238,16 @@ describe('decide', () => {
     expect(perDecision).toBeLessThan(5);
   });
 });
+
+describe('AccessSnapshot.subject', () => {
+  it('remembers 10,000 callers at most, forgetting the oldest first', () => {
+    const snapshot = compileAccess({ mode: 'policies', policies: [support, contractor] });
+    const first = snapshot.subject({ user: 'u0' });
+    for (let i = 1; i < 10_000; i++) snapshot.subject({ user: `u${i}` });
+    expect(snapshot.subject({ user: 'u0' })).toBe(first);
+    snapshot.subject({ user: 'u10000' });
+    const again = snapshot.subject({ user: 'u0' });
+    expect(again).not.toBe(first);
+    expect(again.policies).toEqual(first.policies);
+  });
+});
