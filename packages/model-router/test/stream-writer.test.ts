@@ -1,0 +1,47 @@
+import { EventEmitter } from 'node:events';
+import type { ServerResponse } from 'node:http';
+import type { Readable } from 'node:stream';
+import { STREAM_FLUSH_BYTES, STREAM_FLUSH_MS, StreamWriter } from '../src/routes/stream-writer';
+
+/** A client response that records its writes, and an upstream that records pause/resume. */
+function parts() {
+  const writes: string[] = [];
+  const res = Object.assign(new EventEmitter(), {
+    destroyed: false,
+    write: (data: string | Buffer) => {
+      writes.push(data.toString());
+      return true;
+    },
+    end: () => undefined,
+  });
+  const upstream = { pause: jest.fn(), resume: jest.fn() };
+  const writer = new StreamWriter(res as unknown as ServerResponse, upstream as unknown as Readable, () => undefined);
+  return { writes, writer };
+}
+
+describe('StreamWriter', () => {
+  afterEach(() => jest.useRealTimers());
+
+  it('writes the first event at once and holds the next ones for the window', () => {
+    jest.useFakeTimers();
+    const { writes, writer } = parts();
+    writer.write('a');
+    writer.write('b');
+    writer.write('c');
+    expect(writes).toEqual(['a']);
+    jest.advanceTimersByTime(STREAM_FLUSH_MS);
+    expect(writes).toEqual(['a', 'bc']);
+  });
+
+  it(`writes at once what is held when it reaches ${STREAM_FLUSH_BYTES} bytes, without waiting for the window`, () => {
+    jest.useFakeTimers();
+    const { writes, writer } = parts();
+    writer.write('first');
+    const piece = 'x'.repeat(STREAM_FLUSH_BYTES / 2);
+    writer.write(piece);
+    writer.write(piece.slice(1));
+    expect(writes).toEqual(['first']);
+    writer.write('y');
+    expect(writes).toEqual(['first', `${piece}${piece.slice(1)}y`]);
+  });
+});
