@@ -254,3 +254,63 @@ describe('the event-stream filter', () => {
     );
   });
 });
+
+describe('a server whose tool list did not change', () => {
+  /** A tool list well over the memo's 1 KiB floor: `count` tools, `ok_*` and `no_*` in turn. */
+  const toolList = (count: number, rename: (name: string) => string = (n) => n) =>
+    Array.from({ length: count }, (_, i) => ({
+      name: rename(`${i % 2 === 0 ? 'ok' : 'no'}_${String(i).padStart(3, '0')}`),
+      description: `Tool ${i}: reads records of kind ${i} and returns their fields.`,
+      inputSchema: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] },
+    }));
+  const answer = (id: number, tools: unknown, before = '', after = '') =>
+    `{"jsonrpc":"2.0",${before}"id":${id},"result":{"tools":${JSON.stringify(tools)}${after}}}`;
+  const ids = (...n: number[]) => new Set(n.map((i) => `n:${i}`));
+
+  it('is filtered the same when its unchanged list stands at another place in the answer', () => {
+    const tools = toolList(40);
+    for (const [id, before, after] of [
+      [1, '', ''],
+      [2, '"x":"a longer field before the id",', ''],
+      [12345, '', ',"nextCursor":"c2"'],
+      [3, '"pad":"' + 'p'.repeat(3000) + '",', ''],
+    ] as const) {
+      const text = answer(id, tools, before, after);
+      expect(JSON.parse(filterJsonAnswer(text, ids(id), gate(true)))).toEqual(reference(text, ids(id)));
+    }
+  });
+
+  it('sees a tool renamed, added or removed in a list it has filtered before', () => {
+    const ids1 = ids(1);
+    const first = answer(1, toolList(40));
+    expect(JSON.parse(filterJsonAnswer(first, ids1, gate(true)))).toEqual(reference(first, ids1));
+    const changes = [
+      toolList(40, (n) => (n === 'no_039' ? 'ok_039' : n)), // the last tool, a byte before the end
+      toolList(40, (n) => (n === 'ok_000' ? 'no_000' : n)), // the first tool
+      toolList(41), // one more
+      toolList(39), // one fewer: a prefix of the list seen before
+    ];
+    for (const tools of changes) {
+      const text = answer(1, tools);
+      expect(JSON.parse(filterJsonAnswer(text, ids1, gate(true)))).toEqual(reference(text, ids1));
+    }
+  });
+
+  it('refuses to follow a list cut short after the bytes of one it knows', () => {
+    const ids1 = ids(1);
+    const whole = answer(1, toolList(40));
+    filterJsonAnswer(whole, ids1, gate(true));
+    // The same list, then garbage instead of the answer's end: not JSON, passed on unchanged.
+    const broken = `${whole.slice(0, -2)},}`;
+    expect(filterJsonAnswer(broken, ids1, gate(true))).toBe(broken);
+  });
+
+  it('stays right for more servers than it remembers', () => {
+    const lists = Array.from({ length: 20 }, (_, s) => toolList(30, (n) => `${n}_s${s}`));
+    for (let round = 0; round < 2; round++)
+      lists.forEach((tools, s) => {
+        const text = answer(s, tools);
+        expect(JSON.parse(filterJsonAnswer(text, ids(s), gate(true)))).toEqual(reference(text, ids(s)));
+      });
+  });
+});

@@ -50,6 +50,56 @@ STRING_STOP[BACKSLASH] = 1;
 /** Gives up on the text. */
 const FAIL = -1;
 
+/** Most `tools` arrays remembered by {@link ToolArrayMemo}. */
+export const MEMO_ARRAYS = 16;
+/** Smallest `tools` array remembered: below it, scanning costs about what comparing does. */
+export const MEMO_MIN_BYTES = 1024;
+/** Largest `tools` array remembered (a copy of its bytes is kept). */
+export const MEMO_MAX_BYTES = 1024 * 1024;
+
+/** A `tools` array scanned before: its bytes (a copy), and its tools with offsets from its `[`. */
+interface MemoEntry {
+  bytes: Buffer;
+  items: readonly ScannedTool[];
+}
+
+/**
+ * The `tools` arrays scanned most recently (at most {@link MEMO_ARRAYS}, each of
+ * {@link MEMO_MIN_BYTES} to {@link MEMO_MAX_BYTES}), so that a server's unchanged tool list —
+ * every `tools/list` answer of a server whose tools did not change — is compared, not scanned
+ * again. Sound because a JSON value read from its first byte ends, and holds what it holds,
+ * whatever comes before or after it: the same bytes at the same depth scan the same way.
+ */
+class ToolArrayMemo {
+  private readonly entries: MemoEntry[] = [];
+
+  /** The remembered array whose bytes start at `at` in `s`, or undefined. */
+  find(s: Buffer, at: number): MemoEntry | undefined {
+    for (let e = this.entries.length - 1; e >= 0; e--) {
+      const entry = this.entries[e] as MemoEntry;
+      const end = at + entry.bytes.length;
+      if (end <= s.length && s[end - 1] === 0x5d && entry.bytes.compare(s, at, end) === 0) {
+        if (e !== this.entries.length - 1) this.entries.push(...this.entries.splice(e, 1));
+        return entry;
+      }
+    }
+    return undefined;
+  }
+
+  /** Remembers the array scanned from `start` to `end` in `s` and its tools. */
+  remember(s: Buffer, start: number, end: number, items: readonly ScannedTool[]): void {
+    const length = end - start;
+    if (length < MEMO_MIN_BYTES || length > MEMO_MAX_BYTES) return;
+    const bytes = Buffer.from(s.subarray(start, end));
+    const relative = items.map((tool) => ({ start: tool.start - start, end: tool.end - start, name: tool.name }));
+    this.entries.push({ bytes, items: relative });
+    if (this.entries.length > MEMO_ARRAYS) this.entries.shift();
+  }
+}
+
+/** One memo for the process: tool lists are the same for every caller of a server. */
+const toolArrays = new ToolArrayMemo();
+
 export class JsonScanner {
   /** Whether the last string scanned holds an escape. */
   private escaped = false;
@@ -184,8 +234,19 @@ export class JsonScanner {
     return end;
   }
 
-  /** The tools array at `i` (depth 3): each element's range and name. */
+  /** The tools array at `i` (depth 3): each element's range and name; compared with the memo first. */
   private tools(i: number, items: ScannedTool[]): number {
+    const known = toolArrays.find(this.s, i);
+    if (known !== undefined) {
+      for (const tool of known.items) items.push({ start: tool.start + i, end: tool.end + i, name: tool.name });
+      return i + known.bytes.length;
+    }
+    const end = this.scanTools(i, items);
+    if (end !== FAIL) toolArrays.remember(this.s, i, end, items);
+    return end;
+  }
+
+  private scanTools(i: number, items: ScannedTool[]): number {
     const s = this.s;
     i = this.ws(i + 1);
     if (s[i] === 0x5d) return i + 1;
