@@ -25,6 +25,10 @@ export interface Listening {
 /** Listens on 127.0.0.1 with an ephemeral port. */
 export async function listen(handler: Parameters<typeof createServer>[1] | express.Express): Promise<Listening> {
   const server = createServer(handler as Parameters<typeof createServer>[1]);
+  // Idle keep-alive connections stay open for the whole test: with Node's 5 s default, a
+  // connection the server closes just as a client reuses it (a busy machine delays the client's
+  // own 4 s expiry) fails that request with ECONNRESET, a race of the test machine, not a finding.
+  server.keepAliveTimeout = 120_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
