@@ -65,6 +65,13 @@ const config: Config = flat
       // Two test files at a time even on two cores (jest's default would be one): most files wait
       // on the processes they start (gateways, databases, a browser, npm), not on the CPU.
       maxWorkers: Math.max(2, availableParallelism() - 1),
+      // A test or hook that waits on real servers, keys and processes gets 30 s, not jest's 5 s: a
+      // shared CI machine can be several times slower than a developer's (a hang still fails).
+      testTimeout: 30_000,
+      // A worker at the end of the run gets 10 s to exit, not jest's 500 ms: a worker that loaded
+      // the embedded database (WebAssembly) can take longer than that to tear down on a busy
+      // machine, and jest reports that as a leak. A handle left open still keeps it up past 10 s.
+      workerGracefulExitTimeout: 10_000,
       projects: [
         ...projects,
         {
