@@ -26,7 +26,8 @@ const outIndex = args.indexOf('--out');
 const outDir = outIndex === -1 ? undefined : args[outIndex + 1];
 const onlyIndex = args.indexOf('--only');
 /**
- * `--only catalog,latency,load,streams,pdf,features,scaling,peers,micro`: run those sections alone
+ * `--only catalog,latency,load,streams,pdf,features,access,scaling,peers,micro`: run those sections
+ * alone (`access`: the access-policy rows of `features` only)
  * and print their figures as JSON (no targets, nothing written unless `--out` is given): for
  * working on one part.
  */
@@ -529,7 +530,8 @@ async function featureBenchmarks({ mock, bare, gateway, configPath, fileConfig, 
     if (status !== 'HIT')
       throw new Error(`a repeated cached request answered x-gateway-cache-status ${status}, not HIT`);
   };
-  try {
+  /** The response cache, the builds before it and before tracing, tracing, request records. */
+  const cacheTracingRecords = async () => {
     // Response cache, in memory: the chat completion asked for with `cache` (a hit after the
     // first) against the same request without it, on the main gateway.
     process.stdout.write('features: response cache (memory)\n');
@@ -659,7 +661,9 @@ async function featureBenchmarks({ mock, bare, gateway, configPath, fileConfig, 
     process.stdout.write('features: request records\n');
     out.tracing.records = await recordQueue(current.port, on(current).at('/v1/messages', passThroughBody), c.records);
     await stop();
-
+  };
+  try {
+    if (want('features')) await cacheTracingRecords();
     // Access policies: 100 policies and 1,000 API keys, `policies` mode against `open`.
     process.stdout.write('features: access policies\n');
     const accessPath = (mode) => {
@@ -1054,7 +1058,7 @@ async function main() {
     }
     results.memory.gatewayPeakRss = peakRss(pid);
 
-    if (want('features'))
+    if (want('features') || want('access'))
       results.features = await featureBenchmarks({
         mock,
         bare,
