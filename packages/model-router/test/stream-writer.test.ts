@@ -8,7 +8,12 @@ function parts() {
   const writes: string[] = [];
   const res = Object.assign(new EventEmitter(), {
     destroyed: false,
+    headersSent: false,
+    flushHeaders: jest.fn(() => {
+      res.headersSent = true;
+    }),
     write: (data: string | Buffer) => {
+      res.headersSent = true;
       writes.push(data.toString());
       return true;
     },
@@ -16,7 +21,7 @@ function parts() {
   });
   const upstream = { pause: jest.fn(), resume: jest.fn() };
   const writer = new StreamWriter(res as unknown as ServerResponse, upstream as unknown as Readable, () => undefined);
-  return { writes, writer };
+  return { writes, writer, res };
 }
 
 describe('StreamWriter', () => {
@@ -43,5 +48,21 @@ describe('StreamWriter', () => {
     expect(writes).toEqual(['first']);
     writer.write('y');
     expect(writes).toEqual(['first', `${piece}${piece.slice(1)}y`]);
+  });
+
+  it('open() leaves the headers to the first write of the same turn, and sends them alone on the next turn when none came', async () => {
+    const first = parts();
+    first.writer.open();
+    first.writer.write('a');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(first.res.flushHeaders).not.toHaveBeenCalled();
+    expect(first.writes).toEqual(['a']);
+
+    const quiet = parts();
+    quiet.writer.open();
+    expect(quiet.res.flushHeaders).not.toHaveBeenCalled();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(quiet.res.flushHeaders).toHaveBeenCalledTimes(1);
+    expect(quiet.writes).toEqual([]);
   });
 });

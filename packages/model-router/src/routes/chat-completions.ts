@@ -67,13 +67,16 @@ export interface ChatContext {
   cache: CacheContext;
 }
 
-/** Starts a chat completion event stream (headers set one by one so the host can read them back, as it does at shutdown). */
+/**
+ * Sets a chat completion event stream's headers (one by one so the host can read them back, as it
+ * does at shutdown). They are sent by the caller: with the frames of a cached answer, or by the
+ * stream's writer (`StreamWriter.open`).
+ */
 function startEventStream(res: ServerResponse): void {
   res.statusCode = 200;
   res.setHeader('content-type', 'text/event-stream; charset=utf-8');
   res.setHeader('cache-control', 'no-cache');
   res.setHeader('x-accel-buffering', 'no');
-  res.flushHeaders();
 }
 
 /** Runs one chat completion (also used by prompt templates), streaming or not. */
@@ -169,6 +172,7 @@ export async function runChatCompletion(
   const streamEvent = startStreamSpan(res);
   const upstream = response.body;
   const writer = new StreamWriter(res, upstream, () => (locals.firstByteAt ??= performance.now()));
+  writer.open();
   // Bytes received since the last complete event: a provider that never ends an event (or a line)
   // cannot make the gateway buffer without bound.
   let pending = 0;

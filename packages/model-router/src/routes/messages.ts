@@ -138,15 +138,16 @@ export async function runNativeMessages(
     const value = response.headers[name];
     if (value !== undefined && isForwardedResponseHeader(name)) res.setHeader(name, value);
   }
-  // Event streams start now; other answers leave with their first bytes (one write fewer).
+  // Every answer's headers leave with its first bytes (one write fewer); an event stream's at the
+  // latest on the next turn of the event loop (StreamWriter.open).
   const eventStream = String(response.headers['content-type'] ?? '').startsWith('text/event-stream');
-  if (eventStream) res.flushHeaders();
   const streamEvent = eventStream ? startStreamSpan(res) : undefined;
   // An event stream leaves through the writer (events that come together leave in one write);
   // other answers are piped.
   const writer = eventStream
     ? new StreamWriter(res, response.body, () => (locals.firstByteAt ??= performance.now()))
     : undefined;
+  writer?.open();
   // The model and usage of a successful answer, read as its bytes pass.
   const tap = response.statusCode < 400 ? new UsageTap(locals, eventStream) : undefined;
   // The last bytes passed on (at least 4 when there are): whether they end with a whole event,

@@ -23,6 +23,7 @@ export class StreamWriter {
   private lastWrite = Number.NEGATIVE_INFINITY;
   private holds = 0;
   private closed = false;
+  private opening: NodeJS.Immediate | undefined;
 
   /**
    * @param res - the client's response (headers already sent or set).
@@ -34,7 +35,25 @@ export class StreamWriter {
     private readonly upstream: Readable,
     private readonly onWrite: () => void,
   ) {
-    res.once('close', () => this.stopTimer());
+    res.once('close', () => {
+      this.stopTimer();
+      this.stopOpening();
+    });
+  }
+
+  /**
+   * Starts the response: its headers (set, not sent) leave with the first write, in the same
+   * packet as the first event, when that event has already arrived with the provider's headers
+   * (the usual case); else on the next turn of the event loop, so that a client still learns at
+   * once that its stream has started. One write and one wake-up of the client fewer than sending
+   * the headers on their own first.
+   */
+  open(): void {
+    if (this.opening !== undefined || this.res.headersSent) return;
+    this.opening = setImmediate(() => {
+      this.opening = undefined;
+      if (!this.res.headersSent && !this.res.destroyed) this.res.flushHeaders();
+    });
   }
 
   /** Queues bytes of the stream; they leave now, or within {@link STREAM_FLUSH_MS}. */
@@ -89,6 +108,12 @@ export class StreamWriter {
   readonly release = (): void => {
     if (--this.holds === 0) this.upstream.resume();
   };
+
+  private stopOpening(): void {
+    if (this.opening === undefined) return;
+    clearImmediate(this.opening);
+    this.opening = undefined;
+  }
 
   private stopTimer(): void {
     if (this.timer === undefined) return;
