@@ -49,6 +49,17 @@ const STREAM_EVENTS = (() => {
 })();
 /** Milliseconds between the events of a paced stream (a provider generating tokens). */
 const PACED_EVENT_MS = 5;
+/** A short answer's stream (20 text deltas, 25 events), for the time-to-first-byte rows. */
+const SHORT_EVENTS = (() => {
+  const body = Buffer.from(streamBody(20));
+  const events = [];
+  for (let at = 0; at < body.length;) {
+    const end = body.indexOf('\n\n', at) + 2;
+    events.push(body.subarray(at, end));
+    at = end;
+  }
+  return events;
+})();
 
 /**
  * Sends the 1,000-event stream the way the request's path asks (the path is the provider's base
@@ -56,6 +67,9 @@ const PACED_EVENT_MS = 5;
  * - `/v1/messages` (default): like a provider, one event per write, each write on its own turn of
  *   the event loop, so the events leave back to back as separate chunks;
  * - `/paced/v1/messages`: the same with 5 ms between events (a stream that lasts about 5 s);
+ * - `/short/v1/messages`: a short answer (20 text deltas, 25 events) paced the same way, about
+ *   0.1 s: time to first byte as a provider's stream has it, without 1,000 events sent back to
+ *   back competing for the CPU with the process measuring;
  * - `/burst/v1/messages`: `message_start` on its own, then the other 1,004 events in one write.
  */
 function sendStream(res, mode) {
@@ -65,14 +79,15 @@ function sendStream(res, mode) {
     setImmediate(() => res.end(STREAM_REST));
     return;
   }
+  const events = mode === 'short' ? SHORT_EVENTS : STREAM_EVENTS;
   let next = 0;
   let timer;
   const step = () => {
     if (res.destroyed) return;
-    const event = STREAM_EVENTS[next++];
-    if (next === STREAM_EVENTS.length) return res.end(event);
+    const event = events[next++];
+    if (next === events.length) return res.end(event);
     res.write(event);
-    if (mode === 'paced') timer = setTimeout(step, PACED_EVENT_MS);
+    if (mode === 'paced' || mode === 'short') timer = setTimeout(step, PACED_EVENT_MS);
     else setImmediate(step);
   };
   res.once('close', () => clearTimeout(timer));
@@ -104,7 +119,7 @@ const server = createServer((req, res) => {
   req.on('data', (c) => chunks.push(c));
   req.on('end', () => {
     const url = req.url ?? '';
-    const mode = /^\/(paced|burst)\//.exec(url)?.[1];
+    const mode = /^\/(paced|burst|short)\//.exec(url)?.[1];
     const path = mode ? url.slice(mode.length + 1) : url;
     if (path.startsWith('/v1/messages')) {
       const body = Buffer.concat(chunks).toString();

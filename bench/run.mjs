@@ -134,6 +134,8 @@ function gatewayConfig(mockPort, missUsers) {
       // The same mock, whose streams leave 5 ms apart (`paced`) or all at once (`burst`): see mocks.mjs.
       { slug: 'paced', provider: 'anthropic', apiKey: 'sk-bench', baseUrl: `http://127.0.0.1:${mockPort}/paced` },
       { slug: 'burst', provider: 'anthropic', apiKey: 'sk-bench', baseUrl: `http://127.0.0.1:${mockPort}/burst` },
+      // A short answer's stream, paced (`short`): the time-to-first-byte rows.
+      { slug: 'short', provider: 'anthropic', apiKey: 'sk-bench', baseUrl: `http://127.0.0.1:${mockPort}/short` },
       {
         slug: 'kb',
         provider: 'bedrock',
@@ -969,6 +971,27 @@ async function main() {
           counts.stream,
         ),
       );
+      // Time to first byte as a provider's stream has it: 25 events 5 ms apart.
+      results.scenarios.push(
+        await paired(
+          'paced stream conversion, 25 events 5 ms apart',
+          gw('/v1/chat/completions', slugged('short')),
+          direct('/short/v1/messages', streamDirect),
+          counts.stream * 2,
+          counts.rounds,
+          counts.stream,
+        ),
+      );
+      results.scenarios.push(
+        await paired(
+          'paced stream pass-through, /v1/messages, 25 events 5 ms apart',
+          gw('/v1/messages', JSON.stringify({ ...JSON.parse(streamDirect), model: '@short/claude-sonnet-4-5' })),
+          direct('/short/v1/messages', streamDirect),
+          counts.stream * 2,
+          counts.rounds,
+          counts.stream,
+        ),
+      );
     }
 
     const pid = gateway.child.pid;
@@ -1041,11 +1064,12 @@ async function main() {
         cpuMicrosPerEvent: conversion.cpuMicrosPerEvent.median,
         p50Micros: conversion.streamP50Micros,
       };
-      // New streams among 10 paced ones the gateway keeps converting (an event every 5 ms each).
+      // New streams (short, paced) among 10 paced ones the gateway keeps converting (an event
+      // every 5 ms each).
       results.streams.amongBusy = await ttfbAmongStreams({
         busy: gw('/v1/chat/completions', slugged('paced')),
-        gateway: gw('/v1/chat/completions', streamChat),
-        direct: direct('/v1/messages', streamDirect),
+        gateway: gw('/v1/chat/completions', slugged('short')),
+        direct: direct('/short/v1/messages', streamDirect),
         n: counts.streamBusy,
         rounds: counts.rounds,
       });

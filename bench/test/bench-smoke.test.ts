@@ -26,6 +26,8 @@ describe('pnpm bench', () => {
       'signed Bedrock retrieve',
       'streaming conversion of 1,000 events, one event per chunk',
       'stream pass-through, /v1/messages, 1,000 events, one event per chunk',
+      'paced stream conversion, 25 events 5 ms apart',
+      'paced stream pass-through, /v1/messages, 25 events 5 ms apart',
     ]);
     for (const scenario of report.scenarios) {
       for (const key of ['gatewayP50Micros', 'directP50Micros', 'addedP50Micros']) {
