@@ -16,7 +16,10 @@ import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { accessConfig, accessKey, probe } from './features.mjs';
-import { closedLoop, median, processCpuMicros } from './lib.mjs';
+import { benchScratch, closedLoop, median, processCpuMicros } from './lib.mjs';
+
+// Every temporary folder of this run (databases, configs, keys) in one, removed at exit.
+benchScratch('gateway-access-bench-run-');
 
 const here = dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);

@@ -1,6 +1,8 @@
 // Closed-loop driver with microsecond resolution, and process CPU/memory readings.
 import { execSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Agent, request } from 'node:http';
 
 export const CLK_TCK = (() => {
@@ -97,3 +99,18 @@ export const BENCH_TOOLS = Array.from({ length: 200 }, (_, i) => ({
     required: ['id'],
   },
 }));
+
+/**
+ * Moves this process's temporary files (and its children's, through TMPDIR) into one folder of
+ * its own, removed when the process exits however it ends: the gateways' databases, configs and
+ * keys of a bench run take 100+ MB each. `GW_KEEP_BENCH_TMP=1` keeps the folder.
+ */
+export function benchScratch(prefix) {
+  const scratch = mkdtempSync(join(tmpdir(), prefix));
+  process.env.TMPDIR = scratch;
+  process.on('exit', () => {
+    if (process.env.GW_KEEP_BENCH_TMP !== '1') rmSync(scratch, { recursive: true, force: true, maxRetries: 3 });
+  });
+  for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => process.exit(130));
+  return scratch;
+}

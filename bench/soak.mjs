@@ -9,6 +9,10 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { benchScratch } from './lib.mjs';
+
+// Every temporary folder of this run (databases, configs, keys) in one, removed at exit.
+benchScratch('gateway-soak-run-');
 
 const here = dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);

@@ -2,6 +2,9 @@
 // exit, or a jest process that does not exit after its run. Jest itself only warns about both.
 //   node scripts/jest-strict.mjs [jest arguments]
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const jestBin = fileURLToPath(new URL('../node_modules/jest/bin/jest.js', import.meta.url));
@@ -14,11 +17,25 @@ const LEAKS = [
 /** How long jest may stay up after saying it did not exit. */
 const EXIT_GRACE_MS = 10_000;
 
+/**
+ * The run's temporary folder: every test's `mkdtemp(tmpdir())` (databases, configs, npm
+ * consumers, browsers) lands in it through TMPDIR, and it is removed when jest ends, whatever the
+ * tests left (a killed test cleans nothing up). `GW_KEEP_TEST_TMP=1` keeps it to look inside.
+ */
+const scratch = mkdtempSync(join(tmpdir(), 'gw-test-run-'));
+const removeScratch = () => {
+  if (process.env.GW_KEEP_TEST_TMP === '1') process.stderr.write(`jest-strict: temporary files kept in ${scratch}\n`);
+  else rmSync(scratch, { recursive: true, force: true, maxRetries: 3 });
+};
 const child = spawn(
   process.execPath,
   ['--experimental-vm-modules', '--no-warnings=ExperimentalWarning', jestBin, ...process.argv.slice(2)],
-  { stdio: ['inherit', 'inherit', 'pipe'] },
+  { stdio: ['inherit', 'inherit', 'pipe'], env: { ...process.env, TMPDIR: scratch } },
 );
+for (const signal of ['SIGINT', 'SIGTERM'])
+  process.on(signal, () => {
+    child.kill(signal);
+  });
 const seen = new Set();
 let tail = '';
 let killTimer;
@@ -35,6 +52,7 @@ child.stderr.on('data', (chunk) => {
     }
 });
 child.on('exit', (code, signal) => {
+  removeScratch();
   if (seen.size > 0) {
     process.stderr.write(
       `\njest-strict: a test left a handle open (${[...seen].join('; ')}). ` +

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -8,11 +8,17 @@ jest.setTimeout(240_000);
 describe('pnpm bench', () => {
   it('runs every scenario with tiny counts and writes a report of the expected shape', () => {
     const out = mkdtempSync(join(tmpdir(), 'bench-smoke-'));
+    // The bench's own temporary folder (gateway databases, configs) goes in here, and must be
+    // gone when it ends: a run leaves 100+ MB there otherwise.
+    const temp = mkdtempSync(join(tmpdir(), 'bench-smoke-tmp-'));
     const run = spawnSync(
       process.execPath,
       ['--expose-gc', join(__dirname, '..', 'run.mjs'), '--smoke', '--out', out],
-      { encoding: 'utf8', timeout: 230_000 },
+      { encoding: 'utf8', timeout: 230_000, env: { ...process.env, TMPDIR: temp } },
     );
+    const left = readdirSync(temp);
+    rmSync(temp, { recursive: true, force: true });
+    expect(left).toEqual([]);
     expect(run.stderr).toBe('');
     expect(run.status).toBe(0);
     const report = JSON.parse(readFileSync(join(out, 'results.json'), 'utf8'));
@@ -61,7 +67,14 @@ describe('pnpm bench', () => {
     expect(Object.keys(report.features.cache).sort()).toEqual(
       report.features.cache.redisSkipped ? ['memory', 'redisSkipped'] : ['memory', 'redis'],
     );
-    expect(Object.keys(report.features.access).sort()).toEqual(['mcpCall', 'passThrough', 'toolsList', 'toolsListed']);
+    expect(Object.keys(report.features.access).sort()).toEqual([
+      'mcpCall',
+      'mcpCallSame',
+      'passThrough',
+      'passThroughSame',
+      'toolsList',
+      'toolsListed',
+    ]);
     expect(report.features.access.toolsListed).toEqual({ withoutGate: 200, withGate: 100 });
     expect(Object.keys(report.features.tracing).sort()).toEqual(['exportOn', 'receiver', 'records', 'traceparent']);
     for (const comparison of [report.features.cache.memory, report.features.access.toolsList]) {
