@@ -7,7 +7,7 @@ import { cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { closedLoop, currentRss, median, peakRss, percentile, processCpuMicros } from './lib.mjs';
+import { benchScratch, closedLoop, currentRss, median, peakRss, percentile, processCpuMicros } from './lib.mjs';
 import { targets, renderMarkdown } from './report.mjs';
 import { microBenchmarks } from './micro.mjs';
 import { listRecords, seedCatalog, seedStore } from './catalog-seed.mjs';
@@ -16,6 +16,9 @@ import { accessConfig, accessKey, probe, recordQueue, redisServerPath, sideBySid
 import { STREAM_EVENTS, streamCpu, ttfbAmongStreams } from './streams.mjs';
 import { scalingBenchmarks, scalingConfig } from './scaling.mjs';
 import { peerBenchmarks } from './peers.mjs';
+
+// Every temporary folder of this run (databases, configs, keys) in one, removed at exit.
+benchScratch('gateway-bench-run-');
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
@@ -675,6 +678,9 @@ async function featureBenchmarks({ mock, bare, gateway, configPath, fileConfig, 
     };
     const open = await start(mainJs, gatewayEnv(accessPath('open'), privateKey));
     const policies = await start(mainJs, gatewayEnv(accessPath('policies'), privateKey));
+    // A second open gateway, identical to the first: how far two identical gateways differ in
+    // these rounds is the noise a 5 % target is read against.
+    const openAgain = await start(mainJs, gatewayEnv(accessPath('open'), privateKey));
     const [caller, gated] = [accessKey(0), accessKey(50)];
     const listed = async (proc, key) =>
       (await probe(on(proc, key).at('/mcp/tools', toolsList))).body?.result?.tools?.length;
@@ -700,6 +706,22 @@ async function featureBenchmarks({ mock, bare, gateway, configPath, fileConfig, 
             label: 'MCP tools/call, jwt_header, policies against open',
             a: subject(open, 'open', '/mcp/tools', mcpCall, {}, caller),
             b: subject(policies, 'policies', '/mcp/tools', mcpCall, {}, caller),
+            floor: floor('/mcp', mcpCall),
+            direct: directMcp(mcpCall),
+          },
+          {
+            name: 'passThroughSame',
+            label: '/v1/messages pass-through, open against a second identical open gateway (the noise)',
+            a: subject(open, 'open', '/v1/messages', passThroughBody, {}, caller),
+            b: subject(openAgain, 'open, second gateway', '/v1/messages', passThroughBody, {}, caller),
+            floor: floorMessages,
+            direct: directMessages,
+          },
+          {
+            name: 'mcpCallSame',
+            label: 'MCP tools/call, jwt_header, open against a second identical open gateway (the noise)',
+            a: subject(open, 'open', '/mcp/tools', mcpCall, {}, caller),
+            b: subject(openAgain, 'open, second gateway', '/mcp/tools', mcpCall, {}, caller),
             floor: floor('/mcp', mcpCall),
             direct: directMcp(mcpCall),
           },
