@@ -29,9 +29,9 @@ const objStm = (content: Buffer | string, { compress = true, eol = '\n' } = {}) 
 const withObjStm = (...streams: Buffer[]) =>
   Buffer.concat([Buffer.from('%PDF-1.7\n'), ...streams, Buffer.from('%%EOF\n')]);
 const BUSY_SPACES = 10;
-const BUSY_BOUNDARY = 3;
-const BUSY_END = 5;
-const BUSY_BELOW = 11;
+const BUSY_BOUNDARY = 4;
+const BUSY_END = 6;
+const BUSY_BELOW = 12;
 const CARRY_PAUSES = 70;
 const TOO_MANY = (n: number) => `pdf_too_many_pages: The PDF has ${n} pages; at most 100 are accepted.`;
 const COMPLEX_INFLATE =
