@@ -140,7 +140,8 @@ export class PdfBytes {
       for (let crossing = Math.max(at, end - needle.length + 1); crossing < Math.min(last, end); crossing++) {
         if (this.startsWith(crossing, needle)) return crossing;
       }
-      at = end;
+      // the next window (never back, whatever the windows hold)
+      at = start + this.windowBytes;
     }
     return -1;
   }
