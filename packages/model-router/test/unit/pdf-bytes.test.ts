@@ -95,6 +95,7 @@ describe('PdfBytes: windows at hand', () => {
   it('gives a piece up to the end of its window, and copies across windows', async () => {
     const pdf = (await open(TEXT, 8)) as PdfBytes;
     expect(pdf.piece(7, 20)).toEqual(DATA.subarray(7, 12));
+    expect(pdf.piece(7, 9)).toEqual(DATA.subarray(7, 9));
     expect(pdf.piece(30, 40)).toEqual(DATA.subarray(30, 31));
     expect(pdf.copy(5, 25)).toEqual(DATA.subarray(5, 25));
     expect(pdf.copy(5, 5)).toEqual(Buffer.alloc(0));

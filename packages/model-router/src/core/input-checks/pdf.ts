@@ -247,10 +247,10 @@ async function skipSpaces(pdf: PdfBytes, at: number, scan: Scan): Promise<number
   return i;
 }
 
-/** Going back from `at`, the first position that is not white space (0 at the latest). */
+/** Going back from `at`, the first position that is not white space (-1 when there is none). */
 async function skipSpacesBack(pdf: PdfBytes, at: number, scan: Scan): Promise<number> {
   let i = at;
-  while (i > 0 && isSpace(pdf.at(i))) {
+  while (isSpace(pdf.at(i))) {
     i--;
     if ((i & 0xffff) === 0 && scan.due()) await scan.pause();
   }
