@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { deflateSync } from 'node:zlib';
 import { RawJsonString } from '../../src/core/raw-json-string';
 import { MAX_PDF_BYTES, PdfCheckBudget, checkPdf, decodeBase64, type Slices } from '../../src/core/input-checks/pdf';
+import { PdfBytes } from '../../src/core/input-checks/pdf-bytes';
 
 const b64 = (pdf: Buffer | string) => Buffer.from(pdf).toString('base64');
 async function outcome(pdf: Buffer | string, budget?: PdfCheckBudget) {
@@ -29,9 +30,9 @@ const objStm = (content: Buffer | string, { compress = true, eol = '\n' } = {}) 
 const withObjStm = (...streams: Buffer[]) =>
   Buffer.concat([Buffer.from('%PDF-1.7\n'), ...streams, Buffer.from('%%EOF\n')]);
 const BUSY_SPACES = 10;
-const BUSY_BOUNDARY = 3;
-const BUSY_END = 5;
-const BUSY_BELOW = 11;
+const BUSY_BOUNDARY = 4;
+const BUSY_END = 6;
+const BUSY_BELOW = 12;
 const CARRY_PAUSES = 70;
 const TOO_MANY = (n: number) => `pdf_too_many_pages: The PDF has ${n} pages; at most 100 are accepted.`;
 const COMPLEX_INFLATE =
@@ -486,5 +487,90 @@ describe('decodeBase64: slices', () => {
     const busy = counting(true);
     expect((await decodeBase64(text, busy, 8)).equals(Buffer.from(text, 'base64'))).toBe(true);
     expect(busy.pauses).toBe(CARRY_PAUSES);
+  });
+});
+
+describe('checkPdf: base64 read a window at a time', () => {
+  /** Bytes a window of base64 decodes to. */
+  const D = 192 * 1024;
+  /** A PDF with `text` at byte `position`, white space before it. */
+  const placed = (position: number, text: Buffer | string, head = '%PDF-1.4\n') =>
+    Buffer.concat([Buffer.from(head), Buffer.alloc(position - head.length, 0x20), Buffer.from(text)]);
+  /** The outcome of `pdf` as a string, as a raw string, and as base64 in lines (decoded whole): the same. */
+  async function outcomes(pdf: Buffer) {
+    const string = await outcome(pdf);
+    const text = b64(pdf);
+    let raw: string;
+    try {
+      await checkPdf(new RawJsonString(Buffer.from(text, 'latin1')), 'doc');
+      raw = 'accepted';
+    } catch (error) {
+      raw = `${(error as { code: string }).code}: ${(error as Error).message}`;
+    }
+    expect(raw).toBe(string);
+    expect(await outcome(text.replace(/(.{76})/g, '$1\n'))).toBe(string);
+    return string;
+  }
+  const ENCRYPTED = 'pdf_encrypted: Encrypted or password-protected PDFs are not supported.';
+  it('finds a name that crosses from one window into the next', async () => {
+    expect(await outcomes(placed(D - 4, '/Encrypt 1 0 R'))).toBe(ENCRYPTED);
+    expect(await outcomes(placed(D - 8, '/Encrypt 1 0 R'))).toBe(ENCRYPTED);
+    expect(await outcomes(placed(D - 7, '/Encrypt /x'))).toBe('accepted');
+    // `/Type` and `/Pages` of a dictionary across the boundary, then its `<<`
+    expect(await outcomes(placed(D - 3, '/Type /Pages /Count 150 >>', '%PDF-1.4\n<< '))).toBe(TOO_MANY(150));
+    expect(await outcomes(placed(D - 9, '/Type /Pages /Count 150 >>', '%PDF-1.4\n<< '))).toBe(TOO_MANY(150));
+    expect(await outcomes(placed(D - 1, '<< /Type /Pages /Count 160 >>'))).toBe(TOO_MANY(160));
+    expect(await outcomes(placed(D - 15, '<< /Type /Pages /Count 160 >>'))).toBe(TOO_MANY(160));
+  });
+  it('reads a /Count whose digits are split between two windows', async () => {
+    const text = '<< /Type /Pages /Count 150 >>';
+    expect(await outcomes(placed(D - 1 - text.indexOf('150'), text))).toBe(TOO_MANY(150));
+    expect(await outcomes(placed(D - 2 - text.indexOf('150'), text))).toBe(TOO_MANY(150));
+    expect(await outcomes(placed(2 * D - 1 - text.indexOf('150'), text))).toBe(TOO_MANY(150));
+  });
+  it('finds the << of a dictionary windows below its /Pages', async () => {
+    expect(await outcomes(placed(2 * D + 1000, '/Type /Pages /Count 170 >>', '%PDF-1.4\n<< '))).toBe(TOO_MANY(170));
+  });
+  it('inflates an object stream whose data crosses windows', async () => {
+    const stream = objStm('<< /Type /Pages /Count 250 >>');
+    const data = stream.indexOf('stream\n') + 7;
+    for (const at of [D - data - 5, D - data + 1, D - data, D - stream.indexOf('endstream') - 3]) {
+      expect(await outcomes(placed(at, stream, '%PDF-1.7\n'))).toBe(TOO_MANY(250));
+    }
+    // larger than 256 KiB: inflated off the event loop, fed a window at a time
+    let seed = 7;
+    const random = Buffer.from(
+      Array.from({ length: 400_000 }, () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) >>> 24),
+    );
+    // the page tree first, compressed (repeated), then data that does not compress, stored
+    const large = objStm(Buffer.concat([Buffer.from('<< /Type /Pages /Count 180 >> '.repeat(2000)), random]));
+    expect(large.length).toBeGreaterThan(2 * D);
+    expect(large.includes('/Count')).toBe(false);
+    expect(await outcomes(placed(D - 100, large, '%PDF-1.7\n'))).toBe(TOO_MANY(180));
+    // and one that cannot be inflated, across windows too
+    const junk = objStm(Buffer.concat([Buffer.from([0x78, 0x9c]), noise(300_000)]), { compress: false });
+    expect(await outcomes(placed(D - 100, junk, '%PDF-1.7\n'))).toBe('accepted');
+  });
+  it('decodes each window a few times, whatever the searches', async () => {
+    const decodes = async (pdf: Buffer) => {
+      const fromBase64 = jest.spyOn(PdfBytes, 'fromBase64');
+      try {
+        await outcome(pdf);
+        const bytes = (await fromBase64.mock.results[0]?.value) as PdfBytes;
+        return bytes.windowsDecoded / Math.ceil(pdf.length / D);
+      } finally {
+        jest.restoreAllMocks();
+      }
+    };
+    const apart = ' '.repeat(D);
+    const dictionaries = Array.from({ length: 8 }, (_, i) => `<< /Type /Pages${apart}/Count ${i} >>`).join('');
+    // once to check the base64, once per search through the PDF: /Encrypt, /Pages
+    expect(await decodes(Buffer.from(`%PDF-1.7\n${dictionaries}`))).toBeLessThanOrEqual(3);
+    const spread = Array.from({ length: 8 }, (_, i) => `${apart}/Type /Pages /Count ${i}`).join('');
+    // the `>>` and `/Count` searches ahead of the /Pages one
+    expect(await decodes(Buffer.from(`%PDF-1.7\n<< ${spread} >>`))).toBeLessThanOrEqual(4);
+    const streams = Array.from({ length: 8 }, () => objStm(stored(noise(D)), { compress: false }));
+    // /ObjStm, and the streams inflated
+    expect(await decodes(withObjStm(...streams))).toBeLessThanOrEqual(4);
   });
 });

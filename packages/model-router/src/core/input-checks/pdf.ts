@@ -9,7 +9,10 @@ import {
   PdfTooManyPagesError,
 } from '../errors';
 import { base64DecodedLength } from './data-url';
+import { PdfBytes, type Slices } from './pdf-bytes';
 import type { JsonString } from '../raw-json-string';
+
+export type { Slices } from './pdf-bytes';
 
 /** Largest PDF accepted, decoded: 32 MiB. */
 export const MAX_PDF_BYTES = 32 * 1024 * 1024;
@@ -26,12 +29,12 @@ export const MAX_PDF_CHECK_MS = 5_000;
 const MIN_PDF_INFLATE_ALLOWANCE = 1024 * 1024;
 /** Work done between two turns of the event loop. */
 const SLICE_MS = 3;
-/** Bytes searched by one native `indexOf` (a 32 MiB search can take 20-50 ms). */
+/** Bytes searched at a time (a 32 MiB search can take 20-50 ms). */
 const WINDOW = 256 * 1024;
-/** Base64 characters decoded at once (about 1 ms). */
+/** Base64 characters decoded at once, when the PDF is decoded whole (about 1 ms). */
 const DECODE_CHUNK = 1024 * 1024;
 /**
- * Characters of a raw string decoded at once: each piece is first copied into a string, kept far
+ * Characters of a raw string decoded at once (when it is decoded whole): each piece is first copied into a string, kept far
  * under the size (about 1 MB) at which Node makes it an external string, which lives outside the
  * heap until a full garbage collection, and small enough to be an ordinary young object: a 32 MB
  * PDF grew the heap by 16 MB in 512 KiB pieces, by 8 MB in these.
@@ -66,12 +69,6 @@ export class PdfCheckBudget {
     this.inflatedBytes = limits.inflatedBytes ?? MAX_PDF_INFLATED_BYTES;
     this.milliseconds = limits.milliseconds ?? MAX_PDF_CHECK_MS;
   }
-}
-
-/** Work done in slices: `due` when the current slice has lasted long enough, `pause` to yield. */
-export interface Slices {
-  due(): boolean;
-  pause(): Promise<void>;
 }
 
 /** One PDF's check: slices of work between turns of the event loop, charged to the budget. */
@@ -124,14 +121,14 @@ class Scan implements Slices {
    * Flate stream. Small streams inflate here (bounded to about 1 ms), larger ones on the libuv
    * threadpool, whose time is not charged: the byte budget bounds it.
    */
-  async inflate(data: Buffer): Promise<Buffer | undefined> {
+  async inflate(pdf: PdfBytes, start: number, end: number): Promise<Buffer | undefined> {
     const limit = Math.min(this.inflateLeft, this.budget.inflatedBytes);
     if (limit < 1) throw this.tooMuchInflated();
     let inflated: Buffer | undefined;
     try {
-      if (data.length <= SYNC_INFLATE_INPUT) {
+      if (end - start <= SYNC_INFLATE_INPUT) {
         try {
-          inflated = inflateSync(data, { maxOutputLength: Math.min(limit, SYNC_INFLATE_OUTPUT) });
+          inflated = inflateSync(pdf.copy(start, end), { maxOutputLength: Math.min(limit, SYNC_INFLATE_OUTPUT) });
         } catch (error) {
           if (!(isTooLarge(error) && limit > SYNC_INFLATE_OUTPUT)) throw error;
         }
@@ -139,7 +136,7 @@ class Scan implements Slices {
       if (inflated === undefined) {
         this.charge();
         try {
-          inflated = await inflateAsync(data, limit);
+          inflated = await inflateAsync(pdf, start, end, limit);
         } finally {
           this.sliceStart = performance.now();
           this.sliceCpu = process.cpuUsage();
@@ -173,30 +170,46 @@ function isTooLarge(error: unknown): boolean {
 }
 
 /**
- * Inflates on the libuv threadpool, a piece at a time, each piece copied into one buffer of
- * `limit` bytes (allocated, not touched: its pages are used as it fills), so that no single
- * step on the event loop copies more than a piece. Rejects with code ERR_BUFFER_TOO_LARGE past
- * `limit`.
+ * Inflates bytes `start` to `end` of `pdf` on the libuv threadpool, a piece at a time, each
+ * piece copied into one buffer of `limit` bytes (allocated, not touched: its pages are used as
+ * it fills), so that no single step on the event loop copies more than a piece. The PDF is fed a
+ * window at a time, each once the one before has been read (the next may be decoded into the
+ * same memory). Rejects with code ERR_BUFFER_TOO_LARGE past `limit`.
  */
-function inflateAsync(data: Buffer, limit: number): Promise<Buffer> {
+function inflateAsync(pdf: PdfBytes, start: number, end: number, limit: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const inflated = Buffer.allocUnsafe(limit);
     let length = 0;
+    let done = false;
     // Stryker disable next-line ObjectLiteral: the piece size only sets how much one step copies; the inflated bytes and the limit are the same.
     const inflater = createInflate({ chunkSize: ASYNC_INFLATE_CHUNK });
+    const fail = (error: unknown) => {
+      done = true;
+      inflater.destroy();
+      reject(error);
+    };
     inflater.on('data', (piece: Buffer) => {
       if (length + piece.length > limit) {
-        inflater.destroy();
         // Stryker disable next-line StringLiteral: never shown: `inflate` turns the code into its own pdf_too_complex error.
-        reject(Object.assign(new RangeError('Inflated past the limit.'), { code: TOO_LARGE }));
+        fail(Object.assign(new RangeError('Inflated past the limit.'), { code: TOO_LARGE }));
         return;
       }
       piece.copy(inflated, length);
       length += piece.length;
     });
-    inflater.once('error', reject);
-    inflater.once('end', () => resolve(inflated.subarray(0, length)));
-    inflater.end(data);
+    inflater.on('error', fail);
+    inflater.once('end', () => {
+      done = true;
+      resolve(inflated.subarray(0, length));
+    });
+    // zlib calls back once it has read a piece, not after an error (the error settles the promise).
+    const feed = (at: number): void => {
+      if (done) return;
+      if (at === end) return void inflater.end();
+      const piece = pdf.piece(at, end);
+      inflater.write(piece, () => feed(at + piece.length));
+    };
+    feed(start);
   });
 }
 
@@ -205,65 +218,64 @@ function isSpace(byte: number | undefined): boolean {
 }
 
 /** The first position at or after `from` where `needle` starts, or -1; searched a window at a time. */
-async function find(buffer: Buffer, needle: Buffer, from: number, scan: Scan): Promise<number> {
-  for (let at = Math.max(from, 0); at < buffer.length; at += WINDOW) {
+async function find(pdf: PdfBytes, needle: Buffer, from: number, scan: Scan): Promise<number> {
+  for (let at = Math.max(from, 0); at < pdf.length; at += WINDOW) {
     if (scan.due()) await scan.pause();
-    const hit = buffer.subarray(at, at + WINDOW + needle.length - 1).indexOf(needle);
-    if (hit !== -1) return at + hit;
+    const hit = pdf.indexOf(needle, at, at + WINDOW);
+    if (hit !== -1) return hit;
   }
   return -1;
 }
 
 /** The last position in [from, to] where `needle` starts, or -1; searched a window at a time. */
-async function findLast(buffer: Buffer, needle: Buffer, from: number, to: number, scan: Scan): Promise<number> {
+async function findLast(pdf: PdfBytes, needle: Buffer, from: number, to: number, scan: Scan): Promise<number> {
   for (let top = to; top >= from; top -= WINDOW) {
     if (scan.due()) await scan.pause();
-    const bottom = Math.max(from, top - WINDOW + 1);
-    const hit = buffer.subarray(bottom, top + needle.length).lastIndexOf(needle);
-    if (hit !== -1) return bottom + hit;
+    const hit = pdf.lastIndexOf(needle, Math.max(from, top - WINDOW + 1), top);
+    if (hit !== -1) return hit;
   }
   return -1;
 }
 
 /** The first position at or after `at` that is not white space. */
-async function skipSpaces(buffer: Buffer, at: number, scan: Scan): Promise<number> {
+async function skipSpaces(pdf: PdfBytes, at: number, scan: Scan): Promise<number> {
   let i = at;
-  while (isSpace(buffer[i])) {
+  while (isSpace(pdf.at(i))) {
     i++;
     if ((i & 0xffff) === 0 && scan.due()) await scan.pause();
   }
   return i;
 }
 
-/** Going back from `at`, the first position that is not white space (0 at the latest). */
-async function skipSpacesBack(buffer: Buffer, at: number, scan: Scan): Promise<number> {
+/** Going back from `at`, the first position that is not white space (-1 when there is none). */
+async function skipSpacesBack(pdf: PdfBytes, at: number, scan: Scan): Promise<number> {
   let i = at;
-  while (i > 0 && isSpace(buffer[i])) {
+  while (isSpace(pdf.at(i))) {
     i--;
     if ((i & 0xffff) === 0 && scan.due()) await scan.pause();
   }
   return i;
 }
 
-async function readInteger(buffer: Buffer, at: number, scan: Scan): Promise<number | undefined> {
-  let i = await skipSpaces(buffer, at, scan);
+async function readInteger(pdf: PdfBytes, at: number, scan: Scan): Promise<number | undefined> {
+  let i = await skipSpaces(pdf, at, scan);
   let value = 0;
   const start = i;
-  while (i < buffer.length && (buffer[i] as number) >= 0x30 && (buffer[i] as number) <= 0x39 && i - start < 9) {
-    value = value * 10 + ((buffer[i] as number) - 0x30);
+  while ((pdf.at(i) as number) >= 0x30 && (pdf.at(i) as number) <= 0x39 && i - start < 9) {
+    value = value * 10 + ((pdf.at(i) as number) - 0x30);
     i++;
   }
   return i === start ? undefined : value;
 }
 
 /** True when `/Encrypt` is used as a dictionary key (followed by a reference or a dictionary). */
-async function isEncrypted(buffer: Buffer, scan: Scan): Promise<boolean> {
+async function isEncrypted(pdf: PdfBytes, scan: Scan): Promise<boolean> {
   for (
-    let at = await find(buffer, ENCRYPT, 0, scan);
+    let at = await find(pdf, ENCRYPT, 0, scan);
     at !== -1;
-    at = await find(buffer, ENCRYPT, at + ENCRYPT.length, scan)
+    at = await find(pdf, ENCRYPT, at + ENCRYPT.length, scan)
   ) {
-    const next = buffer[await skipSpaces(buffer, at + ENCRYPT.length, scan)] as number;
+    const next = pdf.at(await skipSpaces(pdf, at + ENCRYPT.length, scan)) as number;
     if ((next >= 0x30 && next <= 0x39) || next === 0x3c /* < */) return true;
   }
   return false;
@@ -276,7 +288,7 @@ async function isEncrypted(buffer: Buffer, scan: Scan): Promise<boolean> {
  * `/Pages` to the next, so each is found from where the previous search left off: every byte
  * is searched once, whatever the PDF holds.
  */
-async function pageTreeCount(buffer: Buffer, scan: Scan): Promise<number | undefined> {
+async function pageTreeCount(pdf: PdfBytes, scan: Scan): Promise<number | undefined> {
   let best: number | undefined;
   let open = -1; // the last `<<` before `openFrom`
   let openFrom = 0;
@@ -287,30 +299,26 @@ async function pageTreeCount(buffer: Buffer, scan: Scan): Promise<number | undef
   // Stryker disable next-line UnaryOperator: no `/Count` starts at byte 1: its dictionary's `<<` comes before it.
   let valueAt = -1;
   let value: number | undefined;
-  for (
-    let at = await find(buffer, PAGES, 0, scan);
-    at !== -1;
-    at = await find(buffer, PAGES, at + PAGES.length, scan)
-  ) {
-    const i = await skipSpacesBack(buffer, at - 1, scan);
-    if (i < TYPE.length - 1 || !buffer.subarray(i - TYPE.length + 1, i + 1).equals(TYPE)) continue;
+  for (let at = await find(pdf, PAGES, 0, scan); at !== -1; at = await find(pdf, PAGES, at + PAGES.length, scan)) {
+    const i = await skipSpacesBack(pdf, at - 1, scan);
+    if (!pdf.startsWith(i - TYPE.length + 1, TYPE)) continue;
     if (openFrom <= at) {
-      const found = await findLast(buffer, OPEN, openFrom, at, scan);
+      const found = await findLast(pdf, OPEN, openFrom, at, scan);
       if (found !== -1) open = found;
       // Stryker disable next-line ArithmeticOperator: no `<<` starts at `at - 1`, the byte before the `/` of `/Pages`.
       openFrom = at + 1;
     }
     // Stryker disable next-line UnaryOperator: no `>>` starts at byte 1 (it follows `/Pages`), and none after -1 is none after `at`.
-    if (close === undefined || (close !== -1 && close < at)) close = await find(buffer, CLOSE, at, scan);
+    if (close === undefined || (close !== -1 && close < at)) close = await find(pdf, CLOSE, at, scan);
     if (open === -1 || close === -1) continue;
     if (countFrom === -1 || (count !== -1 && count < open)) {
-      count = await find(buffer, COUNT, open, scan);
+      count = await find(pdf, COUNT, open, scan);
       countFrom = open;
     }
     // Stryker disable next-line UnaryOperator: no `/Count` starts at byte 1, and -1 is past `count > close` anyway.
     if (count === -1 || count > close) continue;
     if (valueAt !== count) {
-      value = await readInteger(buffer, count + COUNT.length, scan);
+      value = await readInteger(pdf, count + COUNT.length, scan);
       valueAt = count;
     }
     if (value !== undefined && (best === undefined || value > best)) best = value;
@@ -319,7 +327,7 @@ async function pageTreeCount(buffer: Buffer, scan: Scan): Promise<number | undef
 }
 
 /** Page count from compressed object streams (PDF 1.5+), which hide the page tree. */
-async function objectStreamPageCount(buffer: Buffer, scan: Scan): Promise<number | undefined> {
+async function objectStreamPageCount(pdf: PdfBytes, scan: Scan): Promise<number | undefined> {
   let best: number | undefined;
   // Stryker disable next-line UnaryOperator: every `/ObjStm` is past byte 1 (after `%PDF-`), so the first search runs either way.
   let streamAt = -1; // the first `stream` at or after the current `/ObjStm`
@@ -327,25 +335,21 @@ async function objectStreamPageCount(buffer: Buffer, scan: Scan): Promise<number
   let endAt = -1; // the first `endstream` at or after `streamAt`
   // Stryker disable next-line UnaryOperator: no stream data starts at byte 1.
   let previousData = -1;
-  for (
-    let at = await find(buffer, OBJSTM, 0, scan);
-    at !== -1;
-    at = await find(buffer, OBJSTM, at + OBJSTM.length, scan)
-  ) {
-    if (streamAt < at) streamAt = await find(buffer, STREAM, at, scan);
+  for (let at = await find(pdf, OBJSTM, 0, scan); at !== -1; at = await find(pdf, OBJSTM, at + OBJSTM.length, scan)) {
+    if (streamAt < at) streamAt = await find(pdf, STREAM, at, scan);
     if (streamAt === -1) break; // and none after either
-    if (endAt < streamAt) endAt = await find(buffer, ENDSTREAM, streamAt, scan);
+    if (endAt < streamAt) endAt = await find(pdf, ENDSTREAM, streamAt, scan);
     if (endAt === -1) break;
     let dataStart = streamAt + STREAM.length;
-    if (buffer[dataStart] === 0x0d) dataStart++;
-    if (buffer[dataStart] === 0x0a) dataStart++;
+    if (pdf.at(dataStart) === 0x0d) dataStart++;
+    if (pdf.at(dataStart) === 0x0a) dataStart++;
     // Several `/ObjStm` before one stream name the same stream: it is read once.
     if (dataStart === previousData) continue;
     previousData = dataStart;
-    const inflated = await scan.inflate(buffer.subarray(dataStart, endAt));
+    const inflated = await scan.inflate(pdf, dataStart, endAt);
     // Not a Flate stream we can read: the page count stays unknown.
     if (inflated === undefined) continue;
-    const count = await pageTreeCount(inflated, scan);
+    const count = await pageTreeCount(PdfBytes.of(inflated), scan);
     if (count !== undefined && (best === undefined || count > best)) best = count;
   }
   return best;
@@ -431,7 +435,10 @@ export async function decodeBase64(
  * decoding), the `%PDF-` header, encryption, and the page count (page tree `/Count`, including
  * inside compressed object streams). A PDF whose page count cannot be read passes through to
  * the provider, which has the last word. Never converts the PDF to a string, and reads a raw
- * string from the bytes received: the decoded PDF is the one copy it makes.
+ * string from the bytes received. Base64 of letters only (padding at the end allowed), as raw
+ * strings are, is decoded a window of 192 KiB at a time, a few windows kept ({@link PdfBytes}):
+ * no decoded copy of the PDF is made. Other base64 (line breaks, spaces, `=` before the end) is
+ * decoded whole, the one copy made.
  *
  * The work is done in slices of a few milliseconds, letting the event loop serve other requests
  * in between, within `budget` (one per request, shared by its PDFs; a new one when not given):
@@ -443,10 +450,12 @@ export async function checkPdf(base64: JsonString, param: string, budget = new P
     throw new PdfTooLargeError('The PDF is larger than 32 MB.', { param });
   }
   const scan = new Scan(budget, param);
-  const pdf = await decodeBase64(base64, scan);
+  // Base64 letters only (but at the end), as raw strings and most others are: decoded a window at
+  // a time. Anything else (line breaks, spaces, `=` before the end) is decoded whole.
+  const pdf = (await PdfBytes.fromBase64(base64, scan)) ?? PdfBytes.of(await decodeBase64(base64, scan));
   scan.inflateLeft = Math.max(pdf.length * MAX_PDF_INFLATE_RATIO, MIN_PDF_INFLATE_ALLOWANCE);
   // `%PDF-` within its first 1 KiB: no need to search further.
-  const header = pdf.subarray(0, 1024 + PDF_HEADER.length).indexOf(PDF_HEADER);
+  const header = pdf.indexOf(PDF_HEADER, 0, 1024 + 1);
   if (header === -1) throw new InvalidPdfError('The document is not a PDF.', { param });
   if (await isEncrypted(pdf, scan))
     throw new PdfEncryptedError('Encrypted or password-protected PDFs are not supported.', { param });
