@@ -27,6 +27,14 @@ export function targets(report) {
   const bareEvent = [streamCpu.bareProxy.cpuMicrosPerEvent.median, us];
   const perEvent = (path) => streamCpu[path].cpuMicrosPerEvent;
   const bareStreamTtfb = [scenario(report, 'bare node:http proxy').addedTtfbMicros.median, ms];
+  // The paced streams' time to first byte over the bare proxy carrying the same stream.
+  const barePaced = scenario(report, 'bare node:http proxy, paced stream');
+  const overBarePaced = (s) => s.addedTtfbMicros.median - (barePaced?.addedTtfbMicros.median ?? 0);
+  const pacedFloor = barePaced ? [barePaced.addedTtfbMicros.median, ms] : bareStreamTtfb;
+  const pacedText = (s) => (v) =>
+    barePaced
+      ? `${ms(v)} over the bare proxy carrying the same stream (${ms(s.addedTtfbMicros.median)} over the mock)`
+      : ms(v);
   const m = report.micro;
   const catalog = report.catalog;
   const catalogRatios = [
@@ -92,18 +100,18 @@ export function targets(report) {
     [
       'added time to first byte of a stream (conversion, paced like a provider), 1 connection',
       '≤ 0.50 ms',
-      stream.addedTtfbMicros.median,
+      overBarePaced(stream),
       500,
-      ms,
-      bareStreamTtfb,
+      pacedText(stream),
+      pacedFloor,
     ],
     [
       'added time to first byte of a stream (pass-through /v1/messages, paced like a provider), 1 connection',
       '≤ 0.30 ms',
-      streamPassThrough.addedTtfbMicros.median,
+      overBarePaced(streamPassThrough),
       300,
-      ms,
-      bareStreamTtfb,
+      pacedText(streamPassThrough),
+      pacedFloor,
     ],
     [
       'added time to first byte of a new stream (conversion) while the gateway converts 10 others',

@@ -32,6 +32,7 @@ describe('pnpm bench', () => {
       'signed Bedrock retrieve',
       'streaming conversion of 1,000 events, one event per chunk',
       'stream pass-through, /v1/messages, 1,000 events, one event per chunk',
+      'bare node:http proxy, paced stream, 25 events 5 ms apart',
       'paced stream conversion, 25 events 5 ms apart',
       'paced stream pass-through, /v1/messages, 25 events 5 ms apart',
     ]);
