@@ -16,7 +16,8 @@ const SECRET_FIELDS: ReadonlySet<string> = new Set([
   'password',
 ]);
 
-function redactObject(object: Record<string, unknown>): Record<string, unknown> {
+/** A copy of `object` with the values of its secret-named fields replaced. */
+export function redactObject(object: Record<string, unknown>): Record<string, unknown> {
   const copy = { ...object };
   for (const name in copy) if (SECRET_FIELDS.has(name.toLowerCase())) copy[name] = '[redacted]';
   return copy;
@@ -39,6 +40,34 @@ export function redactSecrets(object: Record<string, unknown>): Record<string, u
     }
   }
   return copy ?? object;
+}
+
+/** Whether an object has a secret-named field (at the top level), as {@link redactSecrets} reads them. */
+export function hasSecretField(object: Record<string, unknown>): boolean {
+  for (const name in object) if (SECRET_FIELDS.has(name.toLowerCase())) return true;
+  return false;
+}
+
+/** Marks the loggers {@link createLogger} made: their line format is known (and no child's). */
+const OWN_FORMAT = Symbol('gw.ownLogFormat');
+
+type PinoInternals = Record<symbol, unknown> & { [OWN_FORMAT]?: true };
+
+/**
+ * Writes an `info` line whose fields are already JSON (`"key":value,…`, no secret among them: no
+ * redaction is applied) straight to the destination of a logger {@link createLogger} made, in
+ * pino's own format: `{"level":30,"time":…,"service":"gateway",<fields>,"msg":…}`. False, writing
+ * nothing, for any other logger (a host's, a child): the caller then logs the fields as an object.
+ * The caller checks that `info` is enabled.
+ */
+export function writeInfoLine(logger: Logger, fields: string, msg: string): boolean {
+  if (!Object.prototype.hasOwnProperty.call(logger, OWN_FORMAT)) return false;
+  const internals = logger as unknown as PinoInternals;
+  const { streamSym, timeSym, chindingsSym, endSym } = pino.symbols;
+  const time = (internals[timeSym] as () => string)();
+  const line = `{"level":${logger.levels.values.info}${time}${internals[chindingsSym] as string},${fields},"msg":${JSON.stringify(msg)}${internals[endSym] as string}`;
+  (internals[streamSym] as DestinationStream).write(line);
+  return true;
 }
 
 /** Log levels accepted in `LOG_LEVEL`. */
@@ -87,5 +116,6 @@ export function createLogger(level: string = 'info', destination?: DestinationSt
     destination ?? stdoutDestination(),
   );
   if (!destination) setInterval(() => logger.flush(), 1000).unref();
+  Object.defineProperty(logger, OWN_FORMAT, { value: true });
   return logger;
 }
