@@ -15,7 +15,7 @@ import {
 import type { GatewayIdentity } from '@gw/identity-forwarding';
 import type { GatewayLocals } from '@gw/model-router';
 import type { GatewayMetrics } from '../observability/metrics';
-import type { RequestRecord } from '../observability/request-record';
+import { logRequest, type RequestRecord } from '../observability/request-record';
 import { routeFamily, type RouteFamily } from './route-family';
 
 const TRACE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -142,21 +142,7 @@ export function trackRequest(
       cacheStatus: gateway.cacheStatus ?? null,
       metadata: state.metadata ?? null,
     };
-    logger.info(
-      {
-        ...record,
-        // pino writes the line's own `time` (when the request ended).
-        time: undefined,
-        startedAt: record.time,
-        target: gateway.target,
-        upstreamStatus: gateway.upstreamStatus,
-        upstreamMs: gateway.upstreamMs === undefined ? undefined : Math.round(gateway.upstreamMs * 100) / 100,
-        upstreamAttempts: gateway.upstreamAttempts,
-        streamIdleTimeout: gateway.streamIdleTimeout,
-        completed: res.writableFinished,
-      },
-      'request',
-    );
+    logRequest(logger, record, gateway, res.writableFinished);
     if (sink && RECORDED.has(family)) sink(record);
   });
 }

@@ -1,6 +1,5 @@
-import { context, propagation, trace } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { ExportResultCode, W3CTraceContextPropagator, type ExportResult } from '@opentelemetry/core';
+import { trace } from '@opentelemetry/api';
+import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import {
@@ -168,16 +167,18 @@ export function startTracing(env: NodeJS.ProcessEnv): GatewayTracing | undefined
     resource: resourceFromAttributes({ 'service.name': env.OTEL_SERVICE_NAME?.trim() || 'gateway' }),
     spanProcessors: [new BoundedSpanProcessor(batch, stats, maxQueueSize)],
   });
-  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  // Only the tracer provider is registered. Every span gets its parent explicitly (the request's
+  // trace context travels on the request: @gw/tracing), and `injectTraceHeaders` writes the W3C
+  // headers itself, so neither a context manager nor a propagator is read. An
+  // AsyncLocalStorage context manager, once the exporter first runs inside `context.with`, would
+  // make every promise and async resource of the process carry the context: about 7% more CPU
+  // per request with export on (docs/decisions.md, "Tracing").
   trace.setGlobalTracerProvider(provider);
   return {
     stats,
     shutdown: async () => {
       await provider.shutdown().catch(() => undefined);
       trace.disable();
-      propagation.disable();
-      context.disable();
     },
   };
 }

@@ -1,0 +1,176 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  RequestLogWriter,
+  insertParameter,
+  migrate,
+  openEmbeddedDatabase,
+  openPostgres,
+  queryRequestRecords,
+  recordRow,
+  type CatalogDatabase,
+  type RequestRecord,
+} from '../src';
+import { startPostgres, type RunningPostgres } from './postgres';
+
+jest.setTimeout(120_000);
+
+const record = (over: Partial<RequestRecord> = {}): RequestRecord => ({
+  time: '2025-06-02T10:00:00.000Z',
+  requestId: 'req-1',
+  traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
+  route: 'messages',
+  method: 'POST',
+  path: '/v1/messages',
+  userId: 'u_alice',
+  keyHint: '…7f3a',
+  provider: 'claude',
+  modelRequested: 'claude-haiku-4-5',
+  modelAnswered: null,
+  mcpMethod: null,
+  status: 200,
+  errorCode: null,
+  durationMs: 12.34,
+  ttfbMs: 3.5,
+  inputTokens: 25,
+  outputTokens: 12,
+  cacheCreationTokens: null,
+  cacheReadTokens: 0,
+  cacheStatus: null,
+  metadata: null,
+  ...over,
+});
+
+describe('a request record as a row of the insert', () => {
+  it('keys its fields a to v in column order and leaves null fields out', () => {
+    expect(JSON.parse(recordRow(record()))).toEqual({
+      a: '2025-06-02T10:00:00.000Z',
+      b: 'req-1',
+      c: '4bf92f3577b34da6a3ce929d0e0e4736',
+      d: 'messages',
+      e: 'POST',
+      f: '/v1/messages',
+      g: 'u_alice',
+      h: '…7f3a',
+      i: 'claude',
+      j: 'claude-haiku-4-5',
+      m: 200,
+      o: 12.34,
+      p: 3.5,
+      q: 25,
+      r: 12,
+      t: 0,
+    });
+    expect(JSON.parse(recordRow(record({ metadata: { team: 'red' }, errorCode: 'x' })))).toMatchObject({
+      n: 'x',
+      v: { team: 'red' },
+    });
+    expect(JSON.parse(insertParameter([record(), record({ requestId: 'req-2' })]))).toHaveLength(2);
+  });
+
+  it('turns NUL and unpaired surrogates into U+FFFD, in values and metadata keys alike', () => {
+    const row = JSON.parse(
+      recordRow(record({ modelRequested: 'a\u0000b\ud800c', metadata: { 'k\udfff': 'v\u0000', ok: '\ud83d\ude00' } })),
+    ) as Record<string, unknown>;
+    expect(row.j).toBe('a\uFFFDb\uFFFDc');
+    expect(row.v).toEqual({ 'k\uFFFD': 'v\uFFFD', ok: '\ud83d\ude00' });
+    // A backslash before "u0000" is text, kept as it is.
+    expect(JSON.parse(recordRow(record({ path: '/v1/\\u0000' }))).f).toBe('/v1/\\u0000');
+  });
+
+  it('leaves out numbers its column cannot hold: tokens that are not whole, times that are not finite', () => {
+    const row = JSON.parse(
+      recordRow(record({ inputTokens: 1.5, outputTokens: Number.NaN, durationMs: Number.POSITIVE_INFINITY })),
+    ) as Record<string, unknown>;
+    expect(row).not.toHaveProperty('q');
+    expect(row).not.toHaveProperty('r');
+    expect(row).not.toHaveProperty('o');
+  });
+});
+
+let postgres: RunningPostgres;
+const dataDirs: string[] = [];
+
+beforeAll(async () => {
+  postgres = await startPostgres();
+});
+
+afterAll(async () => {
+  await postgres.destroy();
+  for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
+});
+
+const ENGINES: [string, () => Promise<CatalogDatabase>][] = [
+  [
+    'the embedded database',
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'gw-request-log-'));
+      dataDirs.push(dir);
+      return openEmbeddedDatabase(dir);
+    },
+  ],
+  ['PostgreSQL', async () => openPostgres(await postgres.createDatabase())],
+];
+
+describe.each(ENGINES)('request records written to %s', (_name, open) => {
+  let db: CatalogDatabase;
+
+  beforeAll(async () => {
+    db = await open();
+    await migrate(db);
+  });
+
+  afterAll(async () => {
+    await db.close();
+  });
+
+  it('reads back every field as pushed, odd strings made storable, in one batch', async () => {
+    const writer = new RequestLogWriter({ db, flushIntervalMs: 60_000 });
+    const odd = record({
+      requestId: 'req-odd',
+      time: '2025-06-02T10:00:01.000Z',
+      userId: "u_'quoted' $gw$ \\ \"",
+      modelRequested: 'claude-\ud800\u0000-odd',
+      modelAnswered: 'claude-haiku-4-5-20251001',
+      mcpMethod: 'tools/call',
+      status: 429,
+      errorCode: 'rate_limit_error',
+      ttfbMs: null,
+      inputTokens: null,
+      cacheCreationTokens: 7,
+      cacheStatus: 'MISS',
+      metadata: { team: 'red', 'k\udfff': 'v' },
+    });
+    for (const r of [record(), odd]) expect(writer.push(r)).toBe(true);
+    await writer.close();
+    expect(writer.stats).toEqual({ written: 2, dropped: 0, queued: 0 });
+    const page = await queryRequestRecords(db, new URLSearchParams('metadata.team=red'));
+    expect(page.data).toEqual([
+      {
+        object: 'request',
+        time: '2025-06-02T10:00:01.000Z',
+        request_id: 'req-odd',
+        trace_id: '4bf92f3577b34da6a3ce929d0e0e4736',
+        route: 'messages',
+        method: 'POST',
+        path: '/v1/messages',
+        user_id: "u_'quoted' $gw$ \\ \"",
+        key_hint: '…7f3a',
+        provider: 'claude',
+        model_requested: 'claude-\uFFFD\uFFFD-odd',
+        model_answered: 'claude-haiku-4-5-20251001',
+        mcp_method: 'tools/call',
+        status: 429,
+        error_code: 'rate_limit_error',
+        duration_ms: 12.34,
+        ttfb_ms: null,
+        usage: { input_tokens: null, output_tokens: 12, cache_creation_input_tokens: 7, cache_read_input_tokens: 0 },
+        cache_status: 'MISS',
+        metadata: { team: 'red', 'k\uFFFD': 'v' },
+      },
+    ]);
+    const all = await queryRequestRecords(db, new URLSearchParams('user=u_alice'));
+    expect(all.data.map((r) => [r.request_id, r.metadata, r.model_answered])).toEqual([['req-1', null, null]]);
+  });
+});
