@@ -1,6 +1,6 @@
 // Closed-loop driver with microsecond resolution, and process CPU/memory readings.
 import { execSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request } from 'node:http';
@@ -107,6 +107,8 @@ export const BENCH_TOOLS = Array.from({ length: 200 }, (_, i) => ({
  */
 export function benchScratch(prefix) {
   const scratch = mkdtempSync(join(tmpdir(), prefix));
+  // Others may pass through it, as through the system's folder (a server run as another user).
+  chmodSync(scratch, 0o755);
   process.env.TMPDIR = scratch;
   process.on('exit', () => {
     if (process.env.GW_KEEP_BENCH_TMP !== '1') rmSync(scratch, { recursive: true, force: true, maxRetries: 3 });

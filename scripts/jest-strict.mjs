@@ -2,7 +2,7 @@
 // exit, or a jest process that does not exit after its run. Jest itself only warns about both.
 //   node scripts/jest-strict.mjs [jest arguments]
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -23,6 +23,9 @@ const EXIT_GRACE_MS = 10_000;
  * tests left (a killed test cleans nothing up). `GW_KEEP_TEST_TMP=1` keeps it to look inside.
  */
 const scratch = mkdtempSync(join(tmpdir(), 'gw-test-run-'));
+// Others may pass through it, as through the system's folder: a PostgreSQL server a test starts
+// as the `postgres` user keeps its data in a folder of its own in here.
+chmodSync(scratch, 0o755);
 const removeScratch = () => {
   if (process.env.GW_KEEP_TEST_TMP === '1') process.stderr.write(`jest-strict: temporary files kept in ${scratch}\n`);
   else rmSync(scratch, { recursive: true, force: true, maxRetries: 3 });
