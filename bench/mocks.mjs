@@ -37,29 +37,22 @@ const STREAM = Buffer.from(streamBody(1000));
 const FIRST_EVENT_END = STREAM.indexOf('\n\n') + 2;
 const STREAM_START = STREAM.subarray(0, FIRST_EVENT_END);
 const STREAM_REST = STREAM.subarray(FIRST_EVENT_END);
-/** The same stream cut into its events, one buffer each. */
-const STREAM_EVENTS = (() => {
+/** A stream's bytes cut into its events, one buffer each. */
+function eventsOf(stream) {
   const events = [];
-  for (let at = 0; at < STREAM.length;) {
-    const end = STREAM.indexOf('\n\n', at) + 2;
-    events.push(STREAM.subarray(at, end));
+  for (let at = 0; at < stream.length;) {
+    const end = stream.indexOf('\n\n', at) + 2;
+    events.push(stream.subarray(at, end));
     at = end;
   }
   return events;
-})();
+}
+/** The same stream cut into its events. */
+const STREAM_EVENTS = eventsOf(STREAM);
 /** Milliseconds between the events of a paced stream (a provider generating tokens). */
 const PACED_EVENT_MS = 5;
 /** A short answer's stream (20 text deltas, 25 events), for the time-to-first-byte rows. */
-const SHORT_EVENTS = (() => {
-  const body = Buffer.from(streamBody(20));
-  const events = [];
-  for (let at = 0; at < body.length;) {
-    const end = body.indexOf('\n\n', at) + 2;
-    events.push(body.subarray(at, end));
-    at = end;
-  }
-  return events;
-})();
+const SHORT_EVENTS = eventsOf(Buffer.from(streamBody(20)));
 
 /**
  * Sends the 1,000-event stream the way the request's path asks (the path is the provider's base
