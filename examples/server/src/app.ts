@@ -69,7 +69,8 @@ export interface GatewayOptions {
   accessMode?: AccessMode;
   /**
    * Request records in the catalog's database (CONTRACT section 9): `false` keeps them out of the
-   * database (they are still logged). Default, with a catalog: kept 30 days
+   * database (they are still logged, and records stored before stay readable through
+   * `/admin/v1/requests` and `/admin/v1/usage`). Default, with a catalog: kept 30 days
    * (`GATEWAY_REQUEST_LOG_DAYS`), at most 10000 waiting to be inserted.
    */
   requestLog?: false | { retentionDays?: number; maxQueue?: number; flushIntervalMs?: number };
@@ -275,7 +276,8 @@ export function createGateway(options: GatewayOptions): Gateway {
       configRecords: catalog.configRecords,
       // The next request on this instance sees the change: the snapshot is reloaded before the answer.
       afterWrite: () => catalog.live.reload(),
-      requestRecords: requestLog ? catalog.db : undefined,
+      // Readable whether or not new records are stored (`requestLog: false` stores none).
+      requestRecords: catalog.db,
       providerModels: async (slug) => {
         const provider = view.modelProviders.get(slug);
         // The first look at a provider waits for its own list (at most the lists' timeout).

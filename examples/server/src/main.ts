@@ -242,7 +242,8 @@ export async function startFromEnvironment(
   const limits = connectionLimits(env);
   const graceMs = wholeNumberEnv(env, 'SHUTDOWN_GRACE_MS', SHUTDOWN_GRACE_MS);
   const cleanups: (() => Promise<void>)[] = [];
-  const requestLogDays = wholeNumberEnv(env, 'GATEWAY_REQUEST_LOG_DAYS', 30, 1);
+  // 0: records are logged only, not stored (those stored before stay readable).
+  const requestLogDays = wholeNumberEnv(env, 'GATEWAY_REQUEST_LOG_DAYS', 30, 0);
   const requestLogQueue = wholeNumberEnv(env, 'GATEWAY_REQUEST_LOG_QUEUE', 10_000, 1);
   // The OpenTelemetry SDK only when an OTLP endpoint is set; otherwise nothing is started.
   const tracing = startTracing(env);
@@ -351,7 +352,7 @@ export async function startFromEnvironment(
     adminClaim,
     modelLists,
     accessMode: access,
-    requestLog: { retentionDays: requestLogDays, maxQueue: requestLogQueue },
+    requestLog: requestLogDays === 0 ? false : { retentionDays: requestLogDays, maxQueue: requestLogQueue },
     tracingStats: tracing ? () => tracing.stats : undefined,
     cacheStore: cache.store,
   });

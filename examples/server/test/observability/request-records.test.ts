@@ -1,7 +1,7 @@
 import { Portkey } from 'portkey-ai';
 import { startPostgres, type RunningPostgres } from '../../../../packages/catalog/test/postgres';
 import { adminClient, newAdminKey, newEncryptionKey } from '../catalog/catalog-support';
-import { freshDataDir, startGateway, writeConfig, type RunningGateway } from '../support';
+import { failedStart, freshDataDir, startGateway, writeConfig, type RunningGateway } from '../support';
 import { ANSWERED_MODEL, eventually, metric, startProviderDouble, type ProviderDouble } from './otel-support';
 
 jest.setTimeout(240_000);
@@ -466,5 +466,50 @@ describe('request records while PostgreSQL is down', () => {
     });
     const sentDuringOutage = new Set(answers.map((a) => a.id));
     expect(listed.filter((r) => sentDuringOutage.has(r.request_id))).toHaveLength(50);
+  });
+});
+
+describe('GATEWAY_REQUEST_LOG_DAYS=0', () => {
+  it('logs each request but stores no record; the records stored before stay readable', async () => {
+    const url = await postgres.createDatabase();
+    const storing = await startEngine({ DATABASE_URL: url });
+    const first = await chat(storing.gateway.url, KEY_A, { metadata: JSON.stringify({ phase: 'stored' }) });
+    await first.arrayBuffer();
+    const storedId = first.headers.get('x-gateway-request-id');
+    await eventually(
+      10_000,
+      async () => (await metric(storing.gateway.url, 'gateway_request_records_written_total')) === 1,
+    );
+    await storing.gateway.stop();
+    await storing.provider.close();
+
+    const engine = await startEngine({ DATABASE_URL: url }, { GATEWAY_REQUEST_LOG_DAYS: '0' });
+    engines.notStored = engine;
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const res = await chat(engine.gateway.url, KEY_B, { metadata: JSON.stringify({ phase: 'logged' }) });
+      await res.arrayBuffer();
+      expect(res.status).toBe(200);
+      ids.push(res.headers.get('x-gateway-request-id') as string);
+    }
+    // Every request has its log line, with the record's fields.
+    await eventually(5_000, async () => ids.every((id) => engine.gateway.logs.some((line) => line.includes(id))));
+    const line = JSON.parse(engine.gateway.logs.find((l) => l.includes(ids[0] as string)) as string);
+    expect(line).toMatchObject({ msg: 'request', requestId: ids[0], userId: 'u_bob', status: 200 });
+    // No record queued or written (the writer flushes every second).
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(await metric(engine.gateway.url, 'gateway_request_records_written_total')).toBe(0);
+    expect(await metric(engine.gateway.url, 'gateway_request_records_queued')).toBe(0);
+    const page = await engine.admin('GET', '/requests?limit=500');
+    expect(page.status).toBe(200);
+    expect(page.body.data.map((r: { request_id: string }) => r.request_id)).toEqual([storedId]);
+  });
+
+  it('refuses a negative or fractional number of days at start-up', async () => {
+    for (const days of ['-1', '1.5']) {
+      const { code, stderr } = await failedStart({ GATEWAY_CONFIG: writeConfig({}), GATEWAY_REQUEST_LOG_DAYS: days });
+      expect(code).not.toBe(0);
+      expect(stderr).toContain('GATEWAY_REQUEST_LOG_DAYS must be a whole number of at least 0, such as 30');
+    }
   });
 });
