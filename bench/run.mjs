@@ -51,7 +51,16 @@ const counts = smoke
       misses: 20,
       warm: 20,
       catalog: { providers: 20, apiKeys: 100, adminProviders: 10, adminApiKeys: 20, rounds: 2, cpu: 40, cpuRounds: 1 },
-      features: { latency: 15, rounds: 2, cpu: 40, cpuRounds: 1, warm: 20, cpuWarm: 20, records: 200 },
+      features: {
+        latency: 15,
+        rounds: 2,
+        cpu: 40,
+        cpuRounds: 1,
+        warm: 20,
+        cpuWarm: 20,
+        records: 200,
+        tracing: { cpu: 40, cpuWarm: 20, cpuRounds: 1 },
+      },
     }
   : quick
     ? {
@@ -74,7 +83,16 @@ const counts = smoke
           cpu: 5000,
           cpuRounds: 5,
         },
-        features: { latency: 200, rounds: 3, cpu: 1000, cpuRounds: 3, warm: 200, cpuWarm: 1000, records: 6000 },
+        features: {
+          latency: 200,
+          rounds: 3,
+          cpu: 1000,
+          cpuRounds: 3,
+          warm: 200,
+          cpuWarm: 1000,
+          records: 6000,
+          tracing: { cpu: 5000, cpuWarm: 5000, cpuRounds: 3 },
+        },
       }
     : {
         latency: 1000,
@@ -96,7 +114,16 @@ const counts = smoke
           cpu: 10000,
           cpuRounds: 7,
         },
-        features: { latency: 1000, rounds: 5, cpu: 3000, cpuRounds: 5, warm: 1000, cpuWarm: 3000, records: 20000 },
+        features: {
+          latency: 1000,
+          rounds: 5,
+          cpu: 3000,
+          cpuRounds: 5,
+          warm: 1000,
+          cpuWarm: 3000,
+          records: 20000,
+          tracing: { cpu: 6000, cpuWarm: 6000, cpuRounds: 5 },
+        },
       };
 const GATEWAY_KEY = 'gw-bench-key-000000';
 
@@ -586,22 +613,30 @@ async function featureBenchmarks({ mock, bare, gateway, configPath, fileConfig, 
       out.cache.redisSkipped = 'redis-server is not installed (Debian: apt-get install redis-server); no Redis row';
     }
     // Requests without `cache` against the gateway built from the commit before the cache, and
-    // the gateway without OTEL_* variables against the one before tracing: both fresh, same config.
-    const current = await start(mainJs, gatewayEnv(configPath, privateKey));
-    for (const [name, paths] of [
+    // the gateway without OTEL_* variables against the one before tracing. Each comparison starts
+    // both gateways fresh, with the same config: V8 optimises over a process's first few thousand
+    // requests, so the two sides must have served alike.
+    // The tracing and records rows run rounds of several thousand requests (`c.tracing`): the
+    // record writer flushes every second, and rounds of 1,000 held 0 or 1 flush and swung ±20%.
+    const t = { ...c, ...c.tracing };
+    for (const [name, paths, counts] of [
       [
         'preCache',
         [
           ['conversion', '/v1/chat/completions', chatBody],
           ['passThrough', '/v1/messages', passThroughBody],
         ],
+        c,
       ],
-      ['preTracing', [['passThrough', '/v1/messages', passThroughBody]]],
+      ['preTracing', [['passThrough', '/v1/messages', passThroughBody]], t],
     ]) {
       const baseline = baselines[name];
       if (!baseline.main) continue;
       process.stdout.write(`features: against ${baseline.label}\n`);
-      const before = await start(baseline.main, gatewayEnv(configPath, privateKey));
+      const [before, current] = await Promise.all([
+        start(baseline.main, gatewayEnv(configPath, privateKey)),
+        start(mainJs, gatewayEnv(configPath, privateKey)),
+      ]);
       out.baselines[name] = {
         label: baseline.label,
         ...(await sideBySide(
@@ -613,20 +648,24 @@ async function featureBenchmarks({ mock, bare, gateway, configPath, fileConfig, 
             floor: floorMessages,
             direct: directMessages,
           })),
-          c,
+          counts,
         )),
       };
-      before.child.kill('SIGTERM');
-      await exited(before.child);
-      started.splice(started.indexOf(before), 1);
+      await stop();
     }
-    // Tracing: a caller's traceparent, and export to a local OTLP/HTTP receiver.
+    // Tracing: a caller's traceparent, export to a local OTLP/HTTP receiver, and what storing the
+    // request records costs (the same build with GATEWAY_REQUEST_LOG_DAYS=0 stores none): three
+    // gateways started together.
     process.stdout.write('features: tracing\n');
     const receiver = await start(join(here, 'otlp-receiver.mjs'), {});
-    const exporting = await start(
-      mainJs,
-      gatewayEnv(configPath, privateKey, { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${receiver.port}` }),
-    );
+    const [current, exporting, notStored] = await Promise.all([
+      start(mainJs, gatewayEnv(configPath, privateKey)),
+      start(
+        mainJs,
+        gatewayEnv(configPath, privateKey, { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${receiver.port}` }),
+      ),
+      start(mainJs, gatewayEnv(configPath, privateKey, { GATEWAY_REQUEST_LOG_DAYS: '0' })),
+    ]);
     const traceparent = () => ({
       ...on(current).at('/v1/messages', passThroughBody),
       headers: {
@@ -654,8 +693,16 @@ async function featureBenchmarks({ mock, bare, gateway, configPath, fileConfig, 
             floor: floorMessages,
             direct: directMessages,
           },
+          {
+            name: 'recordsStored',
+            label: '/v1/messages pass-through: request records stored in the embedded database against none stored',
+            a: subject(notStored, 'none stored (GATEWAY_REQUEST_LOG_DAYS=0)', '/v1/messages', passThroughBody),
+            b: subject(current, 'stored', '/v1/messages', passThroughBody),
+            floor: floorMessages,
+            direct: directMessages,
+          },
         ],
-        c,
+        t,
       ),
     );
     const stats = await fetch(`http://127.0.0.1:${receiver.port}/stats`, {
