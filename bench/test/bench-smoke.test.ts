@@ -77,7 +77,13 @@ describe('pnpm bench', () => {
       'toolsListed',
     ]);
     expect(report.features.access.toolsListed).toEqual({ withoutGate: 200, withGate: 100 });
-    expect(Object.keys(report.features.tracing).sort()).toEqual(['exportOn', 'receiver', 'records', 'recordsStored', 'traceparent']);
+    expect(Object.keys(report.features.tracing).sort()).toEqual([
+      'exportOn',
+      'receiver',
+      'records',
+      'recordsStored',
+      'traceparent',
+    ]);
     for (const comparison of [report.features.cache.memory, report.features.access.toolsList]) {
       expect(comparison.p50Micros.floor.median).toBeGreaterThan(0);
       expect(comparison.cpuMicrosPerRequest.floor.median).toBeGreaterThan(0);
