@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
-import { STREAM_FLUSH_BYTES, STREAM_FLUSH_MS, StreamWriter } from '../src/routes/stream-writer';
+import { STREAM_FLUSH_BYTES, STREAM_FLUSH_MS, STREAM_SHORTEST_WAIT_MS, StreamWriter } from '../src/routes/stream-writer';
 
 /** A client response that records its writes, and an upstream that records pause/resume. */
 function parts() {
@@ -36,6 +36,20 @@ describe('StreamWriter', () => {
     expect(writes).toEqual(['a']);
     jest.advanceTimersByTime(STREAM_FLUSH_MS);
     expect(writes).toEqual(['a', 'bc']);
+  });
+
+  it(`writes at once an event whose window would end within ${STREAM_SHORTEST_WAIT_MS} ms (a paced token is not delayed to the next timer tick)`, () => {
+    jest.useFakeTimers();
+    const { writes, writer } = parts();
+    writer.write('a');
+    jest.advanceTimersByTime(STREAM_FLUSH_MS - STREAM_SHORTEST_WAIT_MS / 2);
+    writer.write('b');
+    expect(writes).toEqual(['a', 'b']);
+    jest.advanceTimersByTime(STREAM_FLUSH_MS - STREAM_SHORTEST_WAIT_MS * 2);
+    writer.write('c');
+    expect(writes).toEqual(['a', 'b']);
+    jest.advanceTimersByTime(STREAM_SHORTEST_WAIT_MS * 2);
+    expect(writes).toEqual(['a', 'b', 'c']);
   });
 
   it(`writes at once what is held when it reaches ${STREAM_FLUSH_BYTES} bytes, without waiting for the window`, () => {

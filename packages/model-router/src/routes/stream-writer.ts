@@ -7,6 +7,12 @@ import type { Readable } from 'node:stream';
  * generates them) is written at once; events that come faster leave together, in one write.
  */
 export const STREAM_FLUSH_MS = 5;
+/**
+ * Shortest wait worth a timer: 1 ms, the resolution of Node's timers (a shorter `setTimeout`
+ * fires after 1 ms or later). An event whose window ends sooner is written at once: holding it
+ * would delay a provider's paced tokens by a millisecond each to save nothing.
+ */
+export const STREAM_SHORTEST_WAIT_MS = 1;
 /** Bytes held for the window at most: more are written at once (64 KiB). */
 export const STREAM_FLUSH_BYTES = 64 * 1024;
 
@@ -66,7 +72,7 @@ export class StreamWriter {
       return;
     }
     const wait = this.lastWrite + STREAM_FLUSH_MS - performance.now();
-    if (wait <= 0 || this.size >= STREAM_FLUSH_BYTES) this.flush();
+    if (wait < STREAM_SHORTEST_WAIT_MS || this.size >= STREAM_FLUSH_BYTES) this.flush();
     else this.timer = setTimeout(this.flushLater, wait);
   }
 
