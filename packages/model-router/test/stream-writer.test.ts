@@ -1,7 +1,12 @@
 import { EventEmitter } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
-import { STREAM_FLUSH_BYTES, STREAM_FLUSH_MS, STREAM_SHORTEST_WAIT_MS, StreamWriter } from '../src/routes/stream-writer';
+import {
+  STREAM_FLUSH_BYTES,
+  STREAM_FLUSH_MS,
+  STREAM_SHORTEST_WAIT_MS,
+  StreamWriter,
+} from '../src/routes/stream-writer';
 
 /** A client response that records its writes, and an upstream that records pause/resume. */
 function parts() {
