@@ -32,11 +32,22 @@ export function currentRss(pid) {
   return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) * 1024;
 }
 
-/** One HTTP request; resolves with status, time to first byte and total time (µs). */
+/** What marks a text delta in the mock's streams, as Anthropic's events and as chat chunks carry it. */
+const TOKEN_MARK = '"token ';
+
+/**
+ * One HTTP request; resolves with status, time to first byte and total time (µs), and for an
+ * event stream `tokens`: the mean time at which its text deltas arrived (µs from the start;
+ * undefined when it carried none). Tokens held back by a proxy show there, where the first byte
+ * and the end do not.
+ */
 export function send(agent, target) {
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint();
     let ttfb = 0;
+    let tokenCount = 0;
+    let tokenSum = 0;
+    let tail = '';
     const req = request(
       {
         agent,
@@ -48,9 +59,27 @@ export function send(agent, target) {
       },
       (res) => {
         res.once('data', () => (ttfb = Number(process.hrtime.bigint() - started) / 1000));
-        res.on('data', () => undefined);
+        if (String(res.headers['content-type']).startsWith('text/event-stream')) {
+          res.setEncoding('utf8');
+          res.on('data', (text) => {
+            const now = Number(process.hrtime.bigint() - started) / 1000;
+            // The few characters before this chunk, in case a mark was cut between two chunks.
+            const seen = tail + text;
+            for (let at = seen.indexOf(TOKEN_MARK); at !== -1; at = seen.indexOf(TOKEN_MARK, at + 1)) {
+              if (at + TOKEN_MARK.length <= tail.length) continue;
+              tokenCount++;
+              tokenSum += now;
+            }
+            tail = seen.slice(-(TOKEN_MARK.length - 1));
+          });
+        } else res.on('data', () => undefined);
         res.on('end', () =>
-          resolve({ status: res.statusCode, ttfb, total: Number(process.hrtime.bigint() - started) / 1000 }),
+          resolve({
+            status: res.statusCode,
+            ttfb,
+            total: Number(process.hrtime.bigint() - started) / 1000,
+            tokens: tokenCount > 0 ? tokenSum / tokenCount : undefined,
+          }),
         );
       },
     );

@@ -215,8 +215,10 @@ async function paired(name, gateway, direct, n, rounds, warm = counts.warm) {
   await closedLoop(direct, { connections: 1, count: warm });
   const added = [];
   const addedTtfb = [];
+  const addedTokens = [];
   const gw = [];
   const dr = [];
+  const tokensOf = (samples) => samples.map((s) => s.tokens).filter((t) => t !== undefined);
   for (let r = 0; r < rounds; r++) {
     const a = await closedLoop(gateway, { connections: 1, count: n });
     const b = await closedLoop(direct, { connections: 1, count: n });
@@ -225,6 +227,8 @@ async function paired(name, gateway, direct, n, rounds, warm = counts.warm) {
     dr.push(pb);
     added.push(pa - pb);
     addedTtfb.push(median(a.map((s) => s.ttfb)) - median(b.map((s) => s.ttfb)));
+    const [ta, tb] = [tokensOf(a), tokensOf(b)];
+    if (ta.length > 0 && tb.length > 0) addedTokens.push(median(ta) - median(tb));
   }
   return {
     name,
@@ -232,6 +236,8 @@ async function paired(name, gateway, direct, n, rounds, warm = counts.warm) {
     directP50Micros: summary(dr),
     addedP50Micros: summary(added),
     addedTtfbMicros: summary(addedTtfb),
+    // Streams: how much later a text delta reached the client, on average over the stream.
+    ...(addedTokens.length > 0 ? { addedTokenMicros: summary(addedTokens) } : {}),
   };
 }
 
