@@ -1,18 +1,14 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import {
   RequestLogWriter,
   insertParameter,
   migrate,
-  openEmbeddedDatabase,
   openPostgres,
   queryRequestRecords,
   recordRow,
   type CatalogDatabase,
   type RequestRecord,
 } from '../src';
-import { startPostgres, type RunningPostgres } from './postgres';
+import { catalogEngines } from './engines';
 
 jest.setTimeout(120_000);
 
@@ -89,29 +85,9 @@ describe('a request record as a row of the insert', () => {
   });
 });
 
-let postgres: RunningPostgres;
-const dataDirs: string[] = [];
-
-beforeAll(async () => {
-  postgres = await startPostgres();
-});
-
-afterAll(async () => {
-  await postgres.destroy();
-  for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
-});
-
-const ENGINES: [string, () => Promise<CatalogDatabase>][] = [
-  [
-    'the embedded database',
-    async () => {
-      const dir = mkdtempSync(join(tmpdir(), 'gw-request-log-'));
-      dataDirs.push(dir);
-      return openEmbeddedDatabase(dir);
-    },
-  ],
-  ['PostgreSQL', async () => openPostgres(await postgres.createDatabase())],
-];
+const { engines: ENGINES } = catalogEngines('gw-request-log-', async (postgres) =>
+  openPostgres(await postgres.createDatabase()),
+);
 
 describe.each(ENGINES)('request records written to %s', (_name, open) => {
   let db: CatalogDatabase;

@@ -1,6 +1,3 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import {
   CatalogStore,
   LiveCatalog,
@@ -11,7 +8,7 @@ import {
   openPostgres,
   type CatalogDatabase,
 } from '../src';
-import { startPostgres, type RunningPostgres } from './postgres';
+import { catalogEngines } from './engines';
 
 jest.setTimeout(60_000);
 
@@ -20,36 +17,11 @@ const AWS_SECRET = 'aws/catalog+secret/key-9b2c';
 const SESSION_TOKEN = 'session-token-catalog-5d1e';
 const box = new SecretBox(Buffer.alloc(32, 7));
 
-let postgres: RunningPostgres;
-const dataDirs: string[] = [];
-
-beforeAll(async () => {
-  postgres = await startPostgres();
+const { engines: ENGINES, embeddedFolder } = catalogEngines('gw-catalog-', async (postgres) => {
+  const db = openPostgres(postgres.url);
+  await db.exec('DROP TABLE IF EXISTS gw_records, gw_audit, gw_mcp_tools, gw_requests, gw_schema_migrations');
+  return db;
 });
-
-afterAll(async () => {
-  await postgres.destroy();
-  for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
-});
-
-const ENGINES: [string, () => Promise<CatalogDatabase>][] = [
-  [
-    'the embedded database',
-    async () => {
-      const dir = mkdtempSync(join(tmpdir(), 'gw-catalog-'));
-      dataDirs.push(dir);
-      return openEmbeddedDatabase(dir);
-    },
-  ],
-  [
-    'PostgreSQL',
-    async () => {
-      const db = openPostgres(postgres.url);
-      await db.exec('DROP TABLE IF EXISTS gw_records, gw_audit, gw_mcp_tools, gw_requests, gw_schema_migrations');
-      return db;
-    },
-  ],
-];
 
 describe.each(ENGINES)('the catalog store on %s', (_name, open) => {
   let db: CatalogDatabase;
@@ -188,9 +160,7 @@ describe.each(ENGINES)('the catalog store on %s', (_name, open) => {
 
 describe('secrets under a new encryption key', () => {
   it('open with the previous key and are re-sealed under the new one', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'gw-catalog-'));
-    dataDirs.push(dir);
-    const db = await openEmbeddedDatabase(dir);
+    const db = await openEmbeddedDatabase(embeddedFolder());
     await migrate(db);
     const oldBox = new SecretBox(Buffer.alloc(32, 1));
     await new CatalogStore(db, oldBox).create(
