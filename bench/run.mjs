@@ -742,42 +742,34 @@ async function featureBenchmarks({ mock, bare, gateway, configPath, fileConfig, 
       throw new Error(`tools/list listed ${whole} tools without a gate and ${filtered} with one, not 200 and 100`);
     }
     out.access.toolsListed = { withoutGate: whole, withGate: filtered };
+    // A row comparing two gateways (each with its label) on pass-through or on an MCP call.
+    const messagesRow = (name, label, [a, aLabel], [b, bLabel]) => ({
+      name,
+      label: `/v1/messages pass-through, ${label}`,
+      a: subject(a, aLabel, '/v1/messages', passThroughBody, {}, caller),
+      b: subject(b, bLabel, '/v1/messages', passThroughBody, {}, caller),
+      floor: floorMessages,
+      direct: directMessages,
+    });
+    const mcpRow = (name, label, [a, aLabel], [b, bLabel]) => ({
+      name,
+      label: `MCP tools/call, jwt_header, ${label}`,
+      a: subject(a, aLabel, '/mcp/tools', mcpCall, {}, caller),
+      b: subject(b, bLabel, '/mcp/tools', mcpCall, {}, caller),
+      floor: floor('/mcp', mcpCall),
+      direct: directMcp(mcpCall),
+    });
+    const openOne = [open, 'open'];
+    const noise = 'open against a second identical open gateway (the noise)';
+    const openTwo = [openAgain, 'open, second gateway'];
     Object.assign(
       out.access,
       await sideBySide(
         [
-          {
-            name: 'passThrough',
-            label: '/v1/messages pass-through, policies against open',
-            a: subject(open, 'open', '/v1/messages', passThroughBody, {}, caller),
-            b: subject(policies, 'policies', '/v1/messages', passThroughBody, {}, caller),
-            floor: floorMessages,
-            direct: directMessages,
-          },
-          {
-            name: 'mcpCall',
-            label: 'MCP tools/call, jwt_header, policies against open',
-            a: subject(open, 'open', '/mcp/tools', mcpCall, {}, caller),
-            b: subject(policies, 'policies', '/mcp/tools', mcpCall, {}, caller),
-            floor: floor('/mcp', mcpCall),
-            direct: directMcp(mcpCall),
-          },
-          {
-            name: 'passThroughSame',
-            label: '/v1/messages pass-through, open against a second identical open gateway (the noise)',
-            a: subject(open, 'open', '/v1/messages', passThroughBody, {}, caller),
-            b: subject(openAgain, 'open, second gateway', '/v1/messages', passThroughBody, {}, caller),
-            floor: floorMessages,
-            direct: directMessages,
-          },
-          {
-            name: 'mcpCallSame',
-            label: 'MCP tools/call, jwt_header, open against a second identical open gateway (the noise)',
-            a: subject(open, 'open', '/mcp/tools', mcpCall, {}, caller),
-            b: subject(openAgain, 'open, second gateway', '/mcp/tools', mcpCall, {}, caller),
-            floor: floor('/mcp', mcpCall),
-            direct: directMcp(mcpCall),
-          },
+          messagesRow('passThrough', 'policies against open', openOne, [policies, 'policies']),
+          mcpRow('mcpCall', 'policies against open', openOne, [policies, 'policies']),
+          messagesRow('passThroughSame', noise, openOne, openTwo),
+          mcpRow('mcpCallSame', noise, openOne, openTwo),
           {
             name: 'toolsList',
             label: 'MCP tools/list of 200 tools, policies mode: a caller with a tool gate against one without',
