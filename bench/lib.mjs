@@ -1,6 +1,6 @@
 // Closed-loop driver with microsecond resolution, and process CPU/memory readings.
 import { execSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request } from 'node:http';
@@ -27,6 +27,16 @@ export function peakRss(pid) {
 }
 
 /** Current resident memory of a process (VmRSS), in bytes. */
+/** Resets a process's peak resident memory (VmHWM) to its current one; false when the kernel does not allow it. */
+export function resetPeakRss(pid) {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export function currentRss(pid) {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) * 1024;

@@ -477,11 +477,16 @@ export function scalingSection(report) {
 
 /** How to run the peer comparison; printed with or without its figures. */
 const PEERS_HOW =
-  "`pnpm bench --peers` (or `pnpm bench:peers`; `node bench/run.mjs --quick --only peers` runs this part alone and prints JSON) measures the open-source Portkey gateway (npm `@portkey-ai/gateway`, pinned with its own package.json and package-lock.json in bench/peers/portkey/, outside the pnpm workspace) beside this one. On first use the bench installs it there with `npm ci --ignore-scripts`; `pnpm install` and CI never do. It starts `build/start-server.js --port=N --headless` with NODE_ENV=production and points it at the same mock with `x-portkey-provider: anthropic` and `x-portkey-custom-host: http://127.0.0.1:<mock>/v1`; one request per path through each gateway must return the mock's answer before anything is measured. Both gateways are fresh processes (this one on the bench's config), measured with the bare proxy by the same driver in the same rounds: at 1 connection the three in rotating order, then the mock; at 10 connections CPU per request from /proc. \"added\" is a p50 or p99 minus the mock's of the same round; ratios are this gateway's figure over the peer's of the same round (median of rounds, min – max).";
+  "`pnpm bench --peers` (or `pnpm bench:peers`; `node bench/run.mjs --quick --only peers` runs this part alone and prints JSON) measures the open-source Portkey gateway (npm `@portkey-ai/gateway`, pinned with its own package.json and package-lock.json in bench/peers/portkey/, outside the pnpm workspace) beside this one. On first use the bench installs it there with `npm ci --ignore-scripts`; `pnpm install` and CI never do. It starts `build/start-server.js --port=N --headless` with NODE_ENV=production and points it at the same mock with `x-portkey-provider: anthropic` and `x-portkey-custom-host: http://127.0.0.1:<mock>/v1`; one request per path through each gateway must return the mock's answer before anything is measured. Both gateways are fresh processes (this one on the bench's config, on an embedded database an earlier start created, as at every start but the first), measured with the bare proxy by the same driver in the same rounds: at 1 connection the three in rotating order, then the mock; at 10 connections CPU per request from /proc. \"added\" is a p50 or p99 minus the mock's of the same round; ratios are this gateway's figure over the peer's of the same round (median of rounds, min – max).";
 
-/** Peak resident memory of a process, with its peak once started and its RSS at the end when known. */
-const rss = (r) =>
-  `${mb(r.peak)} (${mb(r.start)} once started${r.end === undefined ? '' : `, ${mb(r.end)} at the end`})`;
+/**
+ * Peak resident memory of a process, with its start-up peak and its RSS at the end when known.
+ * `sinceStart`: the peak is that of the rounds (reset once started), else of the whole process.
+ */
+const rss = (r, sinceStart) =>
+  sinceStart
+    ? `${mb(r.peak)} (start-up peak ${mb(r.start)}${r.end === undefined ? '' : `, ${mb(r.end)} at the end`})`
+    : `${mb(r.peak)} (${mb(r.start)} once started${r.end === undefined ? '' : `, ${mb(r.end)} at the end`})`;
 
 /** This gateway beside a peer gateway (peers.mjs), when the run had `--peers`. */
 export function peersSection(report) {
@@ -502,7 +507,9 @@ export function peersSection(report) {
     `| path | measurement | this gateway | ${peer} | bare proxy (floor) | this / peer |`,
     '| --- | --- | --- | --- | --- | --- |',
     ...rows,
-    `| all of the above | peak RSS (VmHWM; the peak once started, and RSS at the end) | ${rss(p.rss.ours)} | ${rss(p.rss.peer)} | | ${times(p.rss.ratio)} |`,
+    p.rss.peakSinceStart
+      ? `| all of the above | peak RSS over the rounds (VmHWM reset once both had started; the start-up peak, and RSS at the end) | ${rss(p.rss.ours, true)} | ${rss(p.rss.peer, true)} | | ${times(p.rss.ratio)} |`
+      : `| all of the above | peak RSS (VmHWM; the peak once started, and RSS at the end) | ${rss(p.rss.ours)} | ${rss(p.rss.peer)} | | ${times(p.rss.ratio)} |`,
     '',
   ];
 }

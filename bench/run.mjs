@@ -7,7 +7,16 @@ import { cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { benchScratch, closedLoop, currentRss, median, peakRss, percentile, processCpuMicros } from './lib.mjs';
+import {
+  benchScratch,
+  closedLoop,
+  currentRss,
+  median,
+  peakRss,
+  percentile,
+  processCpuMicros,
+  resetPeakRss,
+} from './lib.mjs';
 import { targets, renderMarkdown } from './report.mjs';
 import { microBenchmarks } from './micro.mjs';
 import { listRecords, seedCatalog, seedStore } from './catalog-seed.mjs';
@@ -804,16 +813,6 @@ function pdfChatBody(pdfBytes) {
   });
 }
 
-/** Resets a process's peak resident memory (VmHWM) to its current one; false when the kernel does not allow it. */
-function resetPeakRss(pid) {
-  try {
-    writeFileSync(`/proc/${pid}/clear_refs`, '5');
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /**
  * A process's resident memory once it has settled: sampled every 250 ms until five samples in a
  * row lie within 2 MB of each other (at most 20 s: a process still starting, its database
@@ -1172,11 +1171,13 @@ async function main() {
         privateKey,
         baselines,
       });
-    // A gateway of its own for each: both are compared on processes that have served nothing else.
-    const startGateway = async (config) => {
+    // A gateway of its own for each: both are compared on processes that have served nothing else
+    // (on a new database, or on `dataDir`'s).
+    const startGateway = async (config, dataDir) => {
       const path = join(dir, `gateway-${randomBytes(4).toString('hex')}.json`);
       writeFileSync(path, JSON.stringify(config));
-      const proc = await startProcess(join(root, 'examples/server/dist/main.js'), gatewayEnv(path, privateKey));
+      const env = gatewayEnv(path, privateKey, dataDir ? { GATEWAY_DATA_DIR: dataDir } : {});
+      const proc = await startProcess(join(root, 'examples/server/dist/main.js'), env);
       proc.child.stdout.resume();
       return proc;
     };
