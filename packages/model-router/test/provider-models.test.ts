@@ -4,6 +4,7 @@ import { inspect } from 'node:util';
 import { Agent } from 'undici';
 import {
   KNOWN_ANTHROPIC_MODELS,
+  MAX_BACKGROUND_REFRESHES,
   ProviderKey,
   ProviderModelLists,
   type ModelListProvider,
@@ -334,6 +335,29 @@ describe('ProviderModelLists', () => {
     expect((await joined).source).toBe('provider');
     expect(mock.seen).toHaveLength(1);
     expect(reports).toHaveLength(1);
+  });
+
+  it(`runs at most ${MAX_BACKGROUND_REFRESHES} background refreshes at once across providers, and starts more as they end`, async () => {
+    const keys = new Map(
+      Array.from({ length: 30 }, (_, i) => [`sk-ant-many-${i}`, PROVIDER_IDS] as [string, string[]]),
+    );
+    const { mock, lists, reports, provider } = await setup({ keys, delayMs: 100 });
+    const providers = [...keys.keys()].map((key, i) => provider(key, `provider-${i}`));
+    const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    /** Waits (at most 5 s) until `done()`, then 50 ms more for anything that should not come. */
+    const settle = async (done: () => boolean) => {
+      for (const started = Date.now(); !done() && Date.now() - started < 5_000;) await pause(10);
+      await pause(50);
+    };
+    for (const each of providers) expect(lists.list(each).source).toBe('bundled');
+    await settle(() => mock.seen.length >= MAX_BACKGROUND_REFRESHES);
+    expect(mock.seen).toHaveLength(MAX_BACKGROUND_REFRESHES);
+    // Once those have ended, the next calls start the next ones.
+    await settle(() => reports.length >= MAX_BACKGROUND_REFRESHES);
+    for (const each of providers) lists.list(each);
+    await settle(() => mock.seen.length >= 2 * MAX_BACKGROUND_REFRESHES);
+    expect(mock.seen).toHaveLength(2 * MAX_BACKGROUND_REFRESHES);
+    expect(lists.list(providers[0] as ModelListProvider).source).toBe('provider');
   });
 
   it('says what to write for bad options', () => {

@@ -53,6 +53,11 @@ const PAGE_LIMIT = 1000;
 const MAX_PAGE_BYTES = 4 * 1024 * 1024;
 /** Most cached lists (one per slug, base URL and key); the oldest is dropped first. */
 const MAX_ENTRIES = 10_000;
+/**
+ * Most background refreshes `list` runs at once, across providers: 8. A `GET /v1/models` over
+ * 1,000 providers starts 8 fetches, not 1,000; later `list` calls start the others as these end.
+ */
+export const MAX_BACKGROUND_REFRESHES = 8;
 /** Shortest wait before a failed fetch is tried again by `list`, in ms (or `refreshIntervalMs` when smaller). */
 const RETRY_AFTER_FAILURE_MS = 60_000;
 
@@ -170,8 +175,8 @@ export class ProviderModelLists {
    * The provider's models, at once: its cached `GET /v1/models`, or the bundled list (source
    * `bundled`) while none has been fetched or every fetch failed. A missing or stale list (older
    * than `refreshIntervalMs`) starts one background refresh, at most one at a time per provider
-   * and key, and after a failure none sooner than a minute later (or `refreshIntervalMs`). Never
-   * throws.
+   * and key and {@link MAX_BACKGROUND_REFRESHES} in all, and after a failure none sooner than a
+   * minute later (or `refreshIntervalMs`). Never throws.
    */
   list(provider: ModelListProvider): ProviderModelList {
     try {
@@ -179,7 +184,13 @@ export class ProviderModelLists {
       const entry = this.#entries.get(key);
       const now = this.#now();
       const stale = entry?.list?.fetchedAt === undefined || now - entry.list.fetchedAt >= this.#refreshIntervalMs;
-      if (stale && !this.#stopped && !this.#inFlight.has(key) && now >= (entry?.retryAt ?? -Infinity)) {
+      if (
+        stale &&
+        !this.#stopped &&
+        !this.#inFlight.has(key) &&
+        this.#inFlight.size < MAX_BACKGROUND_REFRESHES &&
+        now >= (entry?.retryAt ?? -Infinity)
+      ) {
         void this.#fetch(key, provider);
       }
       return entry?.list ?? BUNDLED;
