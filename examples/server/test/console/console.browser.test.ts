@@ -337,6 +337,8 @@ describe('the console in a real Chromium', () => {
     await goTo('Audit log');
     await page.getByLabel('Record').fill('providers/console-claude');
     await page.getByRole('button', { name: 'Show' }).click();
+    // The unfiltered list stays on the page until the filtered one replaces it: its caption says which.
+    await page.getByText('Changes of providers/console-claude, newest first').waitFor();
     await page.getByRole('cell', { name: 'console:admin-key' }).first().waitFor();
     const rows = await page.locator('tbody tr').count();
     expect(rows).toBe(5); // create, two model selections, two cache settings
