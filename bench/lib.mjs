@@ -26,7 +26,6 @@ export function peakRss(pid) {
   return Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) * 1024;
 }
 
-/** Current resident memory of a process (VmRSS), in bytes. */
 /** Resets a process's peak resident memory (VmHWM) to its current one; false when the kernel does not allow it. */
 export function resetPeakRss(pid) {
   try {
@@ -37,6 +36,7 @@ export function resetPeakRss(pid) {
   }
 }
 
+/** Current resident memory of a process (VmRSS), in bytes. */
 export function currentRss(pid) {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) * 1024;
@@ -73,10 +73,10 @@ export function send(agent, target) {
           res.setEncoding('utf8');
           res.on('data', (text) => {
             const now = Number(process.hrtime.bigint() - started) / 1000;
-            // The few characters before this chunk, in case a mark was cut between two chunks.
+            // The last characters of the chunk before, in case a mark was cut between two chunks
+            // (one fewer than a mark: a mark found here always ends in this chunk).
             const seen = tail + text;
             for (let at = seen.indexOf(TOKEN_MARK); at !== -1; at = seen.indexOf(TOKEN_MARK, at + 1)) {
-              if (at + TOKEN_MARK.length <= tail.length) continue;
               tokenCount++;
               tokenSum += now;
             }

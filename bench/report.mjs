@@ -484,9 +484,7 @@ const PEERS_HOW =
  * `sinceStart`: the peak is that of the rounds (reset once started), else of the whole process.
  */
 const rss = (r, sinceStart) =>
-  sinceStart
-    ? `${mb(r.peak)} (start-up peak ${mb(r.start)}${r.end === undefined ? '' : `, ${mb(r.end)} at the end`})`
-    : `${mb(r.peak)} (${mb(r.start)} once started${r.end === undefined ? '' : `, ${mb(r.end)} at the end`})`;
+  `${mb(r.peak)} (${sinceStart ? `start-up peak ${mb(r.start)}` : `${mb(r.start)} once started`}${r.end === undefined ? '' : `, ${mb(r.end)} at the end`})`;
 
 /** This gateway beside a peer gateway (peers.mjs), when the run had `--peers`. */
 export function peersSection(report) {
