@@ -11,6 +11,7 @@ export * from './core/header-policy';
 export * from './core/token-cache';
 export * from './core/forwarder';
 export * from './core/tool-gate';
+export * from './core/sse-tool-filter';
 export { authenticate, type AuthenticateOptions, type AuthenticateMiddleware } from './express/authenticate';
 export {
   identityForwarding,

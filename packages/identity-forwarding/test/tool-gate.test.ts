@@ -1,11 +1,9 @@
 import fc from 'fast-check';
 import {
-  EVERY_TOOL_LIST,
   filterJsonAnswer,
   filterJsonBytes,
   inspectRequest,
   MAX_INSPECTED_EVENT_CHARS,
-  SCANNED_REQUEST_BYTES,
   SseToolFilter,
   type McpListedTool,
   type McpToolGate,
@@ -27,14 +25,15 @@ const gate = (namesOnly: boolean): McpToolGate & { seen: McpListedTool[] } => {
 
 type Message = { id?: unknown; result?: { tools?: unknown } | null };
 
-/** What the filter must answer, read the obvious way: parse, drop the tools not allowed. */
-function reference(text: string, ids: ReadonlySet<string> | typeof EVERY_TOOL_LIST): unknown {
+/** Bodies at least this long were once read by a scanner of their own: both sizes are tried. */
+const SCANNED_REQUEST_BYTES = 16 * 1024;
+
+/** What the filter must answer, read the obvious way: parse, drop the tools not allowed, whatever the id. */
+function reference(text: string): unknown {
   const parsed = JSON.parse(text) as Message | Message[];
   for (const m of Array.isArray(parsed) ? parsed : [parsed]) {
     if (typeof m !== 'object' || m === null) continue;
-    const key = typeof m.id === 'string' ? `s:${m.id}` : typeof m.id === 'number' ? `n:${m.id}` : undefined;
-    if (key === undefined || (ids !== EVERY_TOOL_LIST && !ids.has(key))) continue;
-    const tools = m.result?.tools;
+    const tools = typeof m.result === 'object' && m.result !== null ? m.result.tools : undefined;
     if (!Array.isArray(tools)) continue;
     (m.result as { tools: unknown[] }).tools = tools.filter(
       (t) =>
@@ -100,26 +99,19 @@ describe('the tool gate on tools/list answers', () => {
       { requiredKeys: ['id'] },
     );
     const answer = fc.oneof(message, fc.array(message, { maxLength: 4 }), fc.jsonValue({ maxDepth: 2 }));
-    const ids = fc.oneof(
-      fc.constant(EVERY_TOOL_LIST),
-      fc
-        .uniqueArray(fc.constantFrom('n:1', 'n:2', 's:a', 's:1', 'n:1.5', 'n:0'), { maxLength: 3 })
-        .map((a) => new Set(a)),
-    );
     fc.assert(
       fc.property(
         answer,
-        ids,
         fc.array(fc.boolean(), { minLength: 1, maxLength: 7 }),
         fc.array(fc.boolean(), { minLength: 1, maxLength: 5 }),
         fc.boolean(),
-        (value, listIds, spaces, escapes, namesOnly) => {
+        (value, spaces, escapes, namesOnly) => {
           const text = jsonText(value, spaces, escapes);
-          const expected = reference(text, listIds);
+          const expected = reference(text);
           const g = gate(namesOnly);
-          const out = filterJsonAnswer(text, listIds, g);
+          const out = filterJsonAnswer(text, g);
           expect(JSON.parse(out)).toEqual(expected);
-          const bytes = filterJsonBytes(Buffer.from(text), listIds, gate(namesOnly));
+          const bytes = filterJsonBytes(Buffer.from(text), gate(namesOnly));
           expect(bytes.toString()).toBe(out);
           // The whole tool reaches a gate that reads more than the name.
           if (!namesOnly) for (const t of g.seen) expect(Object.keys(t).length).toBeGreaterThanOrEqual(1);
@@ -132,32 +124,37 @@ describe('the tool gate on tools/list answers', () => {
   it('keeps the text of an allowed tool byte for byte, and answers the very same buffer when nothing is removed', () => {
     const allowed = '{ "name" : "ok_1",  "description":"caf\u00e9 \\u00e9", "inputSchema":{"type":"object"} }';
     const text = `{"jsonrpc":"2.0","id":7,"result":{"tools":[${allowed},{"name":"no_1"}],"nextCursor":"x"}}`;
-    const out = filterJsonAnswer(text, new Set(['n:7']), gate(true));
+    const out = filterJsonAnswer(text, gate(true));
     expect(out).toBe(`{"jsonrpc":"2.0","id":7,"result":{"tools":[${allowed}],"nextCursor":"x"}}`);
     const same = Buffer.from(`{"jsonrpc":"2.0","id":7,"result":{"tools":[${allowed}]}}`);
-    expect(filterJsonBytes(same, new Set(['n:7']), gate(true))).toBe(same);
-    // Another id is not a tools/list answer of this request.
-    expect(filterJsonAnswer(text, new Set(['n:8']), gate(true))).toBe(text);
+    expect(filterJsonBytes(same, gate(true))).toBe(same);
+    // Any id, or none: every result.tools is filtered.
+    for (const id of ['"7"', 'null', '8', '"other"'])
+      expect(filterJsonAnswer(text.replace('"id":7', `"id":${id}`), gate(true))).toBe(
+        out.replace('"id":7', `"id":${id}`),
+      );
+    expect(filterJsonAnswer(text.replace('"id":7,', ''), gate(true))).toBe(out.replace('"id":7,', ''));
   });
 
   it('reads a repeated or escaped key the way JSON.parse does (the last one counts)', () => {
-    const ids = new Set(['n:1']);
     const twice = '{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"ok_a","name":"no_b"},{"n\\u0061me":"no_c"}]}}';
-    expect(JSON.parse(filterJsonAnswer(twice, ids, gate(true)))).toEqual({
+    expect(JSON.parse(filterJsonAnswer(twice, gate(true)))).toEqual({
       jsonrpc: '2.0',
       id: 1,
       result: { tools: [] },
     });
     const tools =
       '{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"ok_a"}],"tools":[{"name":"no_b"},{"name":"ok_c"}]}}';
-    expect(JSON.parse(filterJsonAnswer(tools, ids, gate(true))).result.tools).toEqual([{ name: 'ok_c' }]);
+    expect(JSON.parse(filterJsonAnswer(tools, gate(true))).result.tools).toEqual([{ name: 'ok_c' }]);
     const deep = `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"no","x":${'['.repeat(400)}${']'.repeat(400)}},{"name":"ok"}]}}`;
-    expect(JSON.parse(filterJsonAnswer(deep, ids, gate(true))).result.tools).toEqual([{ name: 'ok' }]);
+    expect(JSON.parse(filterJsonAnswer(deep, gate(true))).result.tools).toEqual([{ name: 'ok' }]);
   });
 
-  it('leaves text that is not JSON as it is', () => {
+  it('refuses text that is not strict JSON as upstream_invalid_response', () => {
     for (const text of ['', 'not json', '{"id":1,"result":{"tools":[{"name":"no"}]}', '{"id":1}x', '{"a":"\u0001"}'])
-      expect(filterJsonAnswer(text, new Set(['n:1']), gate(true))).toBe(text);
+      expect(() => filterJsonAnswer(text, gate(true))).toThrow(
+        expect.objectContaining({ code: 'upstream_invalid_response' }),
+      );
   });
 });
 
@@ -178,31 +175,35 @@ describe('the tool gate on requests', () => {
       error: { code: -32602, data: { code: 'access_denied', tool: 'no_x' } },
     });
     expect(inspectRequest(Buffer.from(call('"ok_x"')), gate(true)).answer).toBeUndefined();
-    // Written with an escape, or given twice (the last one is the one a server reads).
+    // Written with an escape: read as the server reads it.
     expect(inspectRequest(Buffer.from(call('"n\\u006f_x"')), gate(true)).answer).toBeDefined();
-    expect(inspectRequest(Buffer.from(call('"ok_x","name":"no_y"')), gate(true)).answer).toContain('no_y');
-    expect(inspectRequest(Buffer.from(call('"no_y","name":"ok_x"')), gate(true)).answer).toBeUndefined();
+    // Given twice, or also spelled in another case: servers differ on which one counts, so refused.
+    const invalid = expect.objectContaining({ code: 'invalid_mcp_message', status: 400 });
+    expect(() => inspectRequest(Buffer.from(call('"ok_x","name":"no_y"')), gate(true))).toThrow(invalid);
+    expect(() => inspectRequest(Buffer.from(call('"no_y","name":"ok_x"')), gate(true))).toThrow(invalid);
+    expect(() => inspectRequest(Buffer.from(call('"ok_x","Name":"no_y"')), gate(true))).toThrow(invalid);
+    expect(() => inspectRequest(Buffer.from(call('"ok_x","n\\u0061me":"no_y"')), gate(true))).toThrow(invalid);
     expect(JSON.parse(inspectRequest(Buffer.from(call('"no_x"', '"s-1"')), gate(true)).answer as string).id).toBe(
       's-1',
     );
-    // The method given twice: the last one, a tools/call, counts.
+    // The method given twice: refused.
     const twice = pad(
       size,
       '{"jsonrpc":"2.0","id":8,"method":"ping","params":{"name":"no_x","pad":"',
       '"},"method":"tools/call"}',
     );
-    expect(inspectRequest(Buffer.from(twice), gate(true)).answer).toContain('no_x');
+    expect(() => inspectRequest(Buffer.from(twice), gate(true))).toThrow(invalid);
   });
 
   it.each([0, SCANNED_REQUEST_BYTES])(
-    'collects the ids of tools/list requests of a batch (%i bytes or more)',
+    'answers a batch holding a refused tools/call whole (%i bytes or more)',
     (size) => {
       const body = pad(
         size,
         '[{"jsonrpc":"2.0","id":1,"method":"tools/list"},{"jsonrpc":"2.0","id":"b","method":"tools/list","params":{"cursor":"',
         '"}},{"jsonrpc":"2.0","method":"notifications/initialized"}]',
       );
-      expect([...inspectRequest(Buffer.from(body), gate(true)).listIds]).toEqual(['n:1', 's:b']);
+      expect(inspectRequest(Buffer.from(body), gate(true)).answer).toBeUndefined();
       const refused = inspectRequest(
         Buffer.from(
           body.replace(
@@ -228,28 +229,28 @@ describe('the event-stream filter', () => {
   };
 
   it(`filters an event of ${MAX_INSPECTED_EVENT_CHARS} characters, and refuses one character more`, () => {
-    const filter = new SseToolFilter(new Set(['n:1']), gate(true));
+    const filter = new SseToolFilter(gate(true));
     const out = filter.push(Buffer.from(`${listEvent(MAX_INSPECTED_EVENT_CHARS)}\n\n`));
     expect(out).toBe('data: {"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"ok"}]}}\n\n');
-    const over = new SseToolFilter(new Set(['n:1']), gate(true));
+    const over = new SseToolFilter(gate(true));
     expect(() => over.push(Buffer.from(`${listEvent(MAX_INSPECTED_EVENT_CHARS + 1)}\n\n`))).toThrow(
       /larger than the gateway inspects/,
     );
     // The same, arriving in pieces: the limit holds before the event is complete.
-    const pieces = new SseToolFilter(new Set(['n:1']), gate(true));
+    const pieces = new SseToolFilter(gate(true));
     const big = listEvent(MAX_INSPECTED_EVENT_CHARS + 1);
     expect(() => {
       for (let at = 0; at < big.length; at += 1 << 20) pieces.push(Buffer.from(big.slice(at, at + (1 << 20))));
     }).toThrow(/larger than the gateway inspects/);
   });
 
-  it('filters every answer holding a tool list on the GET stream, whatever its id', () => {
-    const filter = new SseToolFilter(EVERY_TOOL_LIST, gate(true));
+  it('filters every answer holding a tool list, whatever its id', () => {
+    const filter = new SseToolFilter(gate(true));
     const text =
       'event: message\nid: 9\ndata: {"jsonrpc":"2.0","id":41,"result":{"tools":[{"name":"no_x"},{"name":"ok_y"}]}}\n\n' +
       'data: {"jsonrpc":"2.0","method":"notifications/tools/list_changed"}\n\n';
     expect(filter.push(Buffer.from(text)) + filter.end()).toBe(
-      'event: message\nid: 9\ndata: {"jsonrpc":"2.0","id":41,"result":{"tools":[{"name":"ok_y"}]}}\n\n' +
+      'id: 9\nevent: message\ndata: {"jsonrpc":"2.0","id":41,"result":{"tools":[{"name":"ok_y"}]}}\n\n' +
         'data: {"jsonrpc":"2.0","method":"notifications/tools/list_changed"}\n\n',
     );
   });
@@ -265,7 +266,6 @@ describe('a server whose tool list did not change', () => {
     }));
   const answer = (id: number, tools: unknown, before = '', after = '') =>
     `{"jsonrpc":"2.0",${before}"id":${id},"result":{"tools":${JSON.stringify(tools)}${after}}}`;
-  const ids = (...n: number[]) => new Set(n.map((i) => `n:${i}`));
 
   it('is filtered the same when its unchanged list stands at another place in the answer', () => {
     const tools = toolList(40);
@@ -276,14 +276,13 @@ describe('a server whose tool list did not change', () => {
       [3, '"pad":"' + 'p'.repeat(3000) + '",', ''],
     ] as const) {
       const text = answer(id, tools, before, after);
-      expect(JSON.parse(filterJsonAnswer(text, ids(id), gate(true)))).toEqual(reference(text, ids(id)));
+      expect(JSON.parse(filterJsonAnswer(text, gate(true)))).toEqual(reference(text));
     }
   });
 
   it('sees a tool renamed, added or removed in a list it has filtered before', () => {
-    const ids1 = ids(1);
     const first = answer(1, toolList(40));
-    expect(JSON.parse(filterJsonAnswer(first, ids1, gate(true)))).toEqual(reference(first, ids1));
+    expect(JSON.parse(filterJsonAnswer(first, gate(true)))).toEqual(reference(first));
     const changes = [
       toolList(40, (n) => (n === 'no_039' ? 'ok_039' : n)), // the last tool, a byte before the end
       toolList(40, (n) => (n === 'ok_000' ? 'no_000' : n)), // the first tool
@@ -292,17 +291,16 @@ describe('a server whose tool list did not change', () => {
     ];
     for (const tools of changes) {
       const text = answer(1, tools);
-      expect(JSON.parse(filterJsonAnswer(text, ids1, gate(true)))).toEqual(reference(text, ids1));
+      expect(JSON.parse(filterJsonAnswer(text, gate(true)))).toEqual(reference(text));
     }
   });
 
   it('refuses to follow a list cut short after the bytes of one it knows', () => {
-    const ids1 = ids(1);
     const whole = answer(1, toolList(40));
-    filterJsonAnswer(whole, ids1, gate(true));
-    // The same list, then garbage instead of the answer's end: not JSON, passed on unchanged.
+    filterJsonAnswer(whole, gate(true));
+    // The same list, then garbage instead of the answer's end: not JSON, refused.
     const broken = `${whole.slice(0, -2)},}`;
-    expect(filterJsonAnswer(broken, ids1, gate(true))).toBe(broken);
+    expect(() => filterJsonAnswer(broken, gate(true))).toThrow(/not valid JSON/);
   });
 
   it('stays right for more servers than it remembers', () => {
@@ -310,7 +308,7 @@ describe('a server whose tool list did not change', () => {
     for (let round = 0; round < 2; round++)
       lists.forEach((tools, s) => {
         const text = answer(s, tools);
-        expect(JSON.parse(filterJsonAnswer(text, ids(s), gate(true)))).toEqual(reference(text, ids(s)));
+        expect(JSON.parse(filterJsonAnswer(text, gate(true)))).toEqual(reference(text));
       });
   });
 });

@@ -156,9 +156,25 @@ export class McpBodyTooLargeError extends IdentityForwardingError {
   readonly type = 'invalid_request_error';
 }
 
-/** An inspected MCP answer could not be read (compressed, too large, or cut short). */
+/**
+ * Where a tool gate applies, an MCP answer the gateway cannot read: compressed, too large, of a
+ * content type other than `application/json` or `text/event-stream` with a body, or not strict
+ * UTF-8 JSON.
+ */
 export class UpstreamInvalidResponseError extends IdentityForwardingError {
   readonly code = 'upstream_invalid_response';
   readonly status = 502;
   readonly type = 'api_error';
+}
+
+/**
+ * Where a tool gate applies, an MCP request body the gateway cannot read as strict UTF-8 JSON (a
+ * byte-order mark, a `charset` other than `utf-8`, a content type other than `application/json`,
+ * invalid UTF-8 or JSON, a key the gate reads given twice): refused, never forwarded, since the
+ * MCP server might read it otherwise than the gateway.
+ */
+export class InvalidMcpMessageError extends IdentityForwardingError {
+  readonly code = 'invalid_mcp_message';
+  readonly status = 400;
+  readonly type = 'invalid_request_error';
 }

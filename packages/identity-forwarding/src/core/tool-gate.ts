@@ -1,3 +1,5 @@
+import { isUtf8 } from 'node:buffer';
+import { InvalidMcpMessageError, UpstreamInvalidResponseError } from './errors';
 import { JsonScanner, type ScannedTool } from './tool-scan';
 
 /** What the host decides about one tool of an MCP server for one caller. */
@@ -12,8 +14,9 @@ export interface McpListedTool {
 }
 
 /**
- * The host's per-tool rule for one caller on one MCP server. With it, the gateway inspects the
- * caller's `tools/list` and `tools/call` requests (and only those).
+ * The host's per-tool rule for one caller on one MCP server. With it, the gateway reads every
+ * request body and every answer of the caller on that server, and fails closed: what it cannot
+ * read is refused, never passed on.
  */
 export interface McpToolGate {
   /** The verdict on a tool the server listed; only `allowed` tools reach the caller. */
@@ -38,34 +41,16 @@ export interface McpAccess {
 /** JSON-RPC "invalid params": the code of a refused `tools/call`. */
 export const TOOL_REFUSED_CODE = -32602;
 
+/** MCP's HeaderMismatch (revision 2026-07-28): `Mcp-Method` or `Mcp-Name` disagrees with the body. */
+export const HEADER_MISMATCH_CODE = -32020;
+
 type JsonRpcId = string | number | null;
 
-/**
- * Which answers of a stream are `tools/list` answers to filter: the request ids of a POST's
- * `tools/list` requests (`s:<id>` for a string id, `n:<id>` for a number), or
- * {@link EVERY_TOOL_LIST}: every answer with a `result.tools` list, whatever its id (the GET
- * stream, where answers replayed on resumption carry ids of earlier POSTs).
- */
-export type ToolListIds = ReadonlySet<string> | typeof EVERY_TOOL_LIST;
-
-/** Every answer holding `result.tools` is filtered (see {@link ToolListIds}). */
-export const EVERY_TOOL_LIST = 'every tools/list answer';
-
-/** Request bodies at least this long (in bytes) are read by the scanner rather than `JSON.parse`. */
-export const SCANNED_REQUEST_BYTES = 16 * 1024;
-
 interface JsonRpcMessage {
-  jsonrpc?: unknown;
   id?: unknown;
   method?: unknown;
-  params?: { name?: unknown } | null;
-  result?: { tools?: unknown } | null;
-}
-
-function idKey(id: unknown): string | undefined {
-  if (typeof id === 'string') return `s:${id}`;
-  if (typeof id === 'number') return `n:${id}`;
-  return undefined;
+  params?: { name?: unknown; uri?: unknown } | null;
+  result?: { tools?: unknown; cacheScope?: unknown } | null;
 }
 
 function refusal(id: JsonRpcId, tool: string, verdict: Exclude<McpToolVerdict, 'allowed'>): object {
@@ -77,39 +62,150 @@ function refusal(id: JsonRpcId, tool: string, verdict: Exclude<McpToolVerdict, '
   return { jsonrpc: '2.0', id, error: { code: TOOL_REFUSED_CODE, message, data: { code: verdict, tool: shown } } };
 }
 
-/** What {@link inspectRequest} found in a request body. */
-export interface InspectedRequest {
-  /** The JSON-RPC answer to send instead of forwarding (a refused `tools/call`), or undefined. */
-  answer?: string;
-  /** The ids of the body's `tools/list` requests, whose answers must be filtered. */
-  listIds: ReadonlySet<string>;
+/** A media type as the gateway reads it: the lowercased `type/subtype`, and the `charset` parameter when given. */
+export interface McpMediaType {
+  essence: string;
+  charset?: string;
+}
+
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/**
+ * Parses a `Content-Type` value (RFC 9110: `type/subtype *( OWS ";" OWS name=value )`, values
+ * as tokens or quoted strings); undefined when it is missing or not of that grammar (a list of
+ * types, a parameter without `=`, a repeated `charset`...). The charset is lowercased and
+ * unquoted.
+ */
+export function parseMediaType(header: string | readonly string[] | undefined): McpMediaType | undefined {
+  if (typeof header !== 'string') return undefined;
+  const semicolon = header.indexOf(';');
+  const essence = (semicolon === -1 ? header : header.slice(0, semicolon)).trim().toLowerCase();
+  const slash = essence.indexOf('/');
+  if (slash <= 0 || !TOKEN.test(essence.slice(0, slash)) || !TOKEN.test(essence.slice(slash + 1))) return undefined;
+  const type: McpMediaType = { essence };
+  let rest = semicolon === -1 ? '' : header.slice(semicolon);
+  // Each round reads `; name=value`; the bound is the header's own length.
+  while (rest !== '') {
+    const match =
+      /^[ \t]*;[ \t]*([!#$%&'*+.^_`|~0-9A-Za-z-]+)=("(?:[^"\\]|\\.)*"|[!#$%&'*+.^_`|~0-9A-Za-z-]+)[ \t]*/.exec(rest);
+    if (match === null) return undefined;
+    const name = (match[1] as string).toLowerCase();
+    let value = match[2] as string;
+    if (value.startsWith('"')) value = value.slice(1, -1).replace(/\\(.)/g, '$1');
+    if (name === 'charset') {
+      if (type.charset !== undefined) return undefined;
+      type.charset = value.toLowerCase();
+    }
+    rest = rest.slice(match[0].length);
+  }
+  return type;
+}
+
+/** Whether `type` is exactly `essence`, with no charset or `utf-8`. */
+export function isUtf8MediaType(type: McpMediaType | undefined, essence: string): boolean {
+  return type !== undefined && type.essence === essence && (type.charset === undefined || type.charset === 'utf-8');
+}
+
+/** Whether `bytes` start with a UTF-8 byte-order mark. */
+function hasBom(bytes: Buffer): boolean {
+  return bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
 }
 
 /**
- * Reads a JSON-RPC request body (one message or a batch): a `tools/call` whose tool the gate does
- * not allow makes the gateway answer instead of the server (a batch holding one is answered whole:
- * the refused calls with their error, its other requests with "not forwarded"); the ids of the
- * `tools/list` requests are returned. A body that is not JSON is left to the server.
+ * The `Mcp-Method` and `Mcp-Name` headers of a request (MCP 2026-07-28), each as every value
+ * received (a repeated header holds several); undefined when absent.
  */
-export function inspectRequest(body: string | Buffer, gate: McpToolGate): InspectedRequest {
-  const messages = requestMessages(body);
-  if (messages === undefined) return { listIds: new Set() };
-  const { batch, list } = messages;
-  const listIds = new Set<string>();
+export interface McpMirrorHeaders {
+  method?: readonly string[];
+  name?: readonly string[];
+}
+
+/** The body field `Mcp-Name` mirrors, by method (MCP 2026-07-28, "Standard headers"). */
+const NAME_SOURCE: ReadonlyMap<string, 'name' | 'uri'> = new Map([
+  ['tools/call', 'name'],
+  ['prompts/get', 'name'],
+  ['resources/read', 'uri'],
+  ['resources/subscribe', 'uri'],
+  ['resources/unsubscribe', 'uri'],
+]);
+
+const BASE64_SENTINEL = /^=\?base64\?([A-Za-z0-9+/]*={0,2})\?=$/;
+
+/**
+ * An `Mcp-Name` value as the client meant it: a value wrapped as `=?base64?…?=` is the UTF-8
+ * text of its Base64; undefined when that is not valid Base64 of valid UTF-8.
+ */
+export function decodeMcpName(value: string): string | undefined {
+  const wrapped = BASE64_SENTINEL.exec(value);
+  if (wrapped === null) return value;
+  const b64 = wrapped[1] as string;
+  if (b64.length % 4 !== 0) return undefined;
+  const bytes = Buffer.from(b64, 'base64');
+  if (bytes.toString('base64') !== b64 || !isUtf8(bytes)) return undefined;
+  return bytes.toString('utf8');
+}
+
+/** Why the mirror headers disagree with the body, or undefined when they agree (or are absent). */
+function headerMismatch(
+  headers: McpMirrorHeaders,
+  batch: boolean,
+  message: JsonRpcMessage | undefined,
+): string | undefined {
+  const { method, name } = headers;
+  if (method === undefined && name === undefined) return undefined;
+  if ((method?.length ?? 0) > 1 || (name?.length ?? 0) > 1) return 'Mcp-Method or Mcp-Name is given more than once.';
+  if (batch || typeof message !== 'object' || message === null)
+    return 'Mcp-Method and Mcp-Name go with one message, not a batch.';
+  const bodyMethod = message.method;
+  if (method !== undefined && method[0] !== bodyMethod) return "Mcp-Method is not the body's method.";
+  if (name === undefined) return undefined;
+  const source = typeof bodyMethod === 'string' ? NAME_SOURCE.get(bodyMethod) : undefined;
+  if (source === undefined) return "Mcp-Name is given, but the body's method has no name.";
+  const bodyName = message.params?.[source];
+  const headerName = decodeMcpName(name[0] as string);
+  if (typeof bodyName !== 'string' || headerName !== bodyName) return `Mcp-Name is not the body's params.${source}.`;
+  return undefined;
+}
+
+/** What {@link inspectRequest} decided about a request body. */
+export interface InspectedRequest {
+  /** The JSON-RPC answer to send instead of forwarding, or undefined: forward the body as received. */
+  answer?: string;
+  /** The HTTP status of `answer`: 200 for a refused `tools/call`, 400 for a header mismatch. */
+  status?: number;
+}
+
+/**
+ * Reads a request body (one JSON-RPC message or a batch) the way the MCP server will, and
+ * decides on it: throws {@link InvalidMcpMessageError} when it is not strict UTF-8 JSON (a
+ * byte-order mark, invalid UTF-8, invalid JSON) or repeats a key the gate reads (`id`, `method`,
+ * `params`, `params.name`, `params.uri`, in any case); answers `400` with JSON-RPC error
+ * {@link HEADER_MISMATCH_CODE} when `Mcp-Method`/`Mcp-Name` disagree with it; answers a
+ * `tools/call` whose tool the gate does not allow (a batch holding one is answered whole: the
+ * refused calls with their error, its other requests with "not forwarded"). Otherwise the body
+ * is forwarded as received: the server reads the very messages the gate checked. The content
+ * type is the caller's to check first ({@link isUtf8MediaType}).
+ */
+export function inspectRequest(body: Buffer, gate: McpToolGate, headers: McpMirrorHeaders = {}): InspectedRequest {
+  const { batch, list } = requestMessages(body);
+  const mismatch = headerMismatch(headers, batch, list[0]);
+  if (mismatch !== undefined) {
+    const first = batch ? undefined : list[0];
+    const id = typeof first === 'object' && first !== null ? answerId(first.id) : null;
+    return {
+      status: 400,
+      answer: JSON.stringify({ jsonrpc: '2.0', id, error: { code: HEADER_MISMATCH_CODE, message: mismatch } }),
+    };
+  }
   const refused = new Map<JsonRpcMessage, object>();
   for (const message of list) {
-    if (typeof message !== 'object' || message === null) continue;
-    if (message.method === 'tools/list') {
-      const key = idKey(message.id);
-      if (key !== undefined) listIds.add(key);
-    } else if (message.method === 'tools/call') {
-      const name = typeof message.params?.name === 'string' ? message.params.name : '';
-      const verdict = gate.called(name);
-      if (verdict !== 'allowed') refused.set(message, refusal(answerId(message.id), name, verdict));
-    }
+    if (typeof message !== 'object' || message === null || message.method !== 'tools/call') continue;
+    const name = typeof message.params?.name === 'string' ? message.params.name : '';
+    const verdict = gate.called(name);
+    if (verdict !== 'allowed') refused.set(message, refusal(answerId(message.id), name, verdict));
   }
-  if (refused.size === 0) return { listIds };
-  if (!batch) return { answer: JSON.stringify(refused.values().next().value), listIds };
+  if (refused.size === 0) return {};
+  if (!batch) return { status: 200, answer: JSON.stringify(refused.values().next().value) };
   const answers = list
     .filter((m) => typeof m === 'object' && m !== null && m.id !== undefined && m.method !== undefined)
     .map(
@@ -120,37 +216,47 @@ export function inspectRequest(body: string | Buffer, gate: McpToolGate): Inspec
           error: { code: -32600, message: 'Not forwarded: the batch holds a refused tools/call.' },
         },
     );
-  return { answer: JSON.stringify(answers), listIds };
+  return { status: 200, answer: JSON.stringify(answers) };
 }
+
+/** Checks that `bytes` are UTF-8 without a byte-order mark; `fail` makes the error. */
+function checkUtf8(bytes: Buffer, fail: (reason: string) => Error): void {
+  if (hasBom(bytes)) throw fail('it starts with a byte-order mark');
+  if (!isUtf8(bytes)) throw fail('it is not valid UTF-8');
+}
+
+const invalidRequest = (reason: string) =>
+  new InvalidMcpMessageError(`The MCP request body cannot be read as strict UTF-8 JSON: ${reason}.`);
 
 /**
  * The messages of a request body with what the gate reads of them (`id`, `method`,
- * `params.name`): a large body is scanned, not parsed; undefined when it is not JSON.
+ * `params.name`, `params.uri`): scanned, not parsed; parsed when the scanner cannot follow the
+ * text (nesting deeper than it follows), where `JSON.parse` then decides like the server does.
  */
-function requestMessages(body: string | Buffer): { batch: boolean; list: JsonRpcMessage[] } | undefined {
-  if (body.length >= SCANNED_REQUEST_BYTES) {
-    const scanner = new JsonScanner(typeof body === 'string' ? Buffer.from(body) : body);
-    const scanned = scanner.requests();
-    if (scanned !== undefined) {
-      return {
-        batch: scanner.batch,
-        list: scanned.map((m) =>
-          m.object
-            ? {
-                ...(m.id !== undefined ? { id: m.id } : {}),
-                ...(m.method !== undefined ? { method: m.method } : {}),
-                params: m.name === undefined ? null : { name: m.name },
-              }
-            : (null as unknown as JsonRpcMessage),
-        ),
-      };
-    }
+function requestMessages(body: Buffer): { batch: boolean; list: JsonRpcMessage[] } {
+  checkUtf8(body, invalidRequest);
+  const scanner = new JsonScanner(body);
+  const scanned = scanner.requests();
+  if (scanner.duplicate) throw invalidRequest('a key the gateway reads (id, method, params, name, uri) is repeated');
+  if (scanned !== undefined) {
+    return {
+      batch: scanner.batch,
+      list: scanned.map((m) =>
+        m.object
+          ? {
+              ...(m.id !== undefined ? { id: m.id } : {}),
+              ...(m.method !== undefined ? { method: m.method } : {}),
+              params: { name: m.name, uri: m.uri },
+            }
+          : (null as unknown as JsonRpcMessage),
+      ),
+    };
   }
   let parsed: unknown;
   try {
-    parsed = JSON.parse(typeof body === 'string' ? body : body.toString('utf8'));
+    parsed = JSON.parse(body.toString('utf8'));
   } catch {
-    return undefined;
+    throw invalidRequest('it is not valid JSON');
   }
   const batch = Array.isArray(parsed);
   return { batch, list: (batch ? parsed : [parsed]) as JsonRpcMessage[] };
@@ -160,71 +266,77 @@ function answerId(id: unknown): JsonRpcId {
   return typeof id === 'string' || typeof id === 'number' ? id : null;
 }
 
-function listed(ids: ToolListIds, key: string | undefined): boolean {
-  return key !== undefined && (ids === EVERY_TOOL_LIST || ids.has(key));
-}
+const PRIVATE = '"private"';
 
-/** Whether `message` answers one of `listIds` with a tool list; if so, removes the tools the gate does not allow. */
-function filterMessage(message: unknown, listIds: ToolListIds, gate: McpToolGate): boolean {
+/** Removes the tools the gate does not allow from `message.result.tools`, and makes its `cacheScope` private. */
+function filterMessage(message: unknown, gate: McpToolGate): boolean {
   if (typeof message !== 'object' || message === null) return false;
-  const m = message as JsonRpcMessage;
-  if (!listed(listIds, idKey(m.id))) return false;
-  const tools = m.result?.tools;
+  const result = (message as JsonRpcMessage).result;
+  if (typeof result !== 'object' || result === null) return false;
+  const tools = result.tools;
   if (!Array.isArray(tools)) return false;
-  (m.result as { tools: unknown[] }).tools = tools.filter(
+  result.tools = tools.filter(
     (tool) =>
       typeof tool === 'object' &&
       tool !== null &&
       typeof (tool as McpListedTool).name === 'string' &&
       gate.listed(tool as McpListedTool) === 'allowed',
   );
+  if ('cacheScope' in result) result.cacheScope = 'private';
   return true;
 }
 
 /** The answer parsed whole, filtered and written again: for what the scanner does not follow. */
-function filterParsed(text: string, listIds: ToolListIds, gate: McpToolGate): string | undefined {
+function filterParsed(text: string, gate: McpToolGate): string {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch {
-    return undefined;
+    throw new UpstreamInvalidResponseError('The MCP server answered with a body that is not valid JSON.');
   }
   let changed = false;
-  for (const message of Array.isArray(parsed) ? parsed : [parsed])
-    changed = filterMessage(message, listIds, gate) || changed;
-  return changed ? JSON.stringify(parsed) : undefined;
+  for (const message of Array.isArray(parsed) ? parsed : [parsed]) changed = filterMessage(message, gate) || changed;
+  return changed ? JSON.stringify(parsed) : text;
 }
 
+/** A piece of the filtered answer: bytes `[start, end)` of the answer, or text of the gateway's. */
+type Piece = { start: number; end: number } | string;
+
 /**
- * The ranges of `body` to keep so that its `tools/list` answers hold only allowed tools (every
- * other byte as received, the allowed tools' included; a pair `-1, -1` stands for a comma), `[]`
- * when nothing is removed, or undefined when the scanner cannot follow the body.
+ * The pieces of `body` that make it hold only allowed tools and private cache scopes (every
+ * other byte as received, the allowed tools' included), `[]` when nothing changes, or undefined
+ * when the scanner cannot follow the body.
  */
-function keptRanges(body: Buffer, listIds: ToolListIds, gate: McpToolGate): number[] | undefined {
+function keptPieces(body: Buffer, gate: McpToolGate): Piece[] | undefined {
   const messages = new JsonScanner(body).answers();
   if (messages === undefined) return undefined;
-  const kept: number[] = [];
+  const kept: Piece[] = [];
   let from = 0;
   for (const message of messages) {
     const tools = message.tools;
-    if (tools === undefined || !listed(listIds, idKey(message.id))) continue;
+    if (tools === undefined) continue;
+    // The pieces of this message, in the order of the body.
+    const edits: { start: number; end: number; with: Piece[] }[] = [];
+    const scope = message.cacheScope;
+    if (scope !== undefined && body.toString('latin1', scope.start, scope.end) !== PRIVATE)
+      edits.push({ start: scope.start, end: scope.end, with: [PRIVATE] });
     let removed = false;
-    const allowed: ScannedTool[] = [];
+    const allowed: Piece[] = [];
     for (const tool of tools.items) {
-      if (tool.name !== undefined && verdict(gate, tool, body) === 'allowed') allowed.push(tool);
-      else removed = true;
+      if (tool.name !== undefined && verdict(gate, tool, body) === 'allowed') {
+        if (allowed.length > 0) allowed.push(',');
+        allowed.push({ start: tool.start, end: tool.end });
+      } else removed = true;
     }
-    if (!removed) continue;
-    // `[` + the allowed tools, separated by commas + `]`.
-    kept.push(from, tools.start + 1);
-    allowed.forEach((tool, i) => {
-      if (i > 0) kept.push(-1, -1);
-      kept.push(tool.start, tool.end);
-    });
-    from = tools.end - 1;
+    if (removed) edits.push({ start: tools.start + 1, end: tools.end - 1, with: allowed });
+    edits.sort((a, b) => a.start - b.start);
+    for (const edit of edits) {
+      kept.push({ start: from, end: edit.start }, ...edit.with);
+      from = edit.end;
+    }
   }
   if (from === 0) return [];
-  kept.push(from, body.length);
+  kept.push({ start: from, end: body.length });
   return kept;
 }
 
@@ -235,147 +347,45 @@ function verdict(gate: McpToolGate, tool: ScannedTool, body: Buffer): McpToolVer
 }
 
 /**
- * A JSON answer with the tools of its `tools/list` answers filtered; the text unchanged when it
- * holds none (or is not JSON). The allowed tools keep their text as received.
+ * A JSON answer's text with every `result.tools` filtered (see {@link filterJsonBytes}); the
+ * text unchanged when nothing is removed. Throws {@link UpstreamInvalidResponseError} when it
+ * is not JSON.
  */
-export function filterJsonAnswer(text: string, listIds: ToolListIds, gate: McpToolGate): string {
+export function filterJsonAnswer(text: string, gate: McpToolGate): string {
   const body = Buffer.from(text);
-  const filtered = filterJsonBytes(body, listIds, gate);
+  const filtered = filterJsonBytes(body, gate);
   return filtered === body ? text : filtered.toString('utf8');
 }
 
-const COMMA = 0x2c;
-
 /**
- * {@link filterJsonAnswer} on the bytes of a UTF-8 answer: the allowed tools' bytes as received,
- * and `body` itself when nothing is removed. The answer is scanned, not parsed; what the scanner
- * does not follow (deep nesting, a repeated key it reads) is parsed whole and written again.
+ * Reads the bytes of a JSON answer (one message or a batch) and keeps, in every message's
+ * `result.tools` whatever its `id`, only the tools the gate allows; a result whose tools were
+ * read has its `cacheScope` (when it has one) made `"private"`, since the list is this caller's.
+ * The allowed tools' bytes are kept as received, and `body` itself is answered when nothing
+ * changes. Throws {@link UpstreamInvalidResponseError} when the body is not strict UTF-8 JSON (a
+ * byte-order mark, invalid UTF-8, invalid JSON): the client would read it some other way. The
+ * answer is scanned, not parsed; what the scanner does not follow (deep nesting, a repeated key
+ * it reads) is parsed whole and written again.
  */
-export function filterJsonBytes(body: Buffer, listIds: ToolListIds, gate: McpToolGate): Buffer {
-  const kept = keptRanges(body, listIds, gate);
+export function filterJsonBytes(body: Buffer, gate: McpToolGate): Buffer {
+  checkUtf8(
+    body,
+    (reason) => new UpstreamInvalidResponseError(`The MCP server's JSON answer cannot be read: ${reason}.`),
+  );
+  const kept = keptPieces(body, gate);
   if (kept === undefined) {
-    const filtered = filterParsed(body.toString('utf8'), listIds, gate);
-    return filtered === undefined ? body : Buffer.from(filtered);
+    const text = body.toString('utf8');
+    const filtered = filterParsed(text, gate);
+    return filtered === text ? body : Buffer.from(filtered);
   }
   if (kept.length === 0) return body;
   let size = 0;
-  for (let i = 0; i < kept.length; i += 2) size += kept[i] === -1 ? 1 : (kept[i + 1] as number) - (kept[i] as number);
+  for (const piece of kept) size += typeof piece === 'string' ? piece.length : piece.end - piece.start;
   const out = Buffer.allocUnsafe(size);
   let at = 0;
-  for (let i = 0; i < kept.length; i += 2) {
-    if (kept[i] === -1) out[at++] = COMMA;
-    else at += body.copy(out, at, kept[i] as number, kept[i + 1] as number);
+  for (const piece of kept) {
+    if (typeof piece === 'string') at += out.write(piece, at, 'latin1');
+    else at += body.copy(out, at, piece.start, piece.end);
   }
   return out;
-}
-
-function tooLarge(): Error {
-  return new Error('An MCP event is larger than the gateway inspects.');
-}
-
-/** Largest event of an inspected event stream, in characters. */
-export const MAX_INSPECTED_EVENT_CHARS = 16 * 1024 * 1024;
-
-/**
- * Filters an SSE stream event by event: an event whose data is a JSON answer to one of `listIds`
- * is written again with only the allowed tools; every other event is passed on as received, as
- * soon as it is complete. {@link SseToolFilter.push} throws when one event grows past
- * {@link MAX_INSPECTED_EVENT_CHARS}.
- */
-export class SseToolFilter {
-  private readonly decoder = new TextDecoder();
-  /** The pieces of the line not ended yet (kept apart, so that a long line costs its length once). */
-  private partial: string[] = [];
-  private partialChars = 0;
-  /** The complete lines of the event not ended yet. */
-  private lines: string[] = [];
-  private eventChars = 0;
-  /** The last line ended with `\r` at the end of a chunk: a `\n` starting the next one belongs to it. */
-  private skipLf = false;
-
-  constructor(
-    private readonly listIds: ToolListIds,
-    private readonly gate: McpToolGate,
-  ) {}
-
-  /** Takes a chunk of the stream; returns the text ready to send (possibly empty). */
-  push(chunk: Buffer): string {
-    return this.feed(this.decoder.decode(chunk, { stream: true }));
-  }
-
-  /** The end of the stream: whatever is left, as received. */
-  end(): string {
-    let out = this.feed(this.decoder.decode());
-    if (this.partial.length > 0) this.lines.push(this.partial.join(''));
-    this.partial = [];
-    this.partialChars = 0;
-    if (this.lines.length > 0) out += this.lines.join('\n');
-    this.lines = [];
-    return out;
-  }
-
-  /** Reads the lines of `text`, each character once; returns the events it completes. */
-  private feed(text: string): string {
-    let out = '';
-    let at = 0;
-    if (this.skipLf && text.length > 0) {
-      if (text.charCodeAt(0) === 0x0a) at = 1;
-      this.skipLf = false;
-    }
-    let lf = -2;
-    let cr = -2;
-    while (at < text.length) {
-      if (lf !== -1 && lf < at) lf = text.indexOf('\n', at);
-      if (cr !== -1 && cr < at) cr = text.indexOf('\r', at);
-      const brk = lf === -1 ? cr : cr === -1 ? lf : Math.min(lf, cr);
-      if (brk === -1) {
-        this.partial.push(text.slice(at));
-        this.partialChars += text.length - at;
-        if (this.partialChars + this.eventChars > MAX_INSPECTED_EVENT_CHARS) throw tooLarge();
-        break;
-      }
-      const piece = text.slice(at, brk);
-      let line = piece;
-      if (this.partial.length > 0) {
-        this.partial.push(piece);
-        line = this.partial.join('');
-        this.partial = [];
-        this.partialChars = 0;
-      }
-      at = brk + 1;
-      if (brk === cr) {
-        if (at === text.length) this.skipLf = true;
-        else if (text.charCodeAt(at) === 0x0a) at += 1;
-      }
-      if (line === '') {
-        out += this.event();
-        continue;
-      }
-      this.eventChars += line.length;
-      if (this.eventChars > MAX_INSPECTED_EVENT_CHARS) throw tooLarge();
-      this.lines.push(line);
-    }
-    return out;
-  }
-
-  private event(): string {
-    const lines = this.lines;
-    if (lines.length === 0) return '\n';
-    this.lines = [];
-    this.eventChars = 0;
-    const data: string[] = [];
-    const others: string[] = [];
-    for (const line of lines) {
-      if (line === 'data' || line.startsWith('data:')) {
-        const value = line.slice(5);
-        data.push(value.startsWith(' ') ? value.slice(1) : value);
-      } else others.push(line);
-    }
-    if (data.length > 0 && (this.listIds === EVERY_TOOL_LIST || this.listIds.size > 0)) {
-      const text = data.join('\n');
-      const filtered = filterJsonAnswer(text, this.listIds, this.gate);
-      if (filtered !== text) return `${[...others, `data: ${filtered}`].join('\n')}\n\n`;
-    }
-    return `${lines.join('\n')}\n\n`;
-  }
 }

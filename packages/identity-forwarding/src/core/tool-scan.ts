@@ -1,11 +1,12 @@
 /**
  * A small scanner for the JSON-RPC messages the tool gate reads: it finds, without building the
- * messages, where each tool of a `tools/list` answer starts and ends and what its name is, and
- * the `id`, `method` and `params.name` of requests. It delimits values exactly as `JSON.parse`
+ * messages, where each tool of an answer's `result.tools` starts and ends and what its name is
+ * (and where `result.cacheScope` is), and the `id`, `method`, `params.name` and `params.uri` of
+ * requests. It delimits values exactly as `JSON.parse`
  * does (strings and their escapes, numbers, literals, nesting) and gives up (`undefined`) on
  * anything it does not follow: text that is not JSON, nesting deeper than {@link MAX_SCAN_DEPTH},
  * or a key it reads given twice (`JSON.parse` keeps the last one; the caller then parses the
- * whole text itself). It reads the UTF-8 bytes as received (JSON's structure is ASCII), so that
+ * whole text itself, or, for a request, refuses it: see {@link JsonScanner.duplicate}). It reads the UTF-8 bytes as received (JSON's structure is ASCII), so that
  * the ranges it gives are byte offsets, and decodes only the strings it returns.
  */
 
@@ -25,10 +26,11 @@ export interface ScannedTool {
   name: string | undefined;
 }
 
-/** One message of an answer: its id and, when its `result` holds a `tools` array, where that array is and its tools. */
+/** One message of an answer: when its `result` holds a `tools` array, where that array is and its tools. */
 export interface ScannedAnswer {
-  id: ScannedId;
   tools?: { start: number; end: number; items: ScannedTool[] };
+  /** Where the value of `result.cacheScope` is, when the result has one. */
+  cacheScope?: { start: number; end: number };
 }
 
 /** One message of a request. */
@@ -39,7 +41,13 @@ export interface ScannedRequest {
   method: unknown;
   /** `params.name` when it is a string. */
   name: string | undefined;
+  /** `params.uri` when it is a string. */
+  uri: string | undefined;
 }
+
+/** The request keys the gate reads, by level; another spelling of one of them (any case) counts as a repeat. */
+const REQUEST_KEYS: ReadonlySet<string> = new Set(['id', 'method', 'params']);
+const PARAMS_KEYS: ReadonlySet<string> = new Set(['name', 'uri']);
 
 /** Bytes that end the fast run through a string: `"`, `\\` and the control characters JSON refuses raw. */
 const STRING_STOP = new Uint8Array(256);
@@ -109,6 +117,12 @@ export class JsonScanner {
   private toolName: string | undefined;
   /** Whether the text read is a batch (a JSON array). */
   batch = false;
+  /**
+   * Whether {@link JsonScanner.requests} gave up because a key the gate reads (`id`, `method`,
+   * `params`, `params.name`, `params.uri`) is given twice in one object, or also spelled in
+   * another case (`"Name"`): servers differ in which one they read, so such a request is refused.
+   */
+  duplicate = false;
 
   private readonly s: Buffer;
   private readonly length: number;
@@ -202,24 +216,26 @@ export class JsonScanner {
   private answer(i: number, out: ScannedAnswer[]): number {
     if (this.s[i] !== 0x7b) {
       const end = this.value(i, 1);
-      out.push({ id: undefined });
+      out.push({});
       return end;
     }
-    const message: ScannedAnswer = { id: undefined };
-    let seenId = false;
+    const message: ScannedAnswer = {};
     let seenResult = false;
     const end = this.members(i, 1, (ks, ke, at) => {
-      if (this.is(ks, ke, 'id')) {
-        if (seenId) return FAIL;
-        seenId = true;
-        return this.id(at, message);
-      }
       if (!this.is(ks, ke, 'result')) return this.value(at, 2);
       if (seenResult) return FAIL;
       seenResult = true;
       if (this.s[at] !== 0x7b) return this.value(at, 2);
       let seenTools = false;
+      let seenScope = false;
       return this.members(at, 2, (fs, fe, from) => {
+        if (this.is(fs, fe, 'cacheScope')) {
+          if (seenScope) return FAIL;
+          seenScope = true;
+          const scopeEnd = this.value(from, 3);
+          if (scopeEnd !== FAIL) message.cacheScope = { start: from, end: scopeEnd };
+          return scopeEnd;
+        }
         if (!this.is(fs, fe, 'tools')) return this.value(from, 3);
         if (seenTools) return FAIL;
         seenTools = true;
@@ -301,25 +317,40 @@ export class JsonScanner {
     }
   }
 
+  /**
+   * Which of `keys` the key just read (from `start` to `end`) is, when it is one exactly; a
+   * repeat, or another spelling of one in another case, sets {@link JsonScanner.duplicate}.
+   */
+  private readKey(start: number, end: number, keys: ReadonlySet<string>, seen: Set<string>): string | undefined {
+    const text = this.keyEscaped || end - start <= 8 ? this.keyText(start, end) : undefined;
+    if (text === undefined) return undefined;
+    const lower = text.toLowerCase();
+    if (!keys.has(lower)) return undefined;
+    if (seen.has(lower) || text !== lower) {
+      this.duplicate = true;
+      return undefined;
+    }
+    seen.add(lower);
+    return lower;
+  }
+
+  private keyText(start: number, end: number): string | undefined {
+    this.escaped = this.keyEscaped;
+    return this.text(start, end);
+  }
+
   private request(i: number, out: ScannedRequest[]): number {
     const s = this.s;
     if (s[i] !== 0x7b) {
-      out.push({ object: false, id: undefined, method: undefined, name: undefined });
+      out.push({ object: false, id: undefined, method: undefined, name: undefined, uri: undefined });
       return this.value(i, 1);
     }
-    const message: ScannedRequest = { object: true, id: undefined, method: undefined, name: undefined };
+    const message: ScannedRequest = { object: true, id: undefined, method: undefined, name: undefined, uri: undefined };
     const seen = new Set<string>();
     const end = this.members(i, 1, (ks, ke, at) => {
-      const key = this.is(ks, ke, 'id')
-        ? 'id'
-        : this.is(ks, ke, 'method')
-          ? 'method'
-          : this.is(ks, ke, 'params')
-            ? 'params'
-            : undefined;
+      const key = this.readKey(ks, ke, REQUEST_KEYS, seen);
+      if (this.duplicate) return FAIL;
       if (key === undefined) return this.value(at, 2);
-      if (seen.has(key)) return FAIL;
-      seen.add(key);
       if (key === 'id') return this.id(at, message);
       if (key === 'method') {
         if (s[at] !== QUOTE) {
@@ -333,16 +364,18 @@ export class JsonScanner {
         return message.method === undefined ? FAIL : methodEnd;
       }
       if (s[at] !== 0x7b) return this.value(at, 2);
-      let seenName = false;
+      const seenParams = new Set<string>();
       return this.members(at, 2, (fs, fe, from) => {
-        if (!this.is(fs, fe, 'name')) return this.value(from, 3);
-        if (seenName) return FAIL;
-        seenName = true;
-        if (s[from] !== QUOTE) return this.value(from, 3);
-        const nameEnd = this.string(from);
-        if (nameEnd === FAIL) return FAIL;
-        message.name = this.text(from, nameEnd);
-        return message.name === undefined ? FAIL : nameEnd;
+        const field = this.readKey(fs, fe, PARAMS_KEYS, seenParams);
+        if (this.duplicate) return FAIL;
+        if (field === undefined || s[from] !== QUOTE) return this.value(from, 3);
+        const valueEnd = this.string(from);
+        if (valueEnd === FAIL) return FAIL;
+        const value = this.text(from, valueEnd);
+        if (value === undefined) return FAIL;
+        if (field === 'name') message.name = value;
+        else message.uri = value;
+        return valueEnd;
       });
     });
     out.push(message);

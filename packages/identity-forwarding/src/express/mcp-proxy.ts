@@ -13,6 +13,7 @@ import { createProxyMiddleware } from 'http-proxy-middleware';
 import type { IdentityTokenSigner } from '@gw/jwks';
 import {
   AccessDeniedError,
+  InvalidMcpMessageError,
   McpBodyTooLargeError,
   UpstreamInvalidResponseError,
   InvalidMcpPathError,
@@ -39,14 +40,14 @@ import {
 import { IdentityTokenCache } from '../core/token-cache';
 import type { GatewayIdentity } from '../core/identity';
 import {
-  EVERY_TOOL_LIST,
   filterJsonBytes,
   inspectRequest,
-  SseToolFilter,
+  isUtf8MediaType,
+  parseMediaType,
   type McpAccess,
   type McpToolGate,
-  type ToolListIds,
 } from '../core/tool-gate';
+import { SseToolFilter } from '../core/sse-tool-filter';
 import { detectMissingCall, type GatewayLocals, type Logger } from './shared';
 
 /** Options of {@link identityForwarding}. */
@@ -80,18 +81,21 @@ export interface IdentityForwardingOptions {
   trustedProxies?: readonly string[];
   /**
    * The host's access rule, called for every request with the caller and the server's slug before
-   * anything is sent: `{ allowed: false }` answers `403 access_denied`; `tools` makes the gateway
-   * read the request body (POST, at most `maxInspectedBodyBytes`) to answer a `tools/call` the gate
-   * refuses itself (JSON-RPC error `-32602`, never sent to the server) and to keep only allowed
-   * tools in `tools/list` answers (JSON or event stream; on the GET stream, every answer holding
-   * `result.tools`, since answers replayed there carry ids of earlier POSTs). Every other request
-   * and answer streams through untouched. Must not wait; it is called on every request, so a host
-   * should remember its answers. Default: none (every caller, every tool).
+   * anything is sent: `{ allowed: false }` answers `403 access_denied`. With `tools` (a tool gate)
+   * the gateway fails closed: it reads every POST body (at most `maxInspectedBodyBytes`) and
+   * refuses one that is not strict UTF-8 JSON of content type `application/json`
+   * (`400 invalid_mcp_message`), one whose `Mcp-Method`/`Mcp-Name` headers disagree with it
+   * (`400`, JSON-RPC error `-32020`), and a `tools/call` the gate refuses (JSON-RPC error
+   * `-32602`); none of them reaches the server. It reads every answer (POST and GET, JSON or
+   * event stream; other content types only when empty, else `502 upstream_invalid_response`) and
+   * keeps only allowed tools in every `result.tools`, whatever its JSON-RPC id. Without `tools`,
+   * requests and answers stream through untouched. Must not wait; it is called on every request,
+   * so a host should remember its answers. Default: none (every caller, every tool).
    */
   authorize?: (identity: GatewayIdentity, server: string) => McpAccess;
   /** Largest request body read when `authorize` gives a tool gate, in bytes. Default 4194304 (4 MiB). */
   maxInspectedBodyBytes?: number;
-  /** Largest JSON answer to a `tools/list` read to filter its tools, in bytes. Default 16777216 (16 MiB). */
+  /** Largest JSON answer read where a tool gate applies, in bytes (a larger one is 502). Default 16777216 (16 MiB). */
   maxInspectedAnswerBytes?: number;
 }
 
@@ -118,8 +122,7 @@ interface ProxyState {
   timedOut: boolean;
   /** The request body read for inspection: sent instead of the (consumed) stream. */
   body?: Buffer;
-  /** `tools/list` ids whose answers are filtered through `gate`. */
-  listIds?: ToolListIds;
+  /** The tool gate every answer is read through. */
   gate?: McpToolGate;
   maxAnswerBytes?: number;
   /** The MCP call's span. */
@@ -375,6 +378,12 @@ export function identityForwarding(options: IdentityForwardingOptions): Identity
         call.span.setStatus({ code: SpanStatusCode.ERROR });
       call.span.end();
     });
+    // What the gate reads of the client's own headers, before the forwarded ones replace them.
+    const client = {
+      contentType: req.headers['content-type'],
+      contentTypes: req.headersDistinct['content-type']?.length ?? 0,
+      mirror: { method: req.headersDistinct['mcp-method'], name: req.headersDistinct['mcp-name'] },
+    };
     try {
       const headers = signedHeaders(forwarder, req, identity, tokenCache, call.context);
       headers['x-forwarded-for'] = forwardedFor(req, trustedProxies);
@@ -398,31 +407,38 @@ export function identityForwarding(options: IdentityForwardingOptions): Identity
       proxy(req, res, next);
       return;
     }
+    state.gate = gate;
+    state.maxAnswerBytes = maxInspectedAnswerBytes;
     if (method === 'GET') {
-      // The standalone stream, or a stream resumed with Last-Event-ID: the answers it replays belong
-      // to earlier POSTs, so every answer holding a tool list is filtered, whatever its id.
-      state.listIds = EVERY_TOOL_LIST;
-      state.gate = gate;
-      state.maxAnswerBytes = maxInspectedAnswerBytes;
       proxy(req, res, next);
       return;
     }
     const toolGate = gate;
+    if (!isUtf8MediaType(parseMediaType(client.contentType), 'application/json') || client.contentTypes > 1) {
+      req.resume();
+      next(
+        new InvalidMcpMessageError(
+          'The MCP request body must be of content type application/json, in UTF-8 (no other charset).',
+        ),
+      );
+      return;
+    }
     readInspectedBody(req, maxInspectedBodyBytes).then((body) => {
-      const inspected = inspectRequest(body, toolGate);
+      let inspected;
+      try {
+        inspected = inspectRequest(body, toolGate, client.mirror);
+      } catch (error) {
+        next(error);
+        return;
+      }
       if (inspected.answer !== undefined) {
-        res.statusCode = 200;
+        res.statusCode = inspected.status ?? 200;
         res.setHeader('content-type', 'application/json');
         res.setHeader('content-length', Buffer.byteLength(inspected.answer));
         res.end(inspected.answer);
         return;
       }
       state.body = body;
-      if (inspected.listIds.size > 0) {
-        state.listIds = inspected.listIds;
-        state.gate = toolGate;
-        state.maxAnswerBytes = maxInspectedAnswerBytes;
-      }
       proxy(req, res, next);
     }, next);
   };
@@ -605,7 +621,9 @@ function createUpstreamProxy(url: URL, timeoutMs: number, idleTimeoutMs: number)
         proxyReq.once('response', () => clearTimeout(timer));
         proxyReq.once('close', () => clearTimeout(timer));
         if (state.body !== undefined) {
-          // The stream was read for inspection: its bytes go as read (the proxy then ends the request).
+          // The stream was read for inspection: its bytes go as read (the proxy then ends the
+          // request), as the JSON the gate read (it checked the client's type said just that).
+          proxyReq.setHeader('content-type', 'application/json');
           proxyReq.removeHeader('transfer-encoding');
           proxyReq.setHeader('content-length', state.body.length);
           proxyReq.write(state.body);
@@ -636,8 +654,8 @@ function createUpstreamProxy(url: URL, timeoutMs: number, idleTimeoutMs: number)
         });
         proxyRes.once('close', () => clearTimeout(idle));
         response.once('close', () => clearTimeout(idle));
-        if (state.listIds !== undefined && state.gate !== undefined) {
-          filterToolList(proxyRes, response, state);
+        if (state.gate !== undefined) {
+          gateAnswer(proxyRes, response, state);
           return;
         }
         response.writeHead(proxyRes.statusCode ?? 502, endToEndResponseHeaders(proxyRes.headers));
@@ -695,69 +713,96 @@ function readInspectedBody(req: IncomingMessage, limit: number): Promise<Buffer>
   });
 }
 
+/** Refuses the answer being read: 502 when nothing was sent yet, else the client connection ends. */
+function refuseAnswer(proxyRes: IncomingMessage, response: ServerResponse, state: ProxyState, message: string): void {
+  proxyRes.destroy();
+  if (response.headersSent || response.destroyed) response.destroy();
+  else state.next(new UpstreamInvalidResponseError(message));
+}
+
 /**
- * Writes an MCP server's answer to a request holding `tools/list` with only the allowed tools: a
- * JSON answer is read whole (at most `maxAnswerBytes`), an event stream is filtered event by event
- * as it arrives; any other answer passes unchanged. A compressed answer is refused (502).
+ * Writes an MCP server's answer through the tool gate, failing closed: a JSON answer is read
+ * whole (at most `maxAnswerBytes`) and written with only allowed tools; an event stream is read
+ * event by event and written again as it arrives (an event it cannot read ends it); an answer
+ * of any other content type passes only when it is empty. A compressed answer with a body is
+ * refused (502).
  */
-function filterToolList(proxyRes: IncomingMessage, response: ServerResponse, state: ProxyState): void {
-  const listIds = state.listIds as ToolListIds;
+function gateAnswer(proxyRes: IncomingMessage, response: ServerResponse, state: ProxyState): void {
   const gate = state.gate as McpToolGate;
-  const type = String(proxyRes.headers['content-type'] ?? '').toLowerCase();
+  const type = parseMediaType(proxyRes.headers['content-type']);
   const encoding = String(proxyRes.headers['content-encoding'] ?? 'identity').toLowerCase();
   const headers = endToEndResponseHeaders(proxyRes.headers);
   const status = proxyRes.statusCode ?? 502;
-  const isJson = type.startsWith('application/json');
-  const isStream = type.startsWith('text/event-stream');
-  if ((isJson || isStream) && encoding !== 'identity') {
-    proxyRes.destroy();
-    state.next(
-      new UpstreamInvalidResponseError('The MCP server answered tools/list compressed; the gateway cannot filter it.'),
-    );
+  const identity = encoding === 'identity';
+  proxyRes.once('error', () => response.destroy());
+  if (identity && isUtf8MediaType(type, 'text/event-stream')) {
+    streamEvents(proxyRes, response, status, headers, gate);
     return;
   }
-  if (isJson) {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    proxyRes.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > (state.maxAnswerBytes as number)) {
-        proxyRes.destroy();
-        if (!response.headersSent)
-          state.next(
-            new UpstreamInvalidResponseError('The MCP server answered tools/list with more than the gateway reads.'),
-          );
+  const isJson = identity && isUtf8MediaType(type, 'application/json');
+  const chunks: Buffer[] = [];
+  let size = 0;
+  proxyRes.on('data', (chunk: Buffer) => {
+    if (chunk.length === 0 || response.destroyed) return;
+    if (!isJson) {
+      refuseAnswer(
+        proxyRes,
+        response,
+        state,
+        identity
+          ? 'The MCP server answered with a content type other than application/json or text/event-stream (in UTF-8); the gateway cannot read it.'
+          : 'The MCP server answered compressed; the gateway cannot read it.',
+      );
+      return;
+    }
+    size += chunk.length;
+    if (size > (state.maxAnswerBytes as number)) {
+      refuseAnswer(proxyRes, response, state, 'The MCP server answered with more than the gateway reads.');
+      return;
+    }
+    chunks.push(chunk);
+  });
+  proxyRes.once('end', () => {
+    if (response.headersSent || response.destroyed) return;
+    let body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
+    if (body.length > 0) {
+      try {
+        body = filterJsonBytes(body, gate);
+      } catch (error) {
+        state.next(error);
         return;
       }
-      chunks.push(chunk);
-    });
-    proxyRes.once('end', () => {
-      if (response.headersSent || response.destroyed) return;
-      const body = filterJsonBytes(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks), listIds, gate);
-      delete headers['content-length'];
-      headers['content-length'] = body.length;
-      response.writeHead(status, headers);
-      response.end(body);
-    });
-    proxyRes.once('error', () => response.destroy());
-    return;
-  }
-  if (isStream) delete headers['content-length'];
+    }
+    delete headers['content-length'];
+    if (body.length > 0 || proxyRes.headers['content-length'] !== undefined) headers['content-length'] = body.length;
+    response.writeHead(status, headers);
+    response.end(body);
+  });
+}
+
+/** An event stream, read and written again event by event through the gate; an event it cannot read ends it. */
+function streamEvents(
+  proxyRes: IncomingMessage,
+  response: ServerResponse,
+  status: number,
+  headers: OutgoingHttpHeaders,
+  gate: McpToolGate,
+): void {
+  delete headers['content-length'];
   response.writeHead(status, headers);
-  if (isStream) response.flushHeaders();
-  if (!isStream) {
-    proxyRes.once('error', () => response.destroy());
-    proxyRes.pipe(response);
-    return;
-  }
-  const filter = new SseToolFilter(listIds, gate);
+  // An event stream may stay quiet for long: its headers leave now, not with its first event.
+  response.flushHeaders();
+  const filter = new SseToolFilter(gate);
+  const fail = () => {
+    proxyRes.destroy();
+    response.destroy();
+  };
   proxyRes.on('data', (chunk: Buffer) => {
     let text: string;
     try {
       text = filter.push(chunk);
     } catch {
-      proxyRes.destroy();
-      response.destroy();
+      fail();
       return;
     }
     if (text !== '') response.write(text);
@@ -766,10 +811,9 @@ function filterToolList(proxyRes: IncomingMessage, response: ServerResponse, sta
     try {
       response.end(filter.end());
     } catch {
-      response.destroy();
+      fail();
     }
   });
-  proxyRes.once('error', () => response.destroy());
   response.once('close', () => {
     if (!proxyRes.complete) proxyRes.destroy();
   });
