@@ -26,7 +26,7 @@ const access: McpAccess = {
 };
 
 /** A real MCP SDK server (stateless, behind express.json as its examples show) that records what it ran. */
-let executed: string[] = [];
+const executed: string[] = [];
 let arrived = 0;
 let sdk: Listening;
 /** A raw upstream that records each request and answers a JSON-RPC result. */
