@@ -46,9 +46,13 @@ for (const [name, root] of Object.entries(roots)) {
   const gated = policies.mcp(identities[50], 'tools');
   if (gated.tools === undefined || policies.mcp(identities[0], 'tools').tools !== undefined) throw new Error('gate?');
   const ids = new Set(['n:1']);
-  const filter = gate.filterJsonBytes
-    ? () => gate.filterJsonBytes(answer, ids, gated.tools)
-    : () => gate.filterJsonAnswer(answer.toString('utf8'), ids, gated.tools);
+  // Builds since the gate reads every answer take (body, gate); earlier ones also took the ids.
+  const filter =
+    gate.filterJsonBytes?.length === 2
+      ? () => gate.filterJsonBytes(answer, gated.tools)
+      : gate.filterJsonBytes
+        ? () => gate.filterJsonBytes(answer, ids, gated.tools)
+        : () => gate.filterJsonAnswer(answer.toString('utf8'), ids, gated.tools);
   let n = 0;
   builds[name] = {
     // Callers of the bench's ungated teams (0..49, 100..149, ...) in turn.
