@@ -45,8 +45,8 @@ export interface ConsoleSessionStore {
   find(idHash: string): Promise<ConsoleSessionRow | undefined>;
   /** Records that the session was used at `lastSeenAt` (ms since the epoch). */
   touch(idHash: string, lastSeenAt: number): Promise<void>;
-  /** Signs the session out for good, and writes the sign-out to the audit log. */
-  revoke(idHash: string, event: SignInAuditEvent): Promise<void>;
+  /** Ends the session for good; a sign-out (`event`) is written to the audit log. */
+  revoke(idHash: string, event?: SignInAuditEvent): Promise<void>;
   /** Writes a sign-in event (a refused one, say) to the audit log. */
   recordSignIn(event: SignInAuditEvent): Promise<void>;
 }
@@ -132,13 +132,13 @@ export class DatabaseConsoleSessionStore implements ConsoleSessionStore {
     );
   }
 
-  async revoke(idHash: string, event: SignInAuditEvent): Promise<void> {
+  async revoke(idHash: string, event?: SignInAuditEvent): Promise<void> {
     await this.db.transaction(async (tx) => {
       const revoked = await tx.query(
         'UPDATE gw_console_sessions SET revoked_at = now() WHERE id_hash = $1 AND revoked_at IS NULL RETURNING id_hash',
         [idHash],
       );
-      if (revoked.length > 0) await audit(tx, event);
+      if (revoked.length > 0 && event) await audit(tx, event);
     });
   }
 
@@ -187,11 +187,11 @@ export class MemoryConsoleSessionStore implements ConsoleSessionStore {
     if (row && !row.revoked && row.lastSeenAt < lastSeenAt) row.lastSeenAt = lastSeenAt;
   }
 
-  async revoke(idHash: string, event: SignInAuditEvent): Promise<void> {
+  async revoke(idHash: string, event?: SignInAuditEvent): Promise<void> {
     const row = this.rows.get(idHash);
     if (!row || row.revoked) return;
     row.revoked = true;
-    this.onEvent(event);
+    if (event) this.onEvent(event);
   }
 
   async recordSignIn(event: SignInAuditEvent): Promise<void> {

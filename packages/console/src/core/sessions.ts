@@ -172,8 +172,12 @@ export class ConsoleSessions {
       }
     }
     const { row } = cached;
-    if (!this.holds(row, access, now)) {
+    const ended = this.ended(row, access, now);
+    if (ended !== undefined) {
       this.cache.delete(idHash);
+      // A session whose credential changed or went away ends for good, on every instance: going
+      // back to the old key later does not bring it back.
+      if (ended === 'credential') await this.store.revoke(idHash);
       return undefined;
     }
     // Used now: written back at most every minute (or tenth of the idle lifetime), so the idle
@@ -202,14 +206,15 @@ export class ConsoleSessions {
     await this.store.revoke(idHash, { action: 'sign_out', via: 'console', actor: session.actor, address });
   }
 
-  private holds(row: ConsoleSessionRow, access: AdminAccess, now: number): boolean {
-    if (row.revoked) return false;
-    if (now >= row.expiresAt || now >= row.createdAt + this.lifetimeMs) return false;
-    if (now >= row.lastSeenAt + this.idleTimeoutMs) return false;
-    if (row.tokenExpiresAt !== null && now >= row.tokenExpiresAt) return false;
-    if (!access.enabled) return false;
+  /** Why the session has ended (`time`: signed out or past a lifetime; `credential`: its credential no longer holds), or undefined. */
+  private ended(row: ConsoleSessionRow, access: AdminAccess, now: number): 'time' | 'credential' | undefined {
+    if (row.revoked) return 'time';
+    if (now >= row.expiresAt || now >= row.createdAt + this.lifetimeMs) return 'time';
+    if (now >= row.lastSeenAt + this.idleTimeoutMs) return 'time';
+    if (row.tokenExpiresAt !== null && now >= row.tokenExpiresAt) return 'time';
     const current = access.credentialFingerprint(row.tokenIssuer === null ? 'admin-key' : 'token');
-    return current !== undefined && this.equal(row.credential, this.mac(`credential:${current}`));
+    if (!access.enabled || current === undefined) return 'credential';
+    return this.equal(row.credential, this.mac(`credential:${current}`)) ? undefined : 'credential';
   }
 
   private sessionOf(row: ConsoleSessionRow, id: string, now: number): ConsoleSession {
