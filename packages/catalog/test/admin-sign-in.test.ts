@@ -8,6 +8,7 @@ import {
   checkAdminKeyStrength,
   clientAddress,
   migrate,
+  openPostgres,
   trustedProxySet,
   type CatalogDatabase,
 } from '../src';
@@ -161,60 +162,58 @@ describe('clientAddress', () => {
   });
 });
 
-describe.each(
-  catalogEngines('gw-sign-in-', async (postgres) => {
-    const { openPostgres } = await import('../src');
-    return openPostgres(await postgres.createDatabase());
-  }).engines,
-)('console sessions on %s', (_name, open) => {
-  let db: CatalogDatabase;
-  beforeAll(async () => {
-    db = await open();
-    await migrate(db);
-  });
-  afterAll(async () => {
-    await db?.close();
-  });
-
-  it('stores, finds, touches and revokes a session, with its sign-in and sign-out in the audit log', async () => {
-    const store = new DatabaseConsoleSessionStore(db);
-    const at = Date.UTC(2030, 0, 1);
-    const row = {
-      idHash: 'a'.repeat(64),
-      actor: 'console:admin-key:0123abcd',
-      credential: 'mac-of-the-fingerprint',
-      tokenIssuer: null,
-      tokenSubject: null,
-      tokenExpiresAt: null,
-      createdAt: at,
-      lastSeenAt: at,
-      expiresAt: at + 60_000,
-      revoked: false,
-    };
-    const event = { via: 'console', actor: row.actor, address: '198.51.100.7' } as const;
-    await store.create(row, { ...event, action: 'sign_in' });
-    expect(await store.find(row.idHash)).toEqual(row);
-    await store.touch(row.idHash, at + 5_000);
-    await store.touch(row.idHash, at + 1_000);
-    expect((await store.find(row.idHash))?.lastSeenAt).toBe(at + 5_000);
-    await store.revoke(row.idHash, { ...event, action: 'sign_out' });
-    await store.revoke(row.idHash, { ...event, action: 'sign_out' });
-    expect((await store.find(row.idHash))?.revoked).toBe(true);
-    expect(await store.find('b'.repeat(64))).toBeUndefined();
-    await store.recordSignIn({
-      action: 'sign_in_failed',
-      via: 'admin-api',
-      actor: 'anonymous',
-      address: '198.51.100.8',
-      code: 'invalid_credentials',
+describe.each(catalogEngines('gw-sign-in-', async (postgres) => openPostgres(await postgres.createDatabase())).engines)(
+  'console sessions on %s',
+  (_name, open) => {
+    let db: CatalogDatabase;
+    beforeAll(async () => {
+      db = await open();
+      await migrate(db);
     });
-    const audit = await db.query<{ action: string; kind: string; slug: string; fields: string[] }>(
-      'SELECT action, kind, slug, fields FROM gw_audit ORDER BY id',
-    );
-    expect(audit).toEqual([
-      { action: 'sign_in', kind: 'console', slug: '198.51.100.7', fields: [] },
-      { action: 'sign_out', kind: 'console', slug: '198.51.100.7', fields: [] },
-      { action: 'sign_in_failed', kind: 'admin-api', slug: '198.51.100.8', fields: ['invalid_credentials'] },
-    ]);
-  });
-});
+    afterAll(async () => {
+      await db?.close();
+    });
+
+    it('stores, finds, touches and revokes a session, with its sign-in and sign-out in the audit log', async () => {
+      const store = new DatabaseConsoleSessionStore(db);
+      const at = Date.UTC(2030, 0, 1);
+      const row = {
+        idHash: 'a'.repeat(64),
+        actor: 'console:admin-key:0123abcd',
+        credential: 'mac-of-the-fingerprint',
+        tokenIssuer: null,
+        tokenSubject: null,
+        tokenExpiresAt: null,
+        createdAt: at,
+        lastSeenAt: at,
+        expiresAt: at + 60_000,
+        revoked: false,
+      };
+      const event = { via: 'console', actor: row.actor, address: '198.51.100.7' } as const;
+      await store.create(row, { ...event, action: 'sign_in' });
+      expect(await store.find(row.idHash)).toEqual(row);
+      await store.touch(row.idHash, at + 5_000);
+      await store.touch(row.idHash, at + 1_000);
+      expect((await store.find(row.idHash))?.lastSeenAt).toBe(at + 5_000);
+      await store.revoke(row.idHash, { ...event, action: 'sign_out' });
+      await store.revoke(row.idHash, { ...event, action: 'sign_out' });
+      expect((await store.find(row.idHash))?.revoked).toBe(true);
+      expect(await store.find('b'.repeat(64))).toBeUndefined();
+      await store.recordSignIn({
+        action: 'sign_in_failed',
+        via: 'admin-api',
+        actor: 'anonymous',
+        address: '198.51.100.8',
+        code: 'invalid_credentials',
+      });
+      const audit = await db.query<{ action: string; kind: string; slug: string; fields: string[] }>(
+        'SELECT action, kind, slug, fields FROM gw_audit ORDER BY id',
+      );
+      expect(audit).toEqual([
+        { action: 'sign_in', kind: 'console', slug: '198.51.100.7', fields: [] },
+        { action: 'sign_out', kind: 'console', slug: '198.51.100.7', fields: [] },
+        { action: 'sign_in_failed', kind: 'admin-api', slug: '198.51.100.8', fields: ['invalid_credentials'] },
+      ]);
+    });
+  },
+);

@@ -124,7 +124,7 @@ describe('console sessions kept in the catalog database', () => {
       headersSent: false,
       statusCode: 200,
       setHeader: () => undefined,
-      end(text: string) {
+      end(this: { statusCode: number }, text: string) {
         answer.status = this.statusCode;
         answer.body = text;
       },

@@ -144,7 +144,7 @@ export function checkAdminKeyStrength(key: string, name = 'GATEWAY_ADMIN_KEY'): 
 /** The text of a claim for an actor name: at most 128 characters, no control characters, no `#`. */
 function actorPart(value: unknown): string {
   return typeof value === 'string' && value !== ''
-    ? value.replace(/[\u0000-\u001f\u007f#]/g, '_').slice(0, 128)
+    ? [...value.slice(0, 128)].map((c) => (c === '#' || c.charCodeAt(0) < 32 || c === '\u007f' ? '_' : c)).join('')
     : 'unknown';
 }
 
