@@ -16,7 +16,16 @@ import {
   protectedResourceMetadata,
   type IdentityForwardingMiddleware,
 } from '@gw/identity-forwarding';
-import { AdminAccess, RequestLogWriter, createAdminApi, useParsedBody, type AdminClaim } from '@gw/catalog';
+import {
+  AdminAccess,
+  DatabaseConsoleSessionStore,
+  RequestLogWriter,
+  clientAddress,
+  createAdminApi,
+  trustedProxySet,
+  useParsedBody,
+  type AdminClaim,
+} from '@gw/catalog';
 import { gatewayConsole } from '@gw/console';
 import {
   MemoryCacheStore,
@@ -260,6 +269,9 @@ export function createGateway(options: GatewayOptions): Gateway {
     },
   );
   if (catalog) {
+    // Console sessions and sign-in events live in the catalog's database, shared by every instance.
+    const consoleSessions = new DatabaseConsoleSessionStore(catalog.db);
+    const proxies = trustedProxySet(options.trustedProxies);
     const adminAccess = new AdminAccess({
       adminKey: catalog.adminKey,
       adminClaim: options.adminClaim,
@@ -267,6 +279,19 @@ export function createGateway(options: GatewayOptions): Gateway {
         ? async (token) => (await v1Authenticator.authenticate(['authorization', `Bearer ${token}`])).claims
         : undefined,
       isApiKey: (credential) => v1Authenticator.isApiKey(credential),
+      clientAddress: (req) => clientAddress(req, proxies),
+      // Failed sign-ins (slowed down per address by AdminAccess) are logged and audited, never the credential.
+      onSignInFailure: (failure) => {
+        logger.warn({ via: failure.via, address: failure.address, code: failure.code }, 'admin sign-in refused');
+        consoleSessions
+          .recordSignIn({ action: 'sign_in_failed', actor: 'anonymous', ...failure })
+          .catch((error: unknown) =>
+            logger.warn(
+              { err: { message: String((error as Error)?.message ?? error).slice(0, 200) } },
+              'a refused admin sign-in was not written to the audit log',
+            ),
+          );
+      },
     });
     const admin = createAdminApi({
       store: catalog.store,
@@ -308,6 +333,7 @@ export function createGateway(options: GatewayOptions): Gateway {
           access: adminAccess,
           adminApi: admin,
           sessionSecret: catalog.sessionSecret,
+          sessionStore: consoleSessions,
           publicBaseUrl: options.publicBaseUrl,
           testRecord: (kind, slug) => testRecord(selfUrl, consoleTestKey?.key as string, view, kind, slug),
         }),

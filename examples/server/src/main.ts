@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { isIP } from 'node:net';
-import type { AdminClaim } from '@gw/catalog';
+import { checkAdminKeyStrength, type AdminClaim } from '@gw/catalog';
 import { createIdentityTokenSigner, loadSigningKey, type IdentityTokenSigner } from '@gw/jwks';
 import {
   KNOWN_ANTHROPIC_MODELS,
@@ -260,6 +260,9 @@ export async function startFromEnvironment(
     identityProviderKeys = defaults.demoIdentityProviderKeys;
   }
   const adminClaim = parseAdminClaim(env.GATEWAY_ADMIN_CLAIM, config);
+  // A short or guessable admin key stops start-up, with how to generate one.
+  const adminKey = env.GATEWAY_ADMIN_KEY?.trim();
+  if (adminKey) checkAdminKeyStrength(adminKey);
   const access = accessMode(env, config);
   if (access === 'open' && env.NODE_ENV === 'production') {
     logger.warn(

@@ -13,6 +13,8 @@ export * from './core/store';
 export * from './core/live-catalog';
 export * from './core/config-records';
 export * from './core/admin-access';
+export * from './core/sign-in-guard';
+export * from './core/console-sessions';
 export * from './core/admin-api';
 export * from './core/tool-pins';
 export * from './core/request-log';

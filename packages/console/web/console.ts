@@ -1275,6 +1275,8 @@ async function toolsPanel(container: HTMLElement, slug: string): Promise<void> {
                 void api(
                   'POST',
                   `/mcp-servers/${encodeURIComponent(slug)}/tools/${encodeURIComponent(name)}/approve`,
+                  // The digest shown: the gateway approves only that version of the tool.
+                  { digest: String(tool.currentDigest) },
                 ).then(async ({ status: code, body }) => {
                   say(
                     code < 300

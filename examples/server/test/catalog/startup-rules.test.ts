@@ -189,7 +189,7 @@ describe('start-up rules of the catalog', () => {
       const audit = await admin('GET', '/audit?record=mcp-servers/by-token', undefined, {
         authorization: `Bearer ${token({ sub: 'ops-1', groups: ['gateway-admin'] })}`,
       });
-      expect(audit.body.data[0].actor).toBe('token:ops-1');
+      expect(audit.body.data[0].actor).toBe('token:https://idp.test/#ops-1');
       const refused = await admin('GET', '/providers', undefined, {
         authorization: `Bearer ${token({ sub: 'dev-1', groups: ['eng'] })}`,
       });

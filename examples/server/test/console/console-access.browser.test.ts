@@ -238,7 +238,12 @@ describe('a pinned MCP server', () => {
     ]);
     expect(await axeViolations(context, page)).toEqual([]);
     await shot(page, 'mcp-tools');
+    // The approval names the digest the page showed: the gateway approves that version of the tool only.
+    const approval = page.waitForRequest((r) =>
+      r.url().endsWith('/console/api/mcp-servers/pinned/tools/lookup/approve'),
+    );
     await page.getByRole('button', { name: 'Approve tool lookup' }).click();
+    expect((await approval).postDataJSON()).toEqual({ digest: pin.currentDigest });
     await page.getByRole('heading', { name: 'lookup (approved)' }).waitFor();
     expect(await allToolNames(client)).toEqual(['lookup']);
     expect((await client.callTool({ name: 'lookup', arguments: {} })).content).toEqual([

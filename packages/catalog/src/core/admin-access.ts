@@ -1,12 +1,14 @@
-import { hash, timingSafeEqual } from 'node:crypto';
-import type { IncomingHttpHeaders } from 'node:http';
+import { createHmac, hash, timingSafeEqual } from 'node:crypto';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { rejectUnknownOptions } from '@gw/options';
 import {
   AdminCredentialsInvalidError,
   AdminCredentialsMissingError,
   AdminDisabledError,
   AdminRequiredError,
+  CatalogError,
 } from './errors';
+import { SignInThrottle, clientAddress } from './sign-in-guard';
 
 /** The claim that makes an identity-provider token an admin's: `claim` equals `value`, or is a list holding it. */
 export interface AdminClaim {
@@ -14,6 +16,16 @@ export interface AdminClaim {
   claim: string;
   /** The value that makes the caller an admin, such as `gateway-admin`. Required (non-empty). */
   value: string;
+}
+
+/** A sign-in the admin credential check refused (never the credential itself). */
+export interface AdminSignInFailure {
+  /** Where: `admin-api` (a bearer credential) or `console` (the console's sign-in form). */
+  via: 'admin-api' | 'console';
+  /** The client's address (see {@link AdminAccessOptions.clientAddress}). */
+  address: string;
+  /** Why: the error code answered (`invalid_credentials`, `admin_required`). */
+  code: string;
 }
 
 /** Options of {@link AdminAccess}. */
@@ -32,18 +44,109 @@ export interface AdminAccessOptions {
    * `403 admin_required`, never accepted. Default: nothing is.
    */
   isApiKey?: (credential: string) => boolean;
+  /**
+   * Slows down failed sign-ins per client address ({@link AdminAccess.authorizeRequest}); `false`
+   * turns that off. Default: a {@link SignInThrottle} with its defaults (5 free failures, then 1 s
+   * doubling up to 15 minutes).
+   */
+  throttle?: SignInThrottle | false;
+  /** The client's address of a request. Default: the socket's peer address ({@link clientAddress} without trusted proxies). */
+  clientAddress?: (req: IncomingMessage) => string;
+  /** Called with every refused sign-in, for the audit log. Default: none. */
+  onSignInFailure?: (failure: AdminSignInFailure) => void;
 }
+
+/**
+ * Which credential an admin signed in with, as far as the gateway needs to know whether it still
+ * holds: never the credential itself.
+ */
+export type AdminCredential =
+  | {
+      kind: 'admin-key';
+      /** An HMAC-SHA256 of the admin key (hex): equal for the same key, another for a rotated one. */
+      fingerprint: string;
+    }
+  | {
+      kind: 'token';
+      /** An HMAC-SHA256 (hex) of the admin claim rule the token was accepted under. */
+      fingerprint: string;
+      /** The token's `iss`. */
+      issuer: string;
+      /** The token's `sub`. */
+      subject: string;
+      /** The token's `exp`, in ms since the epoch; undefined when it has none. */
+      expiresAt: number | undefined;
+    };
 
 /** Who made an admin request, as the audit log records it (never the credential itself). */
 export interface AdminPrincipal {
-  /** `admin-key`, or `token:<sub>` for an identity-provider token. */
+  /**
+   * `admin-key:<8 hex>` (the start of the admin key's fingerprint: a rotated key is another
+   * actor), or `token:<iss>#<sub>` for an identity-provider token; the console prefixes `console:`.
+   */
   actor: string;
+  /** The credential it signed in with. Default: none (a principal the host vouches for). */
+  credential?: AdminCredential;
 }
 
 /** The minimum length of `GATEWAY_ADMIN_KEY`. */
 export const MIN_ADMIN_KEY_LENGTH = 24;
+/** The least estimated entropy, in bits, of an admin key {@link adminKeyWeakness} accepts. */
+export const MIN_ADMIN_KEY_BITS = 56;
 
 const API_KEY_HEADERS = ['x-gateway-api-key', 'x-portkey-api-key', 'x-api-key'];
+const FINGERPRINT_LABEL = 'gw-admin-credential-fingerprint';
+const GENERATE_HINT = `generate one with: node -e "console.log(crypto.randomBytes(24).toString('base64url'))"`;
+
+/** A fingerprint of a credential: not the credential, and not reversible for a key of enough entropy. */
+function fingerprint(text: string): string {
+  return createHmac('sha256', FINGERPRINT_LABEL).update(text).digest('hex');
+}
+
+/**
+ * Why `key` is too weak to be the admin key (a phrase such as `must be at least 24 characters`), or undefined when it is strong enough: shorter than
+ * {@link MIN_ADMIN_KEY_LENGTH}, or an estimated entropy below {@link MIN_ADMIN_KEY_BITS} bits. The
+ * estimate counts only the characters a guesser could not predict from the ones before (a
+ * repeated three-character sequence, or a run such as `aaa`, `abc`, `321`), each worth the
+ * Shannon entropy of the key's character frequencies: `aaaa…`, `passwordpassword…` and
+ * `1234567890123…` are refused, 24 random base64url characters score ~100 bits, 24 random hex characters at least ~57.
+ */
+export function adminKeyWeakness(key: string): string | undefined {
+  if (key.length < MIN_ADMIN_KEY_LENGTH) return `must be at least ${MIN_ADMIN_KEY_LENGTH} characters`;
+  const chars = [...key.slice(0, 1024)];
+  const counts = new Map<string, number>();
+  for (const c of chars) counts.set(c, (counts.get(c) ?? 0) + 1);
+  let perChar = 0;
+  for (const n of counts.values()) perChar -= (n / chars.length) * Math.log2(n / chars.length);
+  const seen = new Set<string>();
+  let unpredictable = 0;
+  for (let i = 0; i < chars.length; i++) {
+    const code = (k: number) => chars[k]?.codePointAt(0) ?? 0;
+    const trigram = i >= 2 ? chars.slice(i - 2, i + 1).join('') : undefined;
+    const step = i >= 2 ? code(i) - code(i - 1) : undefined;
+    const run = step !== undefined && Math.abs(step) <= 1 && step === code(i - 1) - code(i - 2);
+    const repeated = trigram !== undefined && seen.has(trigram);
+    if (trigram !== undefined) seen.add(trigram);
+    if (!run && !repeated) unpredictable++;
+  }
+  const bits = Math.floor(perChar * unpredictable);
+  if (bits < MIN_ADMIN_KEY_BITS)
+    return `is too easy to guess (repeated or sequential characters: about ${bits} bits of entropy, at least ${MIN_ADMIN_KEY_BITS} needed)`;
+  return undefined;
+}
+
+/** Throws when `key` would be a weak `GATEWAY_ADMIN_KEY`, with a message saying how to make one. */
+export function checkAdminKeyStrength(key: string, name = 'GATEWAY_ADMIN_KEY'): void {
+  const weakness = adminKeyWeakness(key);
+  if (weakness !== undefined) throw new TypeError(`${name} ${weakness}; ${GENERATE_HINT}`);
+}
+
+/** The text of a claim for an actor name: at most 128 characters, no control characters, no `#`. */
+function actorPart(value: unknown): string {
+  return typeof value === 'string' && value !== ''
+    ? [...value.slice(0, 128)].map((c) => (c === '#' || c.charCodeAt(0) < 32 || c === '\u007f' ? '_' : c)).join('')
+    : 'unknown';
+}
 
 /**
  * Decides whether a request carries an admin credential: the admin key (compared as SHA-256
@@ -53,15 +156,26 @@ const API_KEY_HEADERS = ['x-gateway-api-key', 'x-portkey-api-key', 'x-api-key'];
  */
 export class AdminAccess {
   private readonly keyDigest: Buffer | undefined;
+  private readonly keyFingerprint: string | undefined;
+  private readonly claimFingerprint: string | undefined;
+  private readonly throttle: SignInThrottle | undefined;
 
   constructor(private readonly options: AdminAccessOptions = {}) {
     if (typeof options !== 'object' || options === null)
       throw new TypeError('AdminAccess options must be an object such as { adminKey }.');
-    rejectUnknownOptions(options, ['adminKey', 'verifyToken', 'adminClaim', 'isApiKey'], 'AdminAccess');
-    for (const name of ['verifyToken', 'isApiKey'] as const) {
+    rejectUnknownOptions(
+      options,
+      ['adminKey', 'verifyToken', 'adminClaim', 'isApiKey', 'throttle', 'clientAddress', 'onSignInFailure'],
+      'AdminAccess',
+    );
+    for (const name of ['verifyToken', 'isApiKey', 'clientAddress', 'onSignInFailure'] as const) {
       if (options[name] !== undefined && typeof options[name] !== 'function')
         throw new TypeError(`AdminAccess ${name} must be a function.`);
     }
+    if (options.throttle !== undefined && options.throttle !== false && !(options.throttle instanceof SignInThrottle))
+      throw new TypeError(
+        'AdminAccess throttle must be a SignInThrottle (new SignInThrottle({ freeAttempts: 5 })) or false.',
+      );
     if (options.adminClaim !== undefined && typeof options.adminClaim === 'object' && options.adminClaim !== null)
       rejectUnknownOptions(options.adminClaim, ['claim', 'value'], 'AdminAccess adminClaim');
     const key = options.adminKey;
@@ -83,6 +197,9 @@ export class AdminAccess {
         throw new TypeError('adminClaim needs verifyToken: the identity provider that signs admin tokens.');
     }
     this.keyDigest = key === undefined ? undefined : hash('sha256', key, 'buffer');
+    this.keyFingerprint = key === undefined ? undefined : fingerprint(`admin-key\0${key}`);
+    this.claimFingerprint = claim === undefined ? undefined : fingerprint(`token\0${claim.claim}\0${claim.value}`);
+    this.throttle = options.throttle === false ? undefined : (options.throttle ?? new SignInThrottle());
   }
 
   /** Whether any admin credential can be accepted at all. */
@@ -90,13 +207,65 @@ export class AdminAccess {
     return this.keyDigest !== undefined || this.options.adminClaim !== undefined;
   }
 
-  /** The admin behind the request's credential; throws the admin API's 401/403 errors otherwise. */
-  async authorize(headers: IncomingHttpHeaders): Promise<AdminPrincipal> {
+  /** Throws `403 admin_disabled` when no admin credential can be accepted. */
+  assertEnabled(): void {
     if (!this.enabled) {
       throw new AdminDisabledError(
         'The admin API is disabled: set GATEWAY_ADMIN_KEY (at least 24 characters) to enable it.',
       );
     }
+  }
+
+  /**
+   * The fingerprint of the credential of `kind` this instance accepts now (see
+   * {@link AdminCredential}): of its admin key, or of its admin claim rule for tokens; undefined
+   * when it accepts none of that kind. A session signed in with a credential whose fingerprint is
+   * no longer this one has lost its credential.
+   */
+  credentialFingerprint(kind: AdminCredential['kind']): string | undefined {
+    return kind === 'admin-key' ? this.keyFingerprint : this.claimFingerprint;
+  }
+
+  /** The client's address of a request, as sign-in throttling counts it. */
+  addressOf(req: IncomingMessage): string {
+    return this.options.clientAddress?.(req) ?? clientAddress(req);
+  }
+
+  /**
+   * {@link AdminAccess.authorize} for a request from a client, slowed down per client address:
+   * after a few failures the address is answered `429 too_many_attempts` (with `retryAfterSeconds`)
+   * until its wait is over, and every refused credential is reported to `onSignInFailure`.
+   * `headers` replaces the request's own (the console's sign-in form carries the credential in its body).
+   */
+  async authorizeRequest(
+    req: IncomingMessage,
+    via: 'admin-api' | 'console' = 'admin-api',
+    headers: IncomingHttpHeaders = req.headers,
+  ): Promise<AdminPrincipal> {
+    this.assertEnabled();
+    // A request with no credential at all is not a guess: it is answered without being counted.
+    const presented = headers.authorization !== undefined || API_KEY_HEADERS.some((h) => headers[h] !== undefined);
+    if (!presented) return this.authorize(headers);
+    const address = this.addressOf(req);
+    this.throttle?.begin(address);
+    try {
+      const principal = await this.authorize(headers);
+      this.throttle?.succeeded(address);
+      return principal;
+    } catch (error) {
+      const code = error instanceof CatalogError ? error.code : 'invalid_credentials';
+      try {
+        this.options.onSignInFailure?.({ via, address, code });
+      } catch {
+        // The report is the host's; a failure there changes nothing of the answer.
+      }
+      throw error;
+    }
+  }
+
+  /** The admin behind the request's credential; throws the admin API's 401/403 errors otherwise. */
+  async authorize(headers: IncomingHttpHeaders): Promise<AdminPrincipal> {
+    this.assertEnabled();
     const authorization = headers.authorization;
     if (authorization === undefined) {
       for (const name of API_KEY_HEADERS) {
@@ -109,7 +278,11 @@ export class AdminAccess {
     if (!match) throw new AdminCredentialsInvalidError('Only "Authorization: Bearer <admin key>" is accepted.');
     const credential = match[1] as string;
     if (this.keyDigest !== undefined && timingSafeEqual(hash('sha256', credential, 'buffer'), this.keyDigest)) {
-      return { actor: 'admin-key' };
+      const keyFingerprint = this.keyFingerprint as string;
+      return {
+        actor: `admin-key:${keyFingerprint.slice(0, 8)}`,
+        credential: { kind: 'admin-key', fingerprint: keyFingerprint },
+      };
     }
     if (this.options.isApiKey?.(credential)) throw this.notAdmin(credential);
     const claim = this.options.adminClaim;
@@ -123,10 +296,22 @@ export class AdminAccess {
       throw new AdminCredentialsInvalidError('The token is not valid.');
     }
     const held = Object.hasOwn(claims, claim.claim) ? claims[claim.claim] : undefined;
-    const isAdmin = Array.isArray(held) ? held.includes(claim.value) : held === claim.value;
+    // Whole values only: "not-gateway-admin" is not "gateway-admin", in a string or in a list.
+    const isAdmin = Array.isArray(held) ? held.some((v) => v === claim.value) : held === claim.value;
     if (!isAdmin) throw new AdminRequiredError(`The token does not carry the admin claim "${claim.claim}".`);
-    const sub = typeof claims.sub === 'string' ? claims.sub.slice(0, 128) : 'unknown';
-    return { actor: `token:${sub}` };
+    const issuer = actorPart(claims.iss);
+    const subject = actorPart(claims.sub);
+    const exp = claims.exp;
+    return {
+      actor: `token:${issuer}#${subject}`,
+      credential: {
+        kind: 'token',
+        fingerprint: this.claimFingerprint as string,
+        issuer,
+        subject,
+        expiresAt: typeof exp === 'number' && Number.isFinite(exp) ? exp * 1000 : undefined,
+      },
+    };
   }
 
   private notAdmin(credential: string): Error {

@@ -4,6 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import type { AdminAccess, AdminPrincipal } from './admin-access';
 import type { ConfigRecords } from './config-records';
+import { TooManyAttemptsError } from './sign-in-guard';
 import {
   AdminRouteNotFoundError,
   AdminInternalError,
@@ -143,7 +144,10 @@ export function createAdminApi(options: AdminApiOptions): AdminApiHandler {
   };
 
   async function route(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
-    const principal = trustedPrincipal(req) ?? (await access.authorize(req.headers));
+    // A principal the host vouches for (the console's session) still needs admin access enabled.
+    const trusted = trustedPrincipal(req);
+    if (trusted) access.assertEnabled();
+    const principal = trusted ?? (await access.authorizeRequest(req));
     const question = path.indexOf('?');
     const query = new URLSearchParams(question === -1 ? '' : path.slice(question + 1));
     const segments = (question === -1 ? path : path.slice(0, question)).split('/').filter((s) => s !== '');
@@ -361,6 +365,7 @@ function send(res: ServerResponse, status: number, body: unknown): void {
 /** Answers `error` in the generic error shape of CONTRACT section 7, with `param` naming the field. */
 export function sendError(res: ServerResponse, error: CatalogError): void {
   if (error instanceof MethodNotAllowedError) res.setHeader('allow', error.message.replace(/^.* takes |\.$/g, ''));
+  if (error instanceof TooManyAttemptsError) res.setHeader('retry-after', String(error.retryAfterSeconds));
   send(res, error.status, {
     error: { message: error.message, type: error.type, code: error.code, param: error.param },
   });

@@ -60,6 +60,25 @@ export const MIGRATIONS: readonly Migration[] = [
     `,
   },
   { version: 3, description: 'request records', sql: REQUEST_LOG_MIGRATION_SQL },
+  {
+    version: 4,
+    description: 'console sessions: one row per signed-in session, shared by every instance',
+    sql: `
+      CREATE TABLE gw_console_sessions (
+        id_hash text PRIMARY KEY,
+        actor text NOT NULL,
+        credential text NOT NULL,
+        token_issuer text,
+        token_subject text,
+        token_expires_at timestamptz,
+        created_at timestamptz NOT NULL,
+        last_seen_at timestamptz NOT NULL,
+        expires_at timestamptz NOT NULL,
+        revoked_at timestamptz
+      );
+      CREATE INDEX gw_console_sessions_expires ON gw_console_sessions (expires_at);
+    `,
+  },
 ];
 
 /** An arbitrary constant: the advisory lock that lets one instance migrate at a time. */

@@ -3,8 +3,17 @@ import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
-import { withAdminPrincipal, type AdminAccess, type AdminApiHandler } from '@gw/catalog';
-import { ConsoleSessions } from './sessions';
+import {
+  CatalogError,
+  TooManyAttemptsError,
+  isDatabaseUnavailable,
+  withAdminPrincipal,
+  type AdminAccess,
+  type AdminApiHandler,
+  type AdminPrincipal,
+  type ConsoleSessionStore,
+} from '@gw/catalog';
+import { ConsoleSessions, type ConsoleSession } from './sessions';
 
 /** The outcome of a console "test" button: one real call through the gateway. */
 export interface RecordTestOutcome {
@@ -25,8 +34,17 @@ export interface ConsoleOptions {
   adminApi: AdminApiHandler;
   /** Signs session cookies: 32 bytes, the same on every instance. Required. */
   sessionSecret: Buffer;
-  /** How long a session lasts, in ms. Default 28800000 (8 hours). */
+  /** How long a session lasts at most, in ms. Default 28800000 (8 hours). */
   sessionLifetimeMs?: number;
+  /** How long a session lasts without being used, in ms. Default 1800000 (30 minutes). */
+  sessionIdleTimeoutMs?: number;
+  /**
+   * Where sessions live: a `DatabaseConsoleSessionStore` of `@gw/catalog` on the catalog's database
+   * shares them, and their sign-out, with every instance. Default: in this process only.
+   */
+  sessionStore?: ConsoleSessionStore;
+  /** Millisecond clock of the sessions. Default `Date.now`. */
+  now?: () => number;
   /** Makes one real call through the gateway for a record's "test" button. Default: no test buttons. */
   testRecord?: (kind: 'providers' | 'mcp-servers', slug: string) => Promise<RecordTestOutcome>;
   /** The gateway's public origin, for the pages' snippets and the cookie's `Secure`. Default: from each request. */
@@ -64,9 +82,21 @@ export function createConsole(options: ConsoleOptions): ConsoleHandler {
   }
   rejectUnknownOptions(
     options,
-    ['access', 'adminApi', 'sessionSecret', 'sessionLifetimeMs', 'testRecord', 'publicBaseUrl'],
+    [
+      'access',
+      'adminApi',
+      'sessionSecret',
+      'sessionLifetimeMs',
+      'sessionIdleTimeoutMs',
+      'sessionStore',
+      'now',
+      'testRecord',
+      'publicBaseUrl',
+    ],
     'gatewayConsole',
   );
+  if (options.now !== undefined && typeof options.now !== 'function')
+    throw new TypeError('gatewayConsole now must be a function () => milliseconds since the epoch.');
   if (typeof options.access.authorize !== 'function')
     throw new TypeError('gatewayConsole access must be an AdminAccess (new AdminAccess({ adminKey })).');
   if (options.testRecord !== undefined && typeof options.testRecord !== 'function')
@@ -75,7 +105,15 @@ export function createConsole(options: ConsoleOptions): ConsoleHandler {
     throw new TypeError(
       'gatewayConsole publicBaseUrl must be an http(s) origin, such as "https://gateway.example.com".',
     );
-  const sessions = new ConsoleSessions({ secret: options.sessionSecret, lifetimeMs: options.sessionLifetimeMs });
+  const sessions = new ConsoleSessions({
+    secret: options.sessionSecret,
+    lifetimeMs: options.sessionLifetimeMs,
+    idleTimeoutMs: options.sessionIdleTimeoutMs,
+    store: options.sessionStore,
+    now: options.now,
+  });
+  const { access } = options;
+  const clock = options.now ?? Date.now;
 
   return async function consoleHandler(req, res, path) {
     res.setHeader('content-security-policy', CONSOLE_CSP);
@@ -84,9 +122,15 @@ export function createConsole(options: ConsoleOptions): ConsoleHandler {
     res.setHeader('x-frame-options', 'DENY');
     try {
       await route(req, res, path);
-    } catch {
-      if (!res.headersSent) send(res, 500, error('The console could not answer.', 'internal_error'));
-      else res.destroy();
+    } catch (failure) {
+      if (res.headersSent) res.destroy();
+      else if (isDatabaseUnavailable(failure))
+        send(
+          res,
+          503,
+          error("The catalog's database cannot be reached just now; retry shortly.", 'catalog_unavailable'),
+        );
+      else send(res, 500, error('The console could not answer.', 'internal_error'));
     }
   };
 
@@ -108,48 +152,59 @@ export function createConsole(options: ConsoleOptions): ConsoleHandler {
     if (STATE_CHANGING.has(method) && !sameOrigin(req)) {
       return send(res, 403, error('The request comes from another site.', 'cross_origin_refused'));
     }
-    const session = sessions.read(readCookie(req.headers.cookie, SESSION_COOKIE));
-
-    if (path === '/session') {
-      if (method === 'GET') {
-        if (!session) return send(res, 401, error('Not signed in.', 'missing_credentials'));
-        return send(res, 200, sessionBody(session));
-      }
-      if (method === 'POST') return signIn(req, res);
-      if (method === 'DELETE') {
-        if (session) {
-          if (!sessions.checkCsrf(session, header(req, 'x-csrf-token'))) {
-            return send(res, 403, error('The CSRF token is missing or wrong.', 'csrf_token_invalid'));
-          }
-          sessions.revoke(session);
-        }
-        res.setHeader('set-cookie', cookie(req, '', 0));
-        return send(res, 200, { signedIn: false });
-      }
+    if (path === '/session' && method === 'POST') return signIn(req, res);
+    const isSession = path === '/session';
+    if (!isSession && !path.startsWith('/api/'))
+      return send(res, 404, error('No console page has this path.', 'route_not_found'));
+    if (isSession && method !== 'GET' && method !== 'DELETE')
       return send(res, 405, error('The session takes GET, POST and DELETE.', 'method_not_allowed'));
+    // Every request re-checks its session: the row, its lifetimes, and the credential it signed in with.
+    const session = await sessions.read(readCookie(req.headers.cookie, SESSION_COOKIE), access);
+
+    if (isSession && method === 'DELETE') {
+      if (session) {
+        if (!sessions.checkCsrf(session, header(req, 'x-csrf-token'))) {
+          return send(res, 403, error('The CSRF token is missing or wrong.', 'csrf_token_invalid'));
+        }
+        await sessions.revoke(session, access.addressOf(req));
+      }
+      res.setHeader('set-cookie', cookie(req, '', 0));
+      return send(res, 200, { signedIn: false });
+    }
+    if (!access.enabled) {
+      return send(res, 403, {
+        error: {
+          message: 'The console is disabled: set GATEWAY_ADMIN_KEY (at least 24 characters) to enable it.',
+          type: 'permission_error',
+          code: 'admin_disabled',
+        },
+      });
+    }
+    if (isSession) {
+      if (!session) return send(res, 401, error('Not signed in.', 'missing_credentials'));
+      return send(res, 200, sessionBody(session));
     }
 
-    if (path.startsWith('/api/')) {
-      if (!session) return send(res, 401, error('Sign in first.', 'missing_credentials'));
-      if (STATE_CHANGING.has(method) && !sessions.checkCsrf(session, header(req, 'x-csrf-token'))) {
-        return send(res, 403, error('The CSRF token is missing or wrong.', 'csrf_token_invalid'));
-      }
-      const rest = path.slice('/api'.length);
-      const test = /^\/test\/(providers|mcp-servers)\/([^/]{1,128})$/.exec(rest);
-      if (test) {
-        if (method !== 'POST') return send(res, 405, error('A test is a POST.', 'method_not_allowed'));
-        if (!options.testRecord) return send(res, 404, error('Tests are not available.', 'route_not_found'));
-        const outcome = await options.testRecord(
-          test[1] as 'providers' | 'mcp-servers',
-          decodeURIComponent(test[2] as string),
-        );
-        return send(res, 200, outcome);
-      }
-      withAdminPrincipal(req, { actor: session.actor });
-      await options.adminApi(req, res, `${rest}${question === -1 ? '' : fullPath.slice(question)}`);
-      return;
+    if (!session) return send(res, 401, error('Sign in first.', 'missing_credentials'));
+    if (STATE_CHANGING.has(method) && !sessions.checkCsrf(session, header(req, 'x-csrf-token'))) {
+      return send(res, 403, error('The CSRF token is missing or wrong.', 'csrf_token_invalid'));
     }
-    send(res, 404, error('No console page has this path.', 'route_not_found'));
+    const rest = path.slice('/api'.length);
+    const test = /^\/test\/(providers|mcp-servers)\/([^/]{1,128})$/.exec(rest);
+    if (test) {
+      if (method !== 'POST') return send(res, 405, error('A test is a POST.', 'method_not_allowed'));
+      if (!options.testRecord) return send(res, 404, error('Tests are not available.', 'route_not_found'));
+      let slug: string;
+      try {
+        slug = decodeURIComponent(test[2] as string);
+      } catch {
+        return send(res, 400, error('The path is not valid percent-encoding.', 'invalid_path'));
+      }
+      const outcome = await options.testRecord(test[1] as 'providers' | 'mcp-servers', slug);
+      return send(res, 200, outcome);
+    }
+    withAdminPrincipal(req, { actor: session.actor });
+    await options.adminApi(req, res, `${rest}${question === -1 ? '' : fullPath.slice(question)}`);
   }
 
   async function signIn(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -177,10 +232,27 @@ export function createConsole(options: ConsoleOptions): ConsoleHandler {
         },
       });
     }
-    let actor: string;
+    if (!access.enabled) {
+      return send(res, 403, {
+        error: {
+          message: 'The console is disabled: set GATEWAY_ADMIN_KEY (at least 24 characters) to enable it.',
+          type: 'permission_error',
+          code: 'admin_disabled',
+        },
+      });
+    }
+    let principal: AdminPrincipal;
     try {
-      actor = (await options.access.authorize({ authorization: `Bearer ${credential}` })).actor;
+      principal = await access.authorizeRequest(req, 'console', { authorization: `Bearer ${credential}` });
+      if (principal.credential?.kind === 'token' && principal.credential.expiresAt === undefined) {
+        throw new TokenWithoutExpiryError('A token without an expiry (exp) cannot open a console session.');
+      }
     } catch (failure) {
+      if (failure instanceof TooManyAttemptsError) {
+        res.setHeader('retry-after', String(failure.retryAfterSeconds));
+        return send(res, 429, { error: { message: failure.message, type: failure.type, code: failure.code } });
+      }
+      if (!(failure instanceof CatalogError)) throw failure;
       const {
         status = 401,
         code = 'invalid_credentials',
@@ -192,16 +264,18 @@ export function createConsole(options: ConsoleOptions): ConsoleHandler {
       };
       return send(res, status, { error: { message, type: 'authentication_error', code, param: 'credential' } });
     }
-    const created = sessions.create(`console:${actor}`);
-    res.setHeader('set-cookie', cookie(req, created.cookie, sessions.lifetimeSeconds));
+    const created = await sessions.create(principal, access.addressOf(req));
+    const maxAge = Math.max(0, Math.floor((created.session.expiresAt - clock()) / 1000));
+    res.setHeader('set-cookie', cookie(req, created.cookie, Math.min(sessions.lifetimeSeconds, maxAge)));
     send(res, 200, sessionBody(created.session));
   }
 
-  function sessionBody(session: { actor: string; expiresAt: number; nonce: string }) {
+  function sessionBody(session: ConsoleSession) {
     return {
       signedIn: true,
       actor: session.actor,
       expiresAt: new Date(session.expiresAt).toISOString(),
+      idleExpiresAt: new Date(session.idleExpiresAt).toISOString(),
       csrfToken: sessions.csrfToken(session),
       tests: options.testRecord !== undefined,
     };
@@ -222,6 +296,13 @@ export function createConsole(options: ConsoleOptions): ConsoleHandler {
     const scheme = (req.socket as TLSSocket).encrypted ? 'https' : 'http';
     return host !== undefined && origin === `${scheme}://${host}`;
   }
+}
+
+/** A token without `exp` cannot sign in to the console: its session could not end with it. */
+class TokenWithoutExpiryError extends CatalogError {
+  readonly code = 'invalid_credentials';
+  readonly status = 401;
+  override readonly type = 'authentication_error';
 }
 
 function header(req: IncomingMessage, name: string): string | undefined {
