@@ -5,7 +5,7 @@ import type { Config } from 'jest';
  * ESM-only dependencies that jest (a CommonJS module system) must transform.
  * At run time Node >= 20.19 loads them natively through require(esm).
  */
-const esmOnly = ['jose', 'pkce-challenge'];
+const esmOnly = ['jose', 'pkce-challenge', 'openid-client', 'oauth4webapi'];
 
 const shared = {
   testEnvironment: 'node',
@@ -30,6 +30,7 @@ const packageDirs = [
   'packages/model-router',
   'packages/catalog',
   'packages/console',
+  'packages/oauth',
   'examples/server',
 ];
 
