@@ -251,14 +251,26 @@ async function checkedAddresses(url: URL, options: CheckedOptions): Promise<Reso
       );
     }
   }
+  const usable = usableAddresses(addresses, allowed);
+  if (usable === undefined) throw forbidden();
+  if (usable.length === 0)
+    throw new ClientMetadataError('client_metadata_unreachable', `The client_id host ${url.host} has no address.`);
+  return usable;
+}
+
+/**
+ * The well-formed addresses of a DNS answer (at most 64), or undefined when the host is not
+ * `allowed` and any of them is forbidden: one forbidden address refuses the host, since a DNS
+ * answer mixing a public and a private address would otherwise let the connection land inside.
+ */
+export function usableAddresses(
+  addresses: readonly ResolvedAddress[],
+  allowed: boolean,
+): ResolvedAddress[] | undefined {
   const usable = Array.isArray(addresses)
     ? addresses.slice(0, 64).filter((a) => a && typeof a.address === 'string' && isIP(a.address) === a.family)
     : [];
-  if (usable.length === 0)
-    throw new ClientMetadataError('client_metadata_unreachable', `The client_id host ${url.host} has no address.`);
-  // One forbidden address refuses the host: a DNS answer mixing a public and a private address
-  // would otherwise let the connection land inside.
-  if (!allowed && usable.some((a) => isForbiddenClientAddress(a.address))) throw forbidden();
+  if (!allowed && usable.some((a) => isForbiddenClientAddress(a.address))) return undefined;
   return usable.map((a) => ({ address: a.address, family: a.family }));
 }
 
