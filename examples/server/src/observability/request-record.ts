@@ -1,6 +1,6 @@
 import type { RequestRecord } from '@gw/catalog';
 import type { Logger } from 'pino';
-import { hasSecretField, redactObject, writeInfoLine } from './logger';
+import { writeInfoLine } from './logger';
 
 /** One request's record (CONTRACT section 9), as logged and as stored by `@gw/catalog`. */
 export type { RequestRecord } from '@gw/catalog';
@@ -22,10 +22,9 @@ const optional = (key: string, value: string | number | boolean | undefined): st
     ? ''
     : `,"${key}":${typeof value === 'string' ? JSON.stringify(value) : typeof value === 'number' ? number(value) : value}`;
 
-/** The line's metadata as pino's redacting formatter writes it: secret-named keys' values replaced. */
+/** The line's metadata: already redacted when the header was read (`readMetadata`), as the stored record is. */
 function metadataJson(metadata: Record<string, string> | null): string {
-  if (metadata === null) return 'null';
-  return JSON.stringify(hasSecretField(metadata) ? redactObject(metadata) : metadata);
+  return metadata === null ? 'null' : JSON.stringify(metadata);
 }
 
 /**

@@ -60,6 +60,17 @@ export const MIGRATIONS: readonly Migration[] = [
     `,
   },
   { version: 3, description: 'request records', sql: REQUEST_LOG_MIGRATION_SQL },
+  {
+    version: 5,
+    description: 'sealed secrets bound to their record: marks the one-time re-sealing of earlier secrets',
+    sql: `
+      CREATE TABLE IF NOT EXISTS gw_secret_sealing (
+        id integer PRIMARY KEY CHECK (id = 1),
+        form text NOT NULL,
+        upgraded_at timestamptz NOT NULL DEFAULT now()
+      );
+    `,
+  },
 ];
 
 /** An arbitrary constant: the advisory lock that lets one instance migrate at a time. */
