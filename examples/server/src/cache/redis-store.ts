@@ -191,6 +191,7 @@ export class RedisCacheStore implements ResponseCacheStore {
     if (!timingSafeEqual(expected, raw.subarray(2, HEADER_BYTES))) return this.rejected('mac');
     let body: Buffer;
     try {
+      // Inflated at most to the entry limit: a small entry that inflates to gigabytes stops there.
       body = encoding === GZIP ? await gunzipAsync(payload, { maxOutputLength: this.maxEntryBytes }) : payload;
     } catch (error) {
       return this.rejected((error as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE' ? 'size' : 'format');
