@@ -142,11 +142,16 @@ describe.each(ENGINES)('records and tools on %s', (_name, open) => {
     expect(await unreadable()).toEqual(['providers/claude']);
     await setSecrets('claude', v2);
 
-    // Copied into another record.
+    // Copied into another record, even one at the same version with the same routing fields.
     const other = await secretsOf('other');
     await setSecrets('other', v2);
     expect(await unreadable()).toEqual(['providers/other']);
     await setSecrets('other', other);
+    await store.create('providers', { slug: 'twin', provider: 'anthropic', apiKey: 'sk-ant-twin-0004' }, 'admin');
+    const twin = await secretsOf('twin');
+    await setSecrets('twin', other);
+    expect(await unreadable()).toEqual(['providers/twin']);
+    await setSecrets('twin', twin);
     expect(await unreadable()).toEqual([]);
 
     // The row's baseUrl pointed elsewhere without sealing again: the secret refuses to open, and
