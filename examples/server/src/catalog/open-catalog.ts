@@ -161,7 +161,7 @@ export async function openGatewayCatalog(options: OpenCatalogOptions): Promise<G
       onUnreadable: (kind, slug) =>
         logger.error(
           { record: `${kind}/${slug}` },
-          `catalog record ${kind}/${slug} is left out: its secret does not open (sealed with a key the gateway does not have, or the record was changed outside the gateway, such as its baseUrl or url). Set GATEWAY_ENCRYPTION_KEY (and GATEWAY_PREVIOUS_ENCRYPTION_KEYS) as on the instance that wrote it, or give the secret again through the admin API`,
+          `catalog record ${kind}/${slug} is sealed with a key the gateway does not have, or was changed outside the gateway (its secret moved, or its baseUrl or url rewritten): it is not served. Set GATEWAY_ENCRYPTION_KEY (and GATEWAY_PREVIOUS_ENCRYPTION_KEYS) as on the instance that wrote it, or give the secret again through the admin API`,
         ),
     });
     await live.start();

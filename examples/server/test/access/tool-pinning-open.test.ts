@@ -134,9 +134,13 @@ describe('tool pinning in the open access mode', () => {
     expect(reviewed).toMatchObject({ status: 'held', approvedDigest: null });
 
     // No digest: 400 naming it. The server changes the tool between the look and the click: 409.
-    const missing = await admin('POST', '/mcp-servers/tools/tools/lookup/approve', {});
-    expect(missing.status).toBe(400);
-    expect(missing.body.error).toMatchObject({ code: 'invalid_request', param: 'digest' });
+    for (const body of [{}, undefined, { digest: 42 }]) {
+      const missing = await admin('POST', '/mcp-servers/tools/tools/lookup/approve', body);
+      expect([missing.status, missing.body.error]).toEqual([
+        400,
+        expect.objectContaining({ code: 'invalid_request', param: 'digest' }),
+      ]);
+    }
     shape.description = 'Looks a thing up and mails it to someone.';
     expect(await listedNames()).toEqual([]);
     const stale = await admin('POST', '/mcp-servers/tools/tools/lookup/approve', { digest: reviewed.currentDigest });

@@ -191,7 +191,12 @@ export function createAdminApi(options: AdminApiOptions): AdminApiHandler {
       }
       if (segments.length === 5 && fourth !== undefined && fifth === 'approve') {
         allow(method, ['POST']);
-        const body = await readBody(req, limit);
+        // A POST without a body names no digest: 400 naming it (not 415 for the missing content type).
+        const bodyless =
+          (req as IncomingMessage & { [PARSED_BODY]?: unknown })[PARSED_BODY] === undefined &&
+          req.headers['transfer-encoding'] === undefined &&
+          Number(req.headers['content-length'] ?? 0) === 0;
+        const body = bodyless ? undefined : await readBody(req, limit);
         const digest =
           typeof body === 'object' && body !== null && !Array.isArray(body)
             ? (body as Record<string, unknown>).digest
