@@ -176,11 +176,20 @@ function endOpenStreams(open: Set<{ path: string; res: ServerResponse }>): void 
 export function responseCacheStore(
   env: NodeJS.ProcessEnv,
   logger: Logger,
-  onRedisError: (operation: 'get' | 'set') => void,
+  onRedisError: (operation: 'get' | 'set' | 'verify') => void,
+  macKey: Buffer,
 ): { store: ResponseCacheStore; close?: () => Promise<void>; ready?: () => Promise<boolean> } {
   const { maxMb, timeoutMs, url } = responseCacheSettings(env);
   if (!url) return { store: new MemoryCacheStore({ maxBytes: maxMb * 1024 * 1024 }) };
-  const store = new RedisCacheStore({ url, timeoutMs, logger, onError: onRedisError });
+  // An entry refused on reading (its MAC, its size) counts as operation "verify".
+  const store = new RedisCacheStore({
+    url,
+    timeoutMs,
+    logger,
+    macKey,
+    onError: onRedisError,
+    onRejected: () => onRedisError('verify'),
+  });
   return { store, close: () => store.close(), ready: () => store.ready() };
 }
 
@@ -337,7 +346,12 @@ export async function startFromEnvironment(
   }
   // The metrics exist once the gateway is built; Redis errors before that are not counted.
   const built: { gateway?: Gateway } = {};
-  const cache = responseCacheStore(env, logger, (operation) => built.gateway?.metrics.recordCacheRedisError(operation));
+  const cache = responseCacheStore(
+    env,
+    logger,
+    (operation) => built.gateway?.metrics.recordCacheRedisError(operation),
+    catalog.cacheMacKey,
+  );
   if (cache.close) cleanups.push(cache.close);
   // Connected before the first request (at most 2 s; a Redis that is down only means MISS).
   if (cache.ready && !(await cache.ready())) {

@@ -1,5 +1,5 @@
 import { compileAccess, type AccessMode, type AccessPolicy, type AccessSnapshot } from '@gw/access';
-import { configApiKeyId, type CatalogSnapshot, type OpenedRecord } from '@gw/catalog';
+import { configApiKeyId, forbiddenUpstreamAddress, type CatalogSnapshot, type OpenedRecord } from '@gw/catalog';
 import type { ApiKeyEntry, McpServerConfig } from '@gw/identity-forwarding';
 import {
   createInMemoryCatalog,
@@ -46,12 +46,31 @@ function fields(record: OpenedRecord): Record<string, unknown> {
   return merged;
 }
 
+/**
+ * Why a record's upstream address may not be used (a link-local or cloud metadata address: a
+ * record stored before the admin API refused them, or written into the database directly), naming
+ * the field; undefined when every address may be.
+ */
+export function forbiddenAddressOf(data: Record<string, unknown>): string | undefined {
+  for (const field of ['baseUrl', 'url'] as const) {
+    const value = data[field];
+    const reason = typeof value === 'string' ? forbiddenUpstreamAddress(value) : undefined;
+    if (reason !== undefined) return `${field} ${reason}`;
+  }
+  const hosts = Array.isArray(data.allowedHosts) ? data.allowedHosts : [];
+  for (const [index, host] of hosts.entries()) {
+    const reason = typeof host === 'string' ? forbiddenUpstreamAddress(host) : undefined;
+    if (reason !== undefined) return `allowedHosts[${index}] ${reason}`;
+  }
+  return undefined;
+}
+
 /** A provider record's fields, validated by the package that serves it (once per version of the record). */
 function checkedProvider(record: OpenedRecord): { data: Record<string, unknown>; refusal?: string } {
   let result = checked.get(record);
   if (!result) {
     const data = fields(record);
-    const refusal = providerRefusal(data);
+    const refusal = forbiddenAddressOf(data) ?? providerRefusal(data);
     result = refusal === undefined ? { data } : { data, refusal };
     checked.set(record, result);
   }
@@ -109,6 +128,11 @@ export function buildCatalogView(
   for (const record of records('mcp-servers')) {
     if (mcpSlugs.has(record.slug)) {
       skip('mcp-servers', record.slug, 'the config file defines the same slug');
+      continue;
+    }
+    const forbidden = forbiddenAddressOf(record.data);
+    if (forbidden !== undefined) {
+      skip('mcp-servers', record.slug, forbidden);
       continue;
     }
     mcpServers.push(mcpServer(fields(record)));

@@ -32,6 +32,8 @@ export interface GatewayCatalog {
   sessionSecret: Buffer;
   /** The tools of MCP servers with `tool_pinning`, as seen and approved. */
   toolPins: ToolPins;
+  /** Authenticates response cache entries in a shared Redis: derived from the encryption key, so the same on every instance. */
+  cacheMacKey: Buffer;
   /** Stops following the database and closes it. */
   close(): Promise<void>;
 }
@@ -126,6 +128,18 @@ export async function openGatewayCatalog(options: OpenCatalogOptions): Promise<G
     }
     const box = new SecretBox(current, keys.previous);
     const store = new CatalogStore(db, box, options.hooks);
+    // Once per database: secrets of earlier gateways are sealed again, bound to their record.
+    const sealing = await store.upgradeSealing();
+    if (sealing.upgraded > 0)
+      logger.info(
+        { upgraded: sealing.upgraded },
+        `sealed ${sealing.upgraded} catalog records' secrets again, bound to their record (one-time upgrade)`,
+      );
+    for (const record of sealing.unreadable)
+      logger.error(
+        { record },
+        `catalog record ${record} has a secret no configured key opens; it was not upgraded and stays unreadable: give the secret again`,
+      );
     if (keys.previous.length > 0) {
       const resealed = await store.reseal();
       if (resealed > 0)
@@ -147,7 +161,7 @@ export async function openGatewayCatalog(options: OpenCatalogOptions): Promise<G
       onUnreadable: (kind, slug) =>
         logger.error(
           { record: `${kind}/${slug}` },
-          `catalog record ${kind}/${slug} is sealed with a key the gateway does not have: set GATEWAY_ENCRYPTION_KEY (and GATEWAY_PREVIOUS_ENCRYPTION_KEYS) as on the instance that wrote it`,
+          `catalog record ${kind}/${slug} is sealed with a key the gateway does not have, or was changed outside the gateway (its secret moved, or its baseUrl or url rewritten): it is not served. Set GATEWAY_ENCRYPTION_KEY (and GATEWAY_PREVIOUS_ENCRYPTION_KEYS) as on the instance that wrote it, or give the secret again through the admin API`,
         ),
     });
     await live.start();
@@ -178,6 +192,7 @@ export async function openGatewayCatalog(options: OpenCatalogOptions): Promise<G
       adminKey: admin,
       sessionSecret: Buffer.from(hkdfSync('sha256', current, Buffer.alloc(0), 'gw-console-session', 32)),
       toolPins,
+      cacheMacKey: Buffer.from(hkdfSync('sha256', current, Buffer.alloc(0), 'gw-response-cache-mac', 32)),
       close: async () => {
         await toolPins.stop();
         await started.stop();

@@ -1,6 +1,6 @@
 import type { RecordTestOutcome } from '@gw/console';
 import { enabledModels } from '@gw/model-router';
-import type { CatalogView } from './catalog-view';
+import { forbiddenAddressOf, type CatalogView } from './catalog-view';
 
 /** The caller the console's "test" buttons call the gateway as (an API key that exists only in memory). */
 export const CONSOLE_TEST_USER = { user_id: 'gateway-console-test', username: 'console test' };
@@ -22,6 +22,14 @@ export async function testRecord(
   slug: string,
 ): Promise<RecordTestOutcome> {
   if (base === undefined) return { ok: false, status: 503, message: 'The gateway is not listening yet.' };
+  // Never a credential to a link-local or metadata address, whatever the record says.
+  const target =
+    kind === 'mcp-servers'
+      ? view.mcpServers.find((s) => s.slug === slug)
+      : (view.modelProviders.get(slug) ?? view.awsIntegrations.get(slug));
+  const forbidden = target === undefined ? undefined : forbiddenAddressOf(target as unknown as Record<string, unknown>);
+  if (forbidden !== undefined)
+    return { ok: false, status: 400, code: 'invalid_request', message: `Not tested: ${forbidden}.` };
   const headers: Record<string, string> = { 'x-api-key': apiKey, 'content-type': 'application/json' };
   let path: string;
   let body: unknown;

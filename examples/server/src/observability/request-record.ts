@@ -1,6 +1,7 @@
 import type { RequestRecord } from '@gw/catalog';
 import type { Logger } from 'pino';
-import { hasSecretField, redactObject, writeInfoLine } from './logger';
+import { writeInfoLine } from './logger';
+import { redactMetadata } from './metadata';
 
 /** One request's record (CONTRACT section 9), as logged and as stored by `@gw/catalog`. */
 export type { RequestRecord } from '@gw/catalog';
@@ -22,10 +23,12 @@ const optional = (key: string, value: string | number | boolean | undefined): st
     ? ''
     : `,"${key}":${typeof value === 'string' ? JSON.stringify(value) : typeof value === 'number' ? number(value) : value}`;
 
-/** The line's metadata as pino's redacting formatter writes it: secret-named keys' values replaced. */
+/**
+ * The line's metadata. `readMetadata` redacted it when the header was read, so the stored record
+ * keeps the same; the same step again (it changes nothing then) covers a record built elsewhere.
+ */
 function metadataJson(metadata: Record<string, string> | null): string {
-  if (metadata === null) return 'null';
-  return JSON.stringify(hasSecretField(metadata) ? redactObject(metadata) : metadata);
+  return metadata === null ? 'null' : JSON.stringify(redactMetadata(metadata));
 }
 
 /**
@@ -78,7 +81,7 @@ export function logRequest(logger: Logger, record: RequestRecord, extras: Reques
       cacheCreationTokens: record.cacheCreationTokens,
       cacheReadTokens: record.cacheReadTokens,
       cacheStatus: record.cacheStatus,
-      metadata: record.metadata,
+      metadata: record.metadata === null ? null : redactMetadata(record.metadata),
       target: extras.target,
       upstreamStatus: extras.upstreamStatus,
       upstreamMs,

@@ -451,10 +451,12 @@ describe('tool pinning', () => {
     expect(held.body.data[0]).toMatchObject({
       approvedDigest: null,
       currentDescription: 'Looks a thing up.',
-      currentDigest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
+      currentDigest: expect.stringMatching(/^sha256-tool:[0-9a-f]{64}$/),
     });
 
-    const approved = await admin('POST', '/mcp-servers/pinned/tools/lookup/approve');
+    const approved = await admin('POST', '/mcp-servers/pinned/tools/lookup/approve', {
+      digest: held.body.data[0].currentDigest,
+    });
     expect(approved.body).toMatchObject({ status: 'approved', approvedDigest: held.body.data[0].currentDigest });
     expect(await allToolNames(client)).toEqual(['lookup']);
     expect((await client.callTool({ name: 'lookup', arguments: {} })).content).toEqual([
@@ -479,9 +481,11 @@ describe('tool pinning', () => {
       currentDescription: 'Looks a thing up and mails it to someone.',
     });
     expect(changed.approvedDigest).not.toBe(changed.currentDigest);
-    await admin('POST', '/mcp-servers/pinned/tools/lookup/approve');
+    await admin('POST', '/mcp-servers/pinned/tools/lookup/approve', { digest: changed.currentDigest });
     expect(await allToolNames(client)).toEqual(['lookup']);
-    expect((await admin('POST', '/mcp-servers/pinned/tools/nope/approve')).status).toBe(404);
+    expect(
+      (await admin('POST', '/mcp-servers/pinned/tools/nope/approve', { digest: changed.currentDigest })).status,
+    ).toBe(404);
     await client.close();
   });
 });

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import OpenAI from 'openai';
 import { Redis } from 'ioredis';
 import { startGateway, writeConfig, type RunningGateway } from '../support';
@@ -112,7 +113,12 @@ describe('the response cache in a shared Redis', () => {
   it('is shared by two gateway processes, survives Redis going away and resumes when it is back', async () => {
     // A bound above this machine's worst scheduling delay while other suites run: the test is about
     // sharing and outages, not the 50 ms default (an unreachable Redis fails at once, whatever it is).
-    const env = { REDIS_URL: redis.url, GATEWAY_CACHE_REDIS_TIMEOUT_MS: '500' };
+    // One encryption key for both: the entries' MAC key is derived from it.
+    const env = {
+      REDIS_URL: redis.url,
+      GATEWAY_CACHE_REDIS_TIMEOUT_MS: '500',
+      GATEWAY_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    };
     const [a, b] = await Promise.all([gateway(env), gateway(env)]);
     const a1 = a as RunningGateway;
     const b1 = b as RunningGateway;
@@ -122,20 +128,21 @@ describe('the response cache in a shared Redis', () => {
     // The store is written after the answer (it never delays it): wait until Redis holds it, then
     // the other instance answers from it without calling the provider.
     const view = (inspect = new Redis(redis.url));
-    await within(5_000, async () => (await view.keys('gw:cache:v1:*')).length === 1);
+    await within(5_000, async () => (await view.keys('gw:cache:v2:*')).length === 1);
     const shared = await complete(b1.url, body);
     expect(shared.status).toBe('HIT');
     expect(upstream.calls()).toBe(calls + 1);
     expect((await complete(b1.url, body, BOB)).status).toBe('MISS');
 
     // The entry is one key with a TTL of max_age, compressed (the answer is over 4 KB).
-    await within(5_000, async () => (await view.keys('gw:cache:v1:*')).length === 2);
-    const keys = await view.keys('gw:cache:v1:*');
+    await within(5_000, async () => (await view.keys('gw:cache:v2:*')).length === 2);
+    const keys = await view.keys('gw:cache:v2:*');
     const ttl = await view.ttl(keys[0] as string);
     expect(ttl).toBeGreaterThan(590);
     expect(ttl).toBeLessThanOrEqual(600);
     const raw = (await view.getBuffer(keys[0] as string)) as Buffer;
-    expect(raw[0]).toBe(1);
+    // Form 2 (authenticated), gzip.
+    expect([raw[0], raw[1]]).toEqual([2, 1]);
     expect(raw.length).toBeLessThan(2000);
     view.disconnect();
 

@@ -415,7 +415,7 @@ describe.each(engines)('the admin API on %s', (_name, database) => {
       await db.close();
     }
     const dump = JSON.stringify(rows);
-    expect(dump).toContain('"apiKey":"v1.');
+    expect(dump).toContain('"apiKey":"v2.');
     for (const secret of [PROVIDER_KEY, ROTATED_KEY, AWS_SECRET, AWS_KEY_ID, SESSION_TOKEN]) {
       expect(dump).not.toContain(secret);
     }

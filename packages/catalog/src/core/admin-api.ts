@@ -88,7 +88,8 @@ export interface AdminApiOptions {
    */
   toolPins?: {
     list(server: string): Promise<ToolPinView[]>;
-    approve(server: string, name: string, actor: string): Promise<ToolPinView>;
+    /** Approves the tool only when `digest` (the one reviewed) is still its last seen digest. */
+    approve(server: string, name: string, digest: string, actor: string): Promise<ToolPinView>;
   };
   /**
    * The database holding request records (`gw_requests`): `GET /admin/v1/requests` and
@@ -194,7 +195,23 @@ export function createAdminApi(options: AdminApiOptions): AdminApiHandler {
       }
       if (segments.length === 5 && fourth !== undefined && fifth === 'approve') {
         allow(method, ['POST']);
-        const approved = await options.toolPins.approve(second, fourth, principal.actor);
+        // A POST without a body names no digest: 400 naming it (not 415 for the missing content type).
+        const bodyless =
+          (req as IncomingMessage & { [PARSED_BODY]?: unknown })[PARSED_BODY] === undefined &&
+          req.headers['transfer-encoding'] === undefined &&
+          Number(req.headers['content-length'] ?? 0) === 0;
+        const body = bodyless ? undefined : await readBody(req, limit);
+        const digest =
+          typeof body === 'object' && body !== null && !Array.isArray(body)
+            ? (body as Record<string, unknown>).digest
+            : undefined;
+        if (typeof digest !== 'string' || digest === '') {
+          throw new InvalidRecordError(
+            'digest is required: the currentDigest of the tool as reviewed, as {"digest": "sha256-tool:…"}.',
+            'digest',
+          );
+        }
+        const approved = await options.toolPins.approve(second, fourth, digest, principal.actor);
         await written('mcp-servers');
         send(res, 200, approved);
         return;
@@ -466,7 +483,9 @@ function checkAdminApiOptions(options: AdminApiOptions): void {
   if (options.configRecords !== undefined && !has(options.configRecords, ['get', 'list']))
     throw new TypeError('adminApi configRecords must be a ConfigRecords (new ConfigRecords(config)).');
   if (options.toolPins !== undefined && !has(options.toolPins, ['list', 'approve']))
-    throw new TypeError('adminApi toolPins must be an object with list(server) and approve(server, name, actor).');
+    throw new TypeError(
+      'adminApi toolPins must be an object with list(server) and approve(server, name, digest, actor), such as a ToolPins.',
+    );
   if (options.requestRecords !== undefined && !has(options.requestRecords, ['query', 'transaction']))
     throw new TypeError('adminApi requestRecords must be a catalog database (openPostgres(url) or openEmbedded()).');
   for (const name of ['afterWrite', 'providerModels', 'explainAccess', 'onInternalError'] as const) {

@@ -79,6 +79,17 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX gw_console_sessions_expires ON gw_console_sessions (expires_at);
     `,
   },
+  {
+    version: 5,
+    description: 'sealed secrets bound to their record: marks the one-time re-sealing of earlier secrets',
+    sql: `
+      CREATE TABLE IF NOT EXISTS gw_secret_sealing (
+        id integer PRIMARY KEY CHECK (id = 1),
+        form text NOT NULL,
+        upgraded_at timestamptz NOT NULL DEFAULT now()
+      );
+    `,
+  },
 ];
 
 /** An arbitrary constant: the advisory lock that lets one instance migrate at a time. */

@@ -1,3 +1,4 @@
+import { BlockList, isIP } from 'node:net';
 import { z } from 'zod';
 import { InvalidRecordError } from './errors';
 
@@ -11,6 +12,64 @@ const slug = z
   .string()
   .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'must be letters, digits, ".", "_" or "-" (at most 64)');
 const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
+
+/**
+ * Link-local and cloud metadata addresses: never an upstream of the gateway (CONTRACT section 8).
+ * IPv4-mapped, IPv4-compatible and NAT64 spellings of `169.254.0.0/16` are listed too.
+ */
+const METADATA_ADDRESSES = (() => {
+  const list = new BlockList();
+  list.addSubnet('169.254.0.0', 16, 'ipv4');
+  list.addSubnet('fe80::', 10, 'ipv6');
+  list.addAddress('fd00:ec2::254', 'ipv6');
+  list.addSubnet('::ffff:169.254.0.0', 112, 'ipv6');
+  list.addSubnet('::169.254.0.0', 112, 'ipv6');
+  list.addSubnet('64:ff9b::169.254.0.0', 112, 'ipv6');
+  return list;
+})();
+/** Host names of cloud metadata services (compared lower case, trailing dots removed). */
+const METADATA_HOSTS: ReadonlySet<string> = new Set(['metadata.google.internal', 'metadata.goog']);
+
+/**
+ * Why `value` may not be an upstream of the gateway, or undefined when it may: a link-local or
+ * cloud metadata address (`169.254.0.0/16`, `fe80::/10`, `fd00:ec2::254`,
+ * `metadata.google.internal`) in any spelling the URL parser reads as one (decimal, hex or octal
+ * IPv4, IPv4-mapped IPv6, upper case, trailing dots). `value` is a URL, or a bare host
+ * (`allowedHosts`). Loopback and private addresses are allowed. A name that only resolves to
+ * such an address is not caught here.
+ */
+export function forbiddenUpstreamAddress(value: string): string | undefined {
+  let host: string;
+  try {
+    host = new URL(/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(value) ? value : `http://${value}`).hostname;
+  } catch {
+    return undefined;
+  }
+  host = host
+    .toLowerCase()
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.+$/, '');
+  if (METADATA_HOSTS.has(host)) return `must not be a cloud metadata address (${host})`;
+  const family = isIP(host);
+  if (family !== 0 && METADATA_ADDRESSES.check(host, family === 4 ? 'ipv4' : 'ipv6')) {
+    return `must not be a link-local or cloud metadata address (${host})`;
+  }
+  return undefined;
+}
+
+/** An http(s) URL the gateway sends requests (and credentials) to: never a link-local or metadata address. */
+const upstreamUrl = httpUrl.superRefine((value, ctx) => {
+  const reason = forbiddenUpstreamAddress(value);
+  if (reason !== undefined) ctx.addIssue({ code: 'custom', message: reason });
+});
+/** A host (or URL) an AWS integration may be sent to: never a link-local or metadata address. */
+const upstreamHost = z
+  .string()
+  .min(1)
+  .superRefine((value, ctx) => {
+    const reason = forbiddenUpstreamAddress(value);
+    if (reason !== undefined) ctx.addIssue({ code: 'custom', message: reason });
+  });
 const models = z.discriminatedUnion('mode', [
   z.strictObject({ mode: z.literal('all') }),
   z.strictObject({
@@ -31,7 +90,7 @@ const anthropicProvider = z.strictObject({
   name: z.string().min(1).max(200).optional(),
   provider: z.literal('anthropic'),
   apiKey: z.string().min(1, 'must not be empty'),
-  baseUrl: httpUrl.optional(),
+  baseUrl: upstreamUrl.optional(),
   models: models.optional(),
   defaultMaxTokens: z.number().int().min(1).max(1_000_000).optional(),
   cache: providerCache.optional(),
@@ -45,13 +104,13 @@ const bedrockProvider = z.strictObject({
   secretAccessKey: z.string().min(1, 'must not be empty'),
   sessionToken: z.string().min(1).optional(),
   region: z.string().regex(/^[a-z]{2}(-[a-z]+)+-\d+$/, 'must be an AWS region such as "us-east-1"'),
-  allowedHosts: z.array(z.string().min(1)).max(100).optional(),
+  allowedHosts: z.array(upstreamHost).max(100).optional(),
   models: models.optional(),
 });
 
 const mcpServer = z.strictObject({
   slug,
-  url: httpUrl,
+  url: upstreamUrl,
   user_identity_forwarding: z
     .strictObject({
       method: z.enum(['claims_header', 'bearer', 'jwt_header']),
@@ -124,6 +183,8 @@ const policy = z.strictObject({
 export const recordSchemas = {
   slug,
   httpUrl,
+  upstreamUrl,
+  upstreamHost,
   models,
   providerCache,
   anthropicProvider,

@@ -1,8 +1,39 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import { SecretUnreadableError } from './errors';
 
-const FORMAT = 'v1';
+/** The form of every value sealed now: bound to its record (see {@link secretContext}). */
+const FORMAT = 'v2';
+/** The form of earlier gateways, bound only to kind, slug and field: opened only by the one-time upgrade. */
+const LEGACY_FORMAT = 'v1';
 const IV_BYTES = 12;
+
+/** The fields of a record that say where its secrets are sent: a digest of them is bound to each secret. */
+export const ROUTING_FIELDS: readonly string[] = ['provider', 'baseUrl', 'allowedHosts', 'region', 'url'];
+
+/** What a sealed secret is bound to: its record (kind, id, version), its field, and where the record sends it. */
+export interface SecretBinding {
+  kind: string;
+  /** The record's id (a UUID, or an API key's id). */
+  id: string;
+  /** The record's version the value is sealed for (+1 on every change, when it is sealed again). */
+  version: number;
+  field: string;
+  /** The record's non-secret fields; only {@link ROUTING_FIELDS} are read. */
+  data: Record<string, unknown>;
+}
+
+/**
+ * The additional data a secret is sealed with: the record's kind, id and version, the field, and
+ * a SHA-256 of the record's routing fields ({@link ROUTING_FIELDS}: `provider`, `baseUrl`,
+ * `allowedHosts`, `region`, `url`). A ciphertext moved to another field, another record or another
+ * version of the same record, or left in a row whose routing fields were changed without sealing
+ * it again, does not open.
+ */
+export function secretContext(binding: SecretBinding): string {
+  const routing = JSON.stringify(ROUTING_FIELDS.map((field) => binding.data[field] ?? null));
+  const digest = createHash('sha256').update(routing).digest('hex');
+  return JSON.stringify(['gw-secret-v2', binding.kind, binding.id, binding.version, binding.field, digest]);
+}
 
 /** The id of a key as stored beside each ciphertext: the first 8 hex characters of its SHA-256. */
 export function encryptionKeyId(key: Buffer): string {
@@ -26,9 +57,12 @@ export function parseEncryptionKey(value: string, name = 'GATEWAY_ENCRYPTION_KEY
 
 /**
  * Encrypts catalog secrets at rest with AES-256-GCM. A sealed value is
- * `v1.<key id>.<iv>.<tag>.<ciphertext>` (base64url parts); the record's kind, slug and field are
- * bound to it as additional data, so a ciphertext copied to another record or field does not
- * open. Holds the current key, which seals, and previous keys, which still open (key rotation).
+ * `v2.<key id>.<iv>.<tag>.<ciphertext>` (base64url parts), sealed with a context as additional
+ * data; the catalog's context is {@link secretContext} (record kind, id, version, field and a
+ * digest of its routing fields), so a ciphertext copied to another field, record or version, or
+ * kept under changed routing fields, does not open. Holds the current key, which seals, and
+ * previous keys, which still open (key rotation). Values of the earlier `v1` form open only
+ * through {@link SecretBox.openLegacy}, which the catalog calls once, to seal them again.
  */
 export class SecretBox {
   private readonly keys = new Map<string, Buffer>();
@@ -54,7 +88,7 @@ export class SecretBox {
     return randomBytes(32).toString('base64');
   }
 
-  /** Seals `plaintext` under the current key, bound to `context` (for example `providers/claude/apiKey`). */
+  /** Seals `plaintext` under the current key, bound to `context` (the catalog's: {@link secretContext}). */
   seal(plaintext: string, context: string): string {
     const iv = randomBytes(IV_BYTES);
     const cipher = createCipheriv('aes-256-gcm', this.keys.get(this.keyId) as Buffer, iv);
@@ -65,12 +99,39 @@ export class SecretBox {
       .join('.');
   }
 
-  /** Opens a sealed value; throws {@link SecretUnreadableError} when no key opens it. */
-  open(sealed: string, context: string): string {
-    const [format, keyId, iv, tag, ciphertext] = sealed.split('.');
+  /**
+   * Opens a sealed value bound to `context`; throws {@link SecretUnreadableError} when no key opens
+   * it (`label` names the secret in the message, never its value; default: the context).
+   */
+  open(sealed: string, context: string, label: string = context): string {
+    return this.openAs(FORMAT, sealed, context, label);
+  }
+
+  /**
+   * Opens a value of the earlier `v1` form (bound only to `<kind>/<slug>/<field>`), for the
+   * catalog's one-time upgrade that seals it again bound to its record. Nothing else reads `v1`.
+   */
+  openLegacy(sealed: string, context: string): string {
+    return this.openAs(LEGACY_FORMAT, sealed, context, context);
+  }
+
+  /** Whether `sealed` is of the earlier `v1` form. */
+  static isLegacy(sealed: string): boolean {
+    return sealed.startsWith(`${LEGACY_FORMAT}.`);
+  }
+
+  private openAs(format: string, sealed: string, context: string, label: string): string {
+    const [given, keyId, iv, tag, ciphertext] = typeof sealed === 'string' ? sealed.split('.') : [];
+    if (given !== format) {
+      throw new SecretUnreadableError(
+        given === LEGACY_FORMAT
+          ? `A stored secret (${label}) is of the earlier unbound form and was not upgraded at start-up: give it again.`
+          : `A stored secret (${label}) is not a sealed value of this gateway.`,
+      );
+    }
     const key = keyId === undefined ? undefined : this.keys.get(keyId);
-    if (format !== FORMAT || key === undefined || iv === undefined || tag === undefined || ciphertext === undefined) {
-      throw new SecretUnreadableError(`A stored secret (${context}) was sealed with a key the gateway does not have.`);
+    if (key === undefined || iv === undefined || tag === undefined || ciphertext === undefined) {
+      throw new SecretUnreadableError(`A stored secret (${label}) was sealed with a key the gateway does not have.`);
     }
     try {
       const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
@@ -78,7 +139,9 @@ export class SecretBox {
       decipher.setAuthTag(Buffer.from(tag, 'base64url'));
       return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]).toString('utf8');
     } catch {
-      throw new SecretUnreadableError(`A stored secret (${context}) does not open: it was changed or moved.`);
+      throw new SecretUnreadableError(
+        `A stored secret (${label}) does not open: it, or its record's routing fields, were changed or moved outside the gateway.`,
+      );
     }
   }
 

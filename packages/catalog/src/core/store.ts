@@ -8,10 +8,13 @@ import {
   VersionConflictError,
 } from './errors';
 import { SECRET_FIELDS, slugOf, validateInput, type RecordKind } from './records';
-import { secretHint, type SecretBox } from './secret-box';
+import { SecretBox, secretContext, secretHint } from './secret-box';
 
 /** The NOTIFY channel every write announces itself on (payload: the kind that changed). */
 export const CATALOG_CHANNEL = 'gw_catalog';
+
+/** An arbitrary constant: the advisory lock that lets one instance upgrade sealed secrets at a time. */
+const SEALING_UPGRADE_LOCK = 7_305_012;
 
 /** A record as the admin API answers it: no secret, only `<field>Hint`. */
 export interface PublicRecord {
@@ -164,13 +167,13 @@ export class CatalogStore {
     } else {
       slug = slugOf(kind, data);
     }
-    const { stored, secrets, hints } = this.seal(kind, slug, data, {});
+    const id = kind === 'api-keys' ? slug : randomUUID();
+    const { stored, secrets, hints } = this.seal(kind, id, 1, data, {});
     if (key !== undefined) hints.key = secretHint(key);
     const row = await this.db.transaction(async (tx) => {
       const taken = await tx.query('SELECT 1 FROM gw_records WHERE kind = $1 AND slug = $2', [kind, slug]);
       if (taken.length > 0) throw new SlugTakenError(`"${slug}" is already used.`, kind === 'prompts' ? 'id' : 'slug');
       const now = new Date();
-      const id = kind === 'api-keys' ? slug : randomUUID();
       const [created] = await tx.query<Row>(
         `INSERT INTO gw_records (kind, id, slug, version, data, secrets, hints, created_at, updated_at)
          VALUES ($1, $2, $3, 1, $4, $5, $6, $7, $7) ON CONFLICT (kind, slug) DO NOTHING RETURNING *`,
@@ -215,7 +218,8 @@ export class CatalogStore {
       if (Object.hasOwn(changes, 'provider') && changes.provider !== row.data.provider) {
         throw new InvalidRecordError('provider cannot be changed.', 'provider');
       }
-      const opened = this.openSecrets(kind, row);
+      // A secret the change gives again need not open (a record whose secret no longer opens is mended so).
+      const opened = this.openSecrets(kind, row, Object.keys(changes));
       const validated = validateInput(kind, { ...publicData(row.data), ...opened, ...changes });
       this.runCheck(kind, validated);
       const data = {
@@ -224,7 +228,8 @@ export class CatalogStore {
         ...underscored(this.hooks.annotate?.(kind, validated, Object.keys(changes)) ?? {}),
         ...underscored(internal),
       };
-      const { stored, secrets, hints } = this.seal(kind, slug, data, row);
+      // Sealed again for the version this change writes, bound to the routing fields it leaves.
+      const { stored, secrets, hints } = this.seal(kind, row.id, Number(row.version) + 1, data, row);
       const [updated] = await tx.query<Row>(
         `UPDATE gw_records SET data = $1, secrets = $2, hints = $3, version = version + 1, updated_at = $4
          WHERE kind = $5 AND slug = $6 AND version = $7 RETURNING *`,
@@ -370,19 +375,60 @@ export class CatalogStore {
   }
 
   /**
+   * The one-time upgrade of secrets sealed by earlier gateways (the `v1` form, bound only to kind,
+   * slug and field): each is opened and sealed again bound to its record ({@link secretContext}),
+   * all in one transaction, and the upgrade is marked done in `gw_secret_sealing`. Once done it
+   * never runs again, so a `v1` value written into a row later never opens. A value no configured
+   * key opens stays as it is, unreadable: it is named in `unreadable` (give the secret again).
+   */
+  async upgradeSealing(): Promise<{ upgraded: number; unreadable: string[] }> {
+    return this.db.transaction(async (tx) => {
+      await tx.query('SELECT pg_advisory_xact_lock($1)', [SEALING_UPGRADE_LOCK]);
+      const done = await tx.query('SELECT 1 FROM gw_secret_sealing WHERE id = 1');
+      if (done.length > 0) return { upgraded: 0, unreadable: [] };
+      let upgraded = 0;
+      const unreadable: string[] = [];
+      const rows = await tx.query<Row>('SELECT * FROM gw_records ORDER BY kind, slug');
+      for (const row of rows) {
+        if (!Object.values(row.secrets).some((sealed) => SecretBox.isLegacy(sealed))) continue;
+        const secrets: Record<string, string> = {};
+        try {
+          for (const [field, sealed] of Object.entries(row.secrets)) {
+            secrets[field] = SecretBox.isLegacy(sealed)
+              ? this.box.seal(
+                  this.box.openLegacy(sealed, `${row.kind}/${row.slug}/${field}`),
+                  this.context(row.kind, row.id, Number(row.version), field, row.data),
+                )
+              : sealed;
+          }
+        } catch (error) {
+          if (!(error instanceof SecretUnreadableError)) throw error;
+          unreadable.push(`${row.kind}/${row.slug}`);
+          continue;
+        }
+        await tx.query('UPDATE gw_records SET secrets = $1 WHERE id = $2', [JSON.stringify(secrets), row.id]);
+        upgraded++;
+      }
+      await tx.query("INSERT INTO gw_secret_sealing (id, form) VALUES (1, 'v2')");
+      return { upgraded, unreadable };
+    });
+  }
+
+  /**
    * Re-seals every secret that is not under the current key (after `GATEWAY_ENCRYPTION_KEY`
-   * changed, with the old key still given as a previous key). Row by row, each in its own
-   * transaction, so the gateway keeps serving. Returns how many records were re-sealed.
+   * changed, with the old key still given as a previous key), after the one-time upgrade
+   * ({@link CatalogStore.upgradeSealing}). Row by row, each in its own transaction, so the gateway
+   * keeps serving. Returns how many records were re-sealed.
    */
   async reseal(): Promise<number> {
-    let count = 0;
+    let count = (await this.upgradeSealing()).upgraded;
     const rows = await this.db.query<Row>('SELECT * FROM gw_records');
     for (const row of rows) {
       if (Object.values(row.secrets).every((sealed) => this.box.isCurrent(sealed))) continue;
       const opened = this.openSecrets(row.kind, row);
       const secrets: Record<string, string> = {};
       for (const [field, value] of Object.entries(opened)) {
-        secrets[field] = this.box.seal(value, `${row.kind}/${row.slug}/${field}`);
+        secrets[field] = this.box.seal(value, this.context(row.kind, row.id, Number(row.version), field, row.data));
       }
       await this.db.query('UPDATE gw_records SET secrets = $1 WHERE id = $2 AND version = $3', [
         JSON.stringify(secrets),
@@ -409,17 +455,35 @@ export class CatalogStore {
     return row;
   }
 
-  private openSecrets(kind: RecordKind, row: Pick<Row, 'slug' | 'secrets'>): Record<string, string> {
+  /**
+   * The record's secrets, opened with the context of the row as stored (its id, version and
+   * routing fields). Fields in `skip` are left out: a change gives them again.
+   */
+  private openSecrets(
+    kind: RecordKind,
+    row: Pick<Row, 'id' | 'slug' | 'version' | 'data' | 'secrets'>,
+    skip: readonly string[] = [],
+  ): Record<string, string> {
     const opened: Record<string, string> = {};
     for (const [field, sealed] of Object.entries(row.secrets)) {
-      opened[field] = this.box.open(sealed, `${kind}/${row.slug}/${field}`);
+      if (skip.includes(field)) continue;
+      opened[field] = this.box.open(
+        sealed,
+        this.context(kind, row.id, Number(row.version), field, row.data),
+        `${kind}/${row.slug.slice(0, 64)}/${field}`,
+      );
     }
     return opened;
   }
 
+  private context(kind: RecordKind, id: string, version: number, field: string, data: Record<string, unknown>): string {
+    return secretContext({ kind, id, version, field, data });
+  }
+
   private seal(
     kind: RecordKind,
-    slug: string,
+    id: string,
+    version: number,
     data: Record<string, unknown>,
     previous: Partial<Pick<Row, 'hints'>>,
   ): { stored: Record<string, unknown>; secrets: Record<string, string>; hints: Record<string, string> } {
@@ -433,7 +497,7 @@ export class CatalogStore {
         delete hints[field];
         continue;
       }
-      secrets[field] = this.box.seal(value, `${kind}/${slug}/${field}`);
+      secrets[field] = this.box.seal(value, this.context(kind, id, version, field, stored));
       hints[field] = secretHint(value);
     }
     return { stored, secrets, hints };

@@ -1,12 +1,25 @@
 import { createHash } from 'node:crypto';
 import type { CatalogDatabase } from './database';
-import { RecordNotFoundError } from './errors';
+import { CatalogError, InvalidRecordError, RecordNotFoundError } from './errors';
 
-/** An MCP tool as a server lists it (`tools/list`): the fields the digest covers. */
+/** `409 digest_changed`: an approval named a digest that is not the tool's last seen one; nothing was approved. */
+export class DigestChangedError extends CatalogError {
+  readonly code = 'digest_changed';
+  readonly status = 409;
+  constructor(message: string) {
+    super(message, 'digest');
+  }
+}
+
+/**
+ * An MCP tool as a server lists it (`tools/list`), as clients see it: the digest covers every
+ * field (name, title, description, inputSchema, outputSchema, annotations, `_meta`, and any other).
+ */
 export interface ListedTool {
   name: string;
   description?: unknown;
   inputSchema?: unknown;
+  [field: string]: unknown;
 }
 
 /** Whether a tool may be used under pinning. */
@@ -17,7 +30,7 @@ export interface ToolPinView {
   name: string;
   /** `held` while the tool was never approved or changed since it was. */
   status: PinVerdict;
-  /** Digest of the description and input schema as last seen. */
+  /** Digest of the whole tool as last seen (see {@link toolDigest}). */
   currentDigest: string;
   currentDescription: string | null;
   /** Digest an admin approved; null for a tool never approved. */
@@ -53,12 +66,27 @@ const MAX_DESCRIPTION = 20_000;
 export const MAX_PINNED_TOOLS_PER_SERVER = 10_000;
 /** Most sightings waiting to be written. */
 const MAX_PENDING_WRITES = 10_000;
-/** Deepest nesting a digest follows. */
+/** Deepest nesting whose keys a digest sorts; deeper values are digested as received (still covered, never skipped). */
 const MAX_DIGEST_DEPTH = 64;
 
-/** JSON with object keys sorted, so equal values have one text whatever their key order; bounded depth. */
+/**
+ * The prefix of a digest of the whole tool. Digests of earlier gateways (`sha256:`, over the
+ * description and input schema only) never approve a tool: their tools are held until approved again.
+ */
+export const TOOL_DIGEST_PREFIX = 'sha256-tool:';
+
+/** Whether `digest` is of the whole tool (this gateway's form), so an approval of it may count. */
+function currentForm(digest: string | null | undefined): digest is string {
+  return typeof digest === 'string' && digest.startsWith(TOOL_DIGEST_PREFIX);
+}
+
+/**
+ * JSON with object keys sorted, so equal values have one text whatever their key order. Below
+ * {@link MAX_DIGEST_DEPTH} a value is written as received (key order then counts: a difference
+ * there holds the tool rather than hiding it).
+ */
 function canonical(value: unknown, depth = 0): string {
-  if (depth > MAX_DIGEST_DEPTH) return '"…"';
+  if (depth > MAX_DIGEST_DEPTH) return JSON.stringify(value) ?? 'null';
   if (Array.isArray(value)) return `[${value.map((v) => canonical(v, depth + 1)).join(',')}]`;
   if (typeof value === 'object' && value !== null) {
     const keys = Object.keys(value).sort();
@@ -67,10 +95,13 @@ function canonical(value: unknown, depth = 0): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-/** `sha256:<hex>` of a tool's description and input schema (keys in any order give the same digest). */
+/**
+ * `sha256-tool:<hex>` of the whole tool as clients see it: every field (name, title, description,
+ * inputSchema, outputSchema, annotations, `_meta`, any other), as canonical JSON (object keys
+ * sorted at every level, so key order does not change the digest).
+ */
 export function toolDigest(tool: ListedTool): string {
-  const text = canonical({ description: tool.description ?? null, inputSchema: tool.inputSchema ?? null });
-  return `sha256:${createHash('sha256').update(text).digest('hex')}`;
+  return `${TOOL_DIGEST_PREFIX}${createHash('sha256').update(canonical(tool)).digest('hex')}`;
 }
 
 function iso(value: Date | string | null): string | null {
@@ -80,7 +111,7 @@ function iso(value: Date | string | null): string | null {
 
 /**
  * Tool pinning (CONTRACT section 10): every tool of a pinned MCP server is recorded with a digest
- * of its description and input schema the first time the gateway sees it; a tool that is new or
+ * of the whole tool ({@link toolDigest}) the first time the gateway sees it; a tool that is new or
  * whose digest changed is held until an admin approves it. The request path asks
  * {@link ToolPins.listed} and {@link ToolPins.called}, which read memory only; sightings are
  * written to the database in the background, and the memory is reloaded from it every
@@ -152,7 +183,7 @@ export class ToolPins {
   /** The verdict on a call of tool `name` of a pinned server: approved only when its latest listing was approved. */
   called(server: string, name: string): PinVerdict {
     const pin = this.pins.get(server)?.get(name);
-    return pin !== undefined && pin.approved !== null && pin.approved === pin.seen ? 'approved' : 'held';
+    return pin !== undefined && currentForm(pin.approved) && pin.approved === pin.seen ? 'approved' : 'held';
   }
 
   private record(server: string, tool: ListedTool, digest: string): void {
@@ -195,25 +226,46 @@ export class ToolPins {
     return [...views.filter((v) => v.status === 'held'), ...views.filter((v) => v.status === 'approved')];
   }
 
-  /** Approves the tool as last seen; the next request on this instance sees it. Throws `404 not_found` for an unknown tool. */
-  async approve(server: string, name: string, actor: string): Promise<ToolPinView> {
+  /**
+   * Approves the tool as reviewed: `digest` is the digest the admin was shown (`currentDigest`).
+   * Only when it is still the digest last seen is the tool approved (the next request on this
+   * instance sees it) and an audit line written naming the approver, the tool and the digest.
+   * Throws `400 invalid_request` (param `digest`) without a digest, `404 not_found` for an unknown
+   * tool, and `409 digest_changed` when the tool changed since it was reviewed (nothing approved).
+   */
+  async approve(server: string, name: string, digest: string, actor: string): Promise<ToolPinView> {
+    if (typeof digest !== 'string' || digest === '' || digest.length > 200) {
+      throw new InvalidRecordError(
+        'digest is required: the currentDigest of the tool as reviewed (GET /admin/v1/mcp-servers/<slug>/tools).',
+        'digest',
+      );
+    }
     await this.writing;
     const row = await this.db.transaction(async (tx) => {
       const [updated] = await tx.query<PinRow>(
         `UPDATE gw_mcp_tools SET approved_digest = seen_digest, approved_description = seen_description,
-           approved_at = now(), approved_by = $3 WHERE server = $1 AND name = $2 RETURNING *`,
-        [server, name, actor],
+           approved_at = now(), approved_by = $3 WHERE server = $1 AND name = $2 AND seen_digest = $4 RETURNING *`,
+        [server, name, actor, digest],
       );
-      if (!updated)
-        throw new RecordNotFoundError(
-          `MCP server "${server.slice(0, 64)}" has no tool "${name.slice(0, 128)}" on record.`,
+      if (!updated) {
+        const [existing] = await tx.query<PinRow>(
+          'SELECT seen_digest FROM gw_mcp_tools WHERE server = $1 AND name = $2',
+          [server, name],
         );
+        if (!existing)
+          throw new RecordNotFoundError(
+            `MCP server "${server.slice(0, 64)}" has no tool "${name.slice(0, 128)}" on record.`,
+          );
+        throw new DigestChangedError(
+          `The tool "${name.slice(0, 128)}" changed since it was reviewed: its digest is now ${existing.seen_digest}. Review it again; nothing was approved.`,
+        );
+      }
       await tx.query('INSERT INTO gw_audit (actor, action, kind, slug, fields) VALUES ($1, $2, $3, $4, $5)', [
         actor,
         'approve_tool',
         'mcp-servers',
         server,
-        JSON.stringify([`tools.${name}`]),
+        JSON.stringify([`tools.${name}@${updated.seen_digest}`]),
       ]);
       return updated;
     });
@@ -227,7 +279,7 @@ export class ToolPins {
 function view(row: PinRow): ToolPinView {
   return {
     name: row.name,
-    status: row.approved_digest !== null && row.approved_digest === row.seen_digest ? 'approved' : 'held',
+    status: currentForm(row.approved_digest) && row.approved_digest === row.seen_digest ? 'approved' : 'held',
     currentDigest: row.seen_digest,
     currentDescription: row.seen_description,
     approvedDigest: row.approved_digest,
