@@ -192,6 +192,10 @@ describe('console sessions on two instances sharing PostgreSQL', () => {
       Array(6).fill(['sign_in_failed', 'anonymous', ['invalid_credentials']]),
     );
     expect(JSON.stringify(audit.body)).not.toContain('not-the-admin-key');
+    // The audit filter names the address's record.
+    const filtered = await consoleCall(first.url, 'GET', '/api/audit?record=admin-api/127.0.0.1', signed.cookie);
+    expect(filtered.status).toBe(200);
+    expect(filtered.body.data).toHaveLength(6);
   });
 
   it('refuses at start-up an admin key that is easy to guess, saying how to generate one', async () => {
