@@ -133,7 +133,10 @@ describe('MCP 2026-07-28 through the full gateway, open mode', () => {
       { name: 'get_weather', arguments: { region: 'Zürich Nord' } },
       { tools: tools.tools },
     );
-    expect(call.body.result).toEqual({ resultType: 'complete', content: [{ type: 'text', text: 'sunny in Zürich Nord' }] });
+    expect(call.body.result).toEqual({
+      resultType: 'complete',
+      content: [{ type: 'text', text: 'sunny in Zürich Nord' }],
+    });
     expect(tools.received[before]?.mcpHeaders).toMatchObject({
       'mcp-method': 'tools/call',
       'mcp-name': 'get_weather',
@@ -169,7 +172,9 @@ describe('MCP 2026-07-28 through the full gateway, open mode', () => {
       await new Promise((resolve) => setTimeout(resolve, 300));
       expect(stream.ended).toBe(false);
       tools.toolsChanged();
-      await stream.next((e, i = stream.events.indexOf(e)) => i === 2 && e.method === 'notifications/tools/list_changed');
+      await stream.next(
+        (e, i = stream.events.indexOf(e)) => i === 2 && e.method === 'notifications/tools/list_changed',
+      );
     } finally {
       stream.close();
     }

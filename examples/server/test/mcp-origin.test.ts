@@ -140,7 +140,11 @@ describe('start-up checks of MCP security', () => {
 
   it('starts in production with an audience, and without one outside production', async () => {
     const env = { JWT_PRIVATE_KEY: undefined, GATEWAY_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString('base64') };
-    const production = await startGateway({ ...env, GATEWAY_CONFIG: withValidation('gateway'), NODE_ENV: 'production' });
+    const production = await startGateway({
+      ...env,
+      GATEWAY_CONFIG: withValidation('gateway'),
+      NODE_ENV: 'production',
+    });
     await production.stop();
     const development = await startGateway({ GATEWAY_CONFIG: withValidation() });
     await development.stop();

@@ -27,7 +27,9 @@ beforeAll(async () => {
         groups_claim: GROUPS_CLAIM,
       },
       mcpServers: [{ slug: 'tools', url: mcp.url, user_identity_forwarding: { method: 'claims_header' } }],
-      policies: [{ slug: 'mcp-users', subjects: { groups: ['mcp-users'] }, allow: { mcpServers: [{ server: 'tools' }] } }],
+      policies: [
+        { slug: 'mcp-users', subjects: { groups: ['mcp-users'] }, allow: { mcpServers: [{ server: 'tools' }] } },
+      ],
     }),
     GATEWAY_ADMIN_KEY: adminKey,
     GATEWAY_ENCRYPTION_KEY: newEncryptionKey(),
@@ -48,10 +50,16 @@ describe('MCP request records', () => {
     const run = randomUUID();
     const credentials = { 'x-gateway-api-key': KEY, 'x-gateway-metadata': JSON.stringify({ run }) };
     expect((await call2026(endpoint(), credentials, 'server/discover')).status).toBe(200);
-    const call = await call2026(endpoint(), credentials, 'tools/call', {
-      name: 'get_weather',
-      arguments: { region: 'eu' },
-    }, { tools: mcp.tools });
+    const call = await call2026(
+      endpoint(),
+      credentials,
+      'tools/call',
+      {
+        name: 'get_weather',
+        arguments: { region: 'eu' },
+      },
+      { tools: mcp.tools },
+    );
     expect(call.body.result.content).toEqual([{ type: 'text', text: 'sunny in eu' }]);
     let records: { route: string; mcp_method: string | null; provider: string | null; user_id: string | null }[] = [];
     await within(15_000, async () => {

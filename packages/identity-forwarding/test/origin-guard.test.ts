@@ -28,7 +28,12 @@ async function gateway(options?: McpOriginGuardOptions): Promise<{ port: number 
       ],
     }),
   );
-  const render: ErrorRequestHandler = (error: { status?: number; code?: string; message: string }, _req, res, _next) => {
+  const render: ErrorRequestHandler = (
+    error: { status?: number; code?: string; message: string },
+    _req,
+    res,
+    _next,
+  ) => {
     res.status(error.status ?? 500).json({ error: { message: error.message, code: error.code } });
   };
   app.use(render);

@@ -14,7 +14,18 @@ import { startCredentialHop, startSdkServer, type Listening } from './sdk-server
  */
 jest.setTimeout(120_000);
 
-const CLI = join(__dirname, '..', '..', '..', '..', 'node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js');
+const CLI = join(
+  __dirname,
+  '..',
+  '..',
+  '..',
+  '..',
+  'node_modules',
+  '@modelcontextprotocol',
+  'conformance',
+  'dist',
+  'index.js',
+);
 const KEY = 'gw-conformance-key-000001';
 /** Scenarios that need no particular tools, prompts or resources: the SDK server must pass them. */
 const REQUIRED = ['server-initialize', 'ping', 'tools-list', 'logging-set-level', 'dns-rebinding-protection'];
@@ -40,11 +51,7 @@ beforeAll(async () => {
         apiKeys: [{ key: KEY, user: { user_id: 'u-conformance' } }],
         jwt_validation: { jwksUri: idp.jwksUri, issuer: idp.issuer, audience: 'gateway' },
       },
-      mcpServers: [
-        server('claims', 'claims_header'),
-        server('jwt', 'jwt_header'),
-        server('bearer', 'bearer'),
-      ],
+      mcpServers: [server('claims', 'claims_header'), server('jwt', 'jwt_header'), server('bearer', 'bearer')],
     }),
   });
 });
@@ -112,7 +119,9 @@ describe('MCP conformance suite', () => {
         .filter((scenario) => !passed(through.get(scenario) ?? [{ id: scenario, status: 'FAILURE' }]))
         .map((scenario) => ({
           scenario,
-          failed: (through.get(scenario) ?? []).filter((c) => c.status !== 'SUCCESS').map((c) => c.errorMessage ?? c.id),
+          failed: (through.get(scenario) ?? [])
+            .filter((c) => c.status !== 'SUCCESS')
+            .map((c) => c.errorMessage ?? c.id),
         }));
       expect({ slug, failures }).toEqual({ slug, failures: [] });
     });

@@ -156,10 +156,14 @@ export async function listen2026Server(): Promise<Mcp2026Server> {
     const name = params.name;
     if (name === 'get_weather') {
       const region = (params.arguments as { region?: unknown } | undefined)?.region;
-      return { content: [{ type: 'text', text: `sunny in ${String(region)}` }], ...(modern ? { resultType: 'complete' } : {}) };
+      return {
+        content: [{ type: 'text', text: `sunny in ${String(region)}` }],
+        ...(modern ? { resultType: 'complete' } : {}),
+      };
     }
     if (name === 'book_trip') {
-      const responses = params.inputResponses as { confirm?: { action?: string; content?: { ok?: boolean } } } | undefined;
+      const responses = params.inputResponses as
+        { confirm?: { action?: string; content?: { ok?: boolean } } } | undefined;
       if (modern && (params.requestState !== BOOK_TRIP_STATE || responses?.confirm?.action !== 'accept')) {
         return {
           resultType: 'input_required',
@@ -179,7 +183,10 @@ export async function listen2026Server(): Promise<Mcp2026Server> {
       return { content: [{ type: 'text', text: 'trip booked' }], ...(modern ? { resultType: 'complete' } : {}) };
     }
     if (name === 'delete_everything' || tools.some((t) => t.name === name)) {
-      return { content: [{ type: 'text', text: `ran ${String(name)}` }], ...(modern ? { resultType: 'complete' } : {}) };
+      return {
+        content: [{ type: 'text', text: `ran ${String(name)}` }],
+        ...(modern ? { resultType: 'complete' } : {}),
+      };
     }
     return undefined;
   };
@@ -220,7 +227,8 @@ export async function listen2026Server(): Promise<Mcp2026Server> {
       }
       if (modern) {
         const mismatch = headerMismatch(req, body);
-        if (mismatch !== undefined) return json(res, record, 400, error(body.id, -32020, `Header mismatch: ${mismatch}`));
+        if (mismatch !== undefined)
+          return json(res, record, 400, error(body.id, -32020, `Header mismatch: ${mismatch}`));
         if (meta[META_VERSION] !== PROTOCOL_2026) {
           return json(res, record, 400, {
             jsonrpc: '2.0',
@@ -251,19 +259,22 @@ export async function listen2026Server(): Promise<Mcp2026Server> {
             cacheScope: 'public',
           });
         case 'tools/list':
-          return answer(
-            modern ? { resultType: 'complete', tools, ttlMs: 30_000, cacheScope: 'public' } : { tools },
-          );
+          return answer(modern ? { resultType: 'complete', tools, ttlMs: 30_000, cacheScope: 'public' } : { tools });
         case 'tools/call': {
           const result = callTool(params, modern);
-          if (result === undefined) return json(res, record, 200, error(body.id, -32602, `Unknown tool: ${String(params.name)}`));
+          if (result === undefined)
+            return json(res, record, 200, error(body.id, -32602, `Unknown tool: ${String(params.name)}`));
           return answer(result);
         }
         case 'subscriptions/listen': {
           if (!modern) break;
           const wanted = (params.notifications ?? {}) as { toolsListChanged?: boolean };
           record.status = 200;
-          res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
+          res.writeHead(200, {
+            'content-type': 'text/event-stream',
+            'cache-control': 'no-cache',
+            'x-accel-buffering': 'no',
+          });
           const stream = { res, subscription: body.id, tools: wanted.toolsListChanged === true };
           streams.add(stream);
           res.write(

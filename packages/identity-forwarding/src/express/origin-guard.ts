@@ -95,7 +95,9 @@ export function mcpOriginGuard(options: McpOriginGuardOptions = {}): McpOriginGu
   }
   for (const key of Object.keys(options)) {
     if (key !== 'publicOrigin' && key !== 'allowedOrigins') {
-      throw new TypeError(`mcpOriginGuard has no option "${key.slice(0, 40)}"; it takes publicOrigin and allowedOrigins.`);
+      throw new TypeError(
+        `mcpOriginGuard has no option "${key.slice(0, 40)}"; it takes publicOrigin and allowedOrigins.`,
+      );
     }
   }
   let publicUrl: URL | undefined;

@@ -33,7 +33,7 @@ describe('MCP protocol headers of every revision', () => {
     const hop = createHeaderPolicy({ identityHeaderName: undefined, mode: 'all-except', headers: [] });
     expect(hop.filter({ 'mcp-name': 'x', 'mcp-param-a': 'b', connection: 'mcp-name, mcp-param-a' })).toEqual({});
     const identity = createHeaderPolicy({ identityHeaderName: 'Mcp-Param-User', mode: 'all-except', headers: [] });
-    expect(identity.filter({ 'mcp-param-user': 'spoofed', 'mcp_param_user': 'spoofed' })).toEqual({});
+    expect(identity.filter({ 'mcp-param-user': 'spoofed', mcp_param_user: 'spoofed' })).toEqual({});
   });
 
   it('passes any mcp-param-* name in only mode (property), and never a credential spelled as one', () => {
