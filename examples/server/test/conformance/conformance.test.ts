@@ -69,7 +69,8 @@ function runSuite(url: string): Promise<Map<string, Check[]>> {
   return new Promise((resolve, reject) => {
     const child = spawn('npx', ['-y', 'node@22', CLI, 'server', '--url', url, '-o', output], {
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, npm_config_cache: process.env.npm_config_cache },
+      // npx needs the registry settings of the environment (npm_config_*) to fetch node@22 the first time.
+      env: process.env,
     });
     let log = '';
     child.stdout?.on('data', (c: Buffer) => (log = (log + c.toString()).slice(-20_000)));
