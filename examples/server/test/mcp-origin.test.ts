@@ -1,5 +1,6 @@
 import { request } from 'node:http';
 import { failedStart, startGateway, writeConfig, type RunningGateway } from './support';
+import { newAdminKey, newEncryptionKey } from './catalog/catalog-support';
 import { requestMeta } from './mcp-2026/client';
 import { listen2026Server, type Mcp2026Server } from './mcp-2026/server';
 
@@ -87,11 +88,14 @@ describe('DNS rebinding protection of the full gateway', () => {
     }
   });
 
-  it('with PUBLIC_BASE_URL, on any address: only its host passes', async () => {
+  it("with PUBLIC_BASE_URL, on any address: only its host passes, and the console's test button still works", async () => {
+    const adminKey = newAdminKey();
     const gateway = await startGateway({
       GATEWAY_CONFIG: config(),
       HOST: '0.0.0.0',
       PUBLIC_BASE_URL: 'https://gateway.example.com',
+      GATEWAY_ADMIN_KEY: adminKey,
+      GATEWAY_ENCRYPTION_KEY: newEncryptionKey(),
     });
     try {
       const before = mcp.received.length;
@@ -99,6 +103,20 @@ describe('DNS rebinding protection of the full gateway', () => {
       const loopback = await discover(gateway, `127.0.0.1:${new URL(gateway.url).port}`);
       expect([loopback.status, code(loopback.body)]).toEqual([403, 'origin_not_allowed']);
       expect(mcp.received.length).toBe(before + 1);
+      // The console tests a server through the gateway's own listen address, with its in-process key.
+      const signIn = await fetch(`${gateway.url}/console/session`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ credential: adminKey }),
+      });
+      const { csrfToken } = (await signIn.json()) as { csrfToken: string };
+      const cookie = (signIn.headers.get('set-cookie') ?? '').split(';')[0] as string;
+      const test = await fetch(`${gateway.url}/console/api/test/mcp-servers/tools`, {
+        method: 'POST',
+        headers: { cookie, 'x-csrf-token': csrfToken },
+      });
+      expect(await test.json()).toMatchObject({ ok: true, status: 200 });
+      expect(mcp.received.at(-1)?.body?.method).toBe('initialize');
     } finally {
       await gateway.stop();
     }
