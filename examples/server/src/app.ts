@@ -12,6 +12,7 @@ import {
 import {
   Authenticator,
   identityForwarding,
+  mcpOriginGuard,
   mcpResourceMetadataUrl,
   protectedResourceMetadata,
   type IdentityForwardingMiddleware,
@@ -60,8 +61,18 @@ export interface GatewayOptions {
   logger: Logger;
   /** Keys of an identity provider to use instead of fetching `jwt_validation.jwksUri` (the embedded demo). */
   identityProviderKeys?: KeyResolver;
-  /** The gateway's public origin, for RFC 9728 metadata. Default: from each request. */
+  /**
+   * The gateway's public origin: RFC 9728 metadata names it, and MCP requests whose `Host` is not
+   * its host are refused (`403 origin_not_allowed`, DNS rebinding). Default: metadata from each
+   * request, and the gateway is taken to listen on a loopback address (MCP requests must name
+   * `localhost`, 127.0.0.0/8 or `[::1]` in `Host`); a host that serves it on another address sets it.
+   */
   publicBaseUrl?: string;
+  /**
+   * Origins besides the gateway's own whose pages may call its MCP servers
+   * (`GATEWAY_ALLOWED_ORIGINS`); any other `Origin` is `403 origin_not_allowed`. Default `[]`.
+   */
+  allowedOrigins?: readonly string[];
   /** Proxies in front of the gateway whose `x-forwarded-for` MCP servers may see. Default `[]`. */
   trustedProxies?: readonly string[];
   /**
@@ -182,6 +193,15 @@ export function createGateway(options: GatewayOptions): Gateway {
     trustedProxies: options.trustedProxies,
     authorize: access.mcp,
   });
+  // DNS rebinding: MCP requests must name this gateway in Host (and Origin, when they have one).
+  const originGuard = mcpOriginGuard({ publicOrigin: options.publicBaseUrl, allowedOrigins: options.allowedOrigins });
+  const guardMcpOrigin: NodeMiddleware = (req, res, next) => {
+    // The console's "test" buttons call this gateway at its listen address, whatever name clients
+    // use, with a key that exists only in this process: no web page can send it.
+    const caller = (req as { callerIdentity?: { subject?: string } }).callerIdentity;
+    if (consoleTestKey !== undefined && caller?.subject === CONSOLE_TEST_SUBJECT) return next();
+    originGuard(req, res, next);
+  };
   const liveMcpSlugs = { has: (slug: string) => view.mcpSlugs.has(slug) };
   const v1Authenticator = new Authenticator({ apiKeys: view.apiKeys, jwtValidation });
   const mcpAuthenticator = new Authenticator({ apiKeys: view.apiKeys, jwtValidation });
@@ -255,7 +275,10 @@ export function createGateway(options: GatewayOptions): Gateway {
       prefix: '/mcp',
       authenticator: mcpAuthenticator,
       resourceMetadataUrl: mcpResourceMetadataUrl(options.publicBaseUrl, liveMcpSlugs),
-      handlers: [{ kind: 'middleware', middleware: mcp as unknown as NodeMiddleware }],
+      handlers: [
+        { kind: 'middleware', middleware: guardMcpOrigin },
+        { kind: 'middleware', middleware: mcp as unknown as NodeMiddleware },
+      ],
     },
     {
       kind: 'group',

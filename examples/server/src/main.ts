@@ -15,6 +15,7 @@ import { RedisCacheStore } from './cache/redis-store';
 import { dataDirectory, openGatewayCatalog } from './catalog/open-catalog';
 import { catalogRecordChecks } from './catalog/record-checks';
 import { loadConfigFile } from './config/load';
+import { allowedOriginsFromEnv, requirePublicBaseUrlOffLoopback, requireTokenAudience } from './config/mcp-security';
 import type { GatewayConfig } from './config/schema';
 import { startDemoMcpServer } from './demo/demo-mcp-server';
 import { DEMO_API_KEY, embeddedDefault } from './demo/embedded-default';
@@ -248,6 +249,9 @@ export async function startFromEnvironment(
   if (trustedProxies.some((a) => isIP(a) === 0)) {
     throw new Error('TRUSTED_PROXIES must be a comma-separated list of IP addresses, such as "10.0.0.5,10.0.0.6".');
   }
+  const allowedOrigins = allowedOriginsFromEnv(env);
+  const host = env.HOST ?? '127.0.0.1';
+  requirePublicBaseUrlOffLoopback(host, publicBaseUrl);
   const limits = connectionLimits(env);
   const graceMs = wholeNumberEnv(env, 'SHUTDOWN_GRACE_MS', SHUTDOWN_GRACE_MS);
   const cleanups: (() => Promise<void>)[] = [];
@@ -268,6 +272,7 @@ export async function startFromEnvironment(
     config = defaults.config;
     identityProviderKeys = defaults.demoIdentityProviderKeys;
   }
+  requireTokenAudience(env, config);
   const adminClaim = parseAdminClaim(env.GATEWAY_ADMIN_CLAIM, config);
   // A short or guessable admin key stops start-up, with how to generate one.
   const adminKey = env.GATEWAY_ADMIN_KEY?.trim();
@@ -364,6 +369,7 @@ export async function startFromEnvironment(
     logger,
     identityProviderKeys,
     publicBaseUrl,
+    allowedOrigins,
     trustedProxies,
     catalog,
     adminClaim,
@@ -378,7 +384,6 @@ export async function startFromEnvironment(
   cleanups.unshift(() => gateway.close());
   const { listener } = gateway;
   const port = Number(env.PORT ?? 8787);
-  const host = env.HOST ?? '127.0.0.1';
   const server = createServer(
     {
       headersTimeout: limits.headersTimeoutMs,

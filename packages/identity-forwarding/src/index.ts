@@ -30,5 +30,13 @@ export {
   type ProtectedResourceMetadataOptions,
   type McpServerSlugs,
 } from './express/protected-resource';
+export {
+  mcpOriginGuard,
+  normalizeOrigin,
+  isLoopbackHostname,
+  OriginNotAllowedError,
+  type McpOriginGuard,
+  type McpOriginGuardOptions,
+} from './express/origin-guard';
 export type { Logger, GatewayLocals } from './express/shared';
 export { identityForwardingErrorHandler } from './express/shared';

@@ -3,14 +3,26 @@ import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
 /** Identity headers no client may set, whatever the server's configuration. */
 export const PROTECTED_IDENTITY_HEADERS: readonly string[] = ['x-user-claims', 'x-user-jwt'];
 
-/** Headers that always reach the MCP server, so the protocol keeps working. */
+/**
+ * Headers that always reach the MCP server, so every protocol revision keeps working: the
+ * session and version headers of 2025-03-26 to 2025-11-25, and the routing headers of 2026-07-28
+ * (`mcp-method`, `mcp-name`; `mcp-param-*` too, see {@link ALWAYS_FORWARDED_HEADER_PREFIX}).
+ */
 export const ALWAYS_FORWARDED_HEADERS: readonly string[] = [
   'content-type',
   'accept',
   'mcp-session-id',
   'mcp-protocol-version',
   'last-event-id',
+  'mcp-method',
+  'mcp-name',
 ];
+
+/**
+ * Every header whose name starts with this always reaches the MCP server: MCP 2026-07-28 copies
+ * chosen request parameters into `Mcp-Param-<Name>` headers, so that load balancers can route on them.
+ */
+export const ALWAYS_FORWARDED_HEADER_PREFIX = 'mcp-param-';
 
 const HOP_BY_HOP = new Set([
   'connection',
@@ -47,7 +59,8 @@ export interface HeaderPolicy {
  * headers, the server's own identity header and those of every other configured server (compared
  * after normalisation), the client's `x-forwarded-for`, `forwarded` and `x-real-ip`, the caller's
  * gateway credentials (`authorization`, `x-api-key`, every `x-gateway-*` and `x-portkey-*`),
- * hop-by-hop headers and those named in `Connection`. Always forwarded: the MCP protocol headers.
+ * hop-by-hop headers and those named in `Connection`. Always forwarded: the MCP protocol headers
+ * ({@link ALWAYS_FORWARDED_HEADERS} and every `mcp-param-*`), whatever `mode` and `headers` say.
  */
 export function createHeaderPolicy(options: {
   identityHeaderName: string | undefined;
@@ -73,7 +86,7 @@ export function createHeaderPolicy(options: {
     if (blocked.has(normalized) || CALLER_CREDENTIALS.has(normalized) || HOP_BY_HOP.has(normalized)) return false;
     if (normalized.startsWith('x-gateway-') || normalized.startsWith('x-portkey-')) return false;
     if (connectionListed?.has(normalized)) return false;
-    if (always.has(normalized)) return true;
+    if (always.has(normalized) || normalized.startsWith(ALWAYS_FORWARDED_HEADER_PREFIX)) return true;
     return only ? listed.has(normalized) : !listed.has(normalized);
   }
 

@@ -1,0 +1,56 @@
+import { isIP } from 'node:net';
+import { normalizeOrigin } from '@gw/identity-forwarding';
+import type { GatewayConfig } from './schema';
+
+/**
+ * `GATEWAY_ALLOWED_ORIGINS`: comma-separated origins, besides the gateway's own, whose pages may
+ * call its MCP servers (CONTRACT section 12). Unset or empty: none. A value that is not an http(s)
+ * origin stops start-up with what to write.
+ */
+export function allowedOriginsFromEnv(env: NodeJS.ProcessEnv): string[] {
+  const list = (env.GATEWAY_ALLOWED_ORIGINS ?? '')
+    .split(',')
+    .map((o) => o.trim())
+    .filter((o) => o !== '');
+  if (list.length > 100) throw new Error('GATEWAY_ALLOWED_ORIGINS lists more than 100 origins.');
+  for (const origin of list) {
+    if (normalizeOrigin(origin) === undefined) {
+      throw new Error(
+        `GATEWAY_ALLOWED_ORIGINS must be comma-separated origins such as "https://app.example.com,http://localhost:3000" (got "${origin.slice(0, 100)}").`,
+      );
+    }
+  }
+  return list;
+}
+
+/** Whether the listen address `HOST` is the loopback interface only (`127.0.0.0/8`, `::1`, `localhost`). */
+export function isLoopbackListenAddress(host: string): boolean {
+  if (host === 'localhost' || host === '::1' || host === '[::1]') return true;
+  return isIP(host) === 4 && host.startsWith('127.');
+}
+
+/**
+ * MCP requests are accepted only for the gateway's own host (DNS rebinding, CONTRACT section 12).
+ * On a loopback address that is any loopback name or address; on any other address the gateway
+ * cannot know the name clients use, so start-up stops unless `PUBLIC_BASE_URL` says it.
+ */
+export function requirePublicBaseUrlOffLoopback(host: string, publicBaseUrl: string | undefined): void {
+  if (publicBaseUrl !== undefined || isLoopbackListenAddress(host)) return;
+  throw new Error(
+    `HOST is "${host.slice(0, 60)}", not a loopback address: set PUBLIC_BASE_URL to the origin clients use (such as "https://gateway.example.com"); MCP requests whose Host is not its host are refused (DNS rebinding).`,
+  );
+}
+
+/**
+ * With `NODE_ENV=production`, `auth.jwt_validation` must name the `audience` its tokens are
+ * issued for (RFC 8707; MCP authorization: servers must validate that tokens were issued for
+ * them), so that a token meant for another service is not accepted here.
+ */
+export function requireTokenAudience(env: NodeJS.ProcessEnv, config: GatewayConfig): void {
+  const validation = config.auth?.jwt_validation;
+  if (env.NODE_ENV !== 'production' || validation === undefined) return;
+  if (validation.audience !== undefined && validation.audience.trim() !== '') return;
+  throw new Error(
+    'config auth.jwt_validation.audience is required in production: the audience (aud) the identity provider issues tokens for this gateway with, so tokens meant for another service are refused.',
+  );
+}

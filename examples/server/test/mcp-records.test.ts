@@ -1,0 +1,98 @@
+import { randomUUID } from 'node:crypto';
+import { startGateway, writeConfig, type RunningGateway } from './support';
+import { adminClient, newAdminKey, newEncryptionKey, within } from './catalog/catalog-support';
+import { call2026 } from './mcp-2026/client';
+import { startIdentityProvider, type TestIdentityProvider } from './mcp-2026/idp';
+import { listen2026Server, type Mcp2026Server } from './mcp-2026/server';
+
+jest.setTimeout(60_000);
+
+const KEY = 'gw-mcp-records-key-000001';
+const GROUPS_CLAIM = 'https://gateway.example.com/groups';
+
+let mcp: Mcp2026Server;
+let idp: TestIdentityProvider;
+let gateway: RunningGateway;
+let admin: ReturnType<typeof adminClient>;
+
+beforeAll(async () => {
+  [mcp, idp] = await Promise.all([listen2026Server(), startIdentityProvider()]);
+  const adminKey = newAdminKey();
+  gateway = await startGateway({
+    GATEWAY_CONFIG: writeConfig({
+      access: { mode: 'policies' },
+      auth: {
+        apiKeys: [{ key: KEY, user: { user_id: 'u-records', groups: ['mcp-users'] } }],
+        jwt_validation: { jwksUri: idp.jwksUri, issuer: idp.issuer, audience: 'gateway' },
+        groups_claim: GROUPS_CLAIM,
+      },
+      mcpServers: [{ slug: 'tools', url: mcp.url, user_identity_forwarding: { method: 'claims_header' } }],
+      policies: [
+        { slug: 'mcp-users', subjects: { groups: ['mcp-users'] }, allow: { mcpServers: [{ server: 'tools' }] } },
+      ],
+    }),
+    GATEWAY_ADMIN_KEY: adminKey,
+    GATEWAY_ENCRYPTION_KEY: newEncryptionKey(),
+    GATEWAY_REQUEST_LOG_DAYS: '1',
+  });
+  admin = adminClient(gateway.url, adminKey);
+});
+
+afterAll(async () => {
+  await gateway?.stop();
+  await Promise.all([mcp?.close(), idp?.close()]);
+});
+
+const endpoint = () => `${gateway.url}/mcp/tools`;
+
+describe('MCP request records', () => {
+  it('stores each MCP request as a record of route mcp with its JSON-RPC method and server, readable at /admin/v1/requests', async () => {
+    const run = randomUUID();
+    const credentials = { 'x-gateway-api-key': KEY, 'x-gateway-metadata': JSON.stringify({ run }) };
+    expect((await call2026(endpoint(), credentials, 'server/discover')).status).toBe(200);
+    const call = await call2026(
+      endpoint(),
+      credentials,
+      'tools/call',
+      {
+        name: 'get_weather',
+        arguments: { region: 'eu' },
+      },
+      { tools: mcp.tools },
+    );
+    expect(call.body.result.content).toEqual([{ type: 'text', text: 'sunny in eu' }]);
+    let records: { route: string; mcp_method: string | null; provider: string | null; user_id: string | null }[] = [];
+    await within(15_000, async () => {
+      records = (await admin('GET', `/requests?metadata.run=${run}`)).body.data;
+      return records.length === 2;
+    });
+    const fields = records
+      .map((r) => ({ route: r.route, mcp_method: r.mcp_method, provider: r.provider, user_id: r.user_id }))
+      .reverse();
+    expect(fields).toEqual([
+      { route: 'mcp', mcp_method: 'server/discover', provider: 'tools', user_id: 'u-records' },
+      { route: 'mcp', mcp_method: 'tools/call', provider: 'tools', user_id: 'u-records' },
+    ]);
+    expect(records.every((r) => (r as unknown as { path: string }).path === '/mcp/tools')).toBe(true);
+  });
+});
+
+describe('groups of identity-provider tokens', () => {
+  it('come from auth.groups_claim: a policy on a group in that claim allows, the same group under groups does not', async () => {
+    const allowed = await call2026(
+      endpoint(),
+      { authorization: `Bearer ${idp.token({ sub: 'idp-custom', [GROUPS_CLAIM]: ['mcp-users'] })}` },
+      'tools/list',
+    );
+    expect(allowed.status).toBe(200);
+    expect(allowed.body.result.tools.length).toBeGreaterThan(0);
+    const before = mcp.received.length;
+    const refused = await call2026(
+      endpoint(),
+      { authorization: `Bearer ${idp.token({ sub: 'idp-plain', groups: ['mcp-users'] })}` },
+      'tools/list',
+    );
+    expect([refused.status, refused.body.error.code]).toEqual([403, 'access_denied']);
+    expect(mcp.received.length).toBe(before);
+  });
+});
