@@ -15,7 +15,7 @@ import { RedisCacheStore } from './cache/redis-store';
 import { dataDirectory, openGatewayCatalog } from './catalog/open-catalog';
 import { catalogRecordChecks } from './catalog/record-checks';
 import { loadConfigFile } from './config/load';
-import { allowedOriginsFromEnv, requirePublicBaseUrlOffLoopback, requireTokenAudience } from './config/mcp-security';
+import { allowedOriginsFromEnv, publicBaseUrlWarning, requireTokenAudience } from './config/mcp-security';
 import type { GatewayConfig } from './config/schema';
 import { startDemoMcpServer } from './demo/demo-mcp-server';
 import { DEMO_API_KEY, embeddedDefault } from './demo/embedded-default';
@@ -251,7 +251,8 @@ export async function startFromEnvironment(
   }
   const allowedOrigins = allowedOriginsFromEnv(env);
   const host = env.HOST ?? '127.0.0.1';
-  requirePublicBaseUrlOffLoopback(host, publicBaseUrl);
+  const offLoopback = publicBaseUrlWarning(host, publicBaseUrl);
+  if (offLoopback !== undefined) logger.warn({ host: host.slice(0, 60) }, offLoopback);
   const limits = connectionLimits(env);
   const graceMs = wholeNumberEnv(env, 'SHUTDOWN_GRACE_MS', SHUTDOWN_GRACE_MS);
   const cleanups: (() => Promise<void>)[] = [];

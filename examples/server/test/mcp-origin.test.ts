@@ -124,12 +124,23 @@ describe('DNS rebinding protection of the full gateway', () => {
 });
 
 describe('start-up checks of MCP security', () => {
+  it('off loopback without PUBLIC_BASE_URL: starts with a warning, and MCP requests need a loopback Host', async () => {
+    const gateway = await startGateway({ GATEWAY_CONFIG: config(), HOST: '0.0.0.0' });
+    try {
+      const port = new URL(gateway.url).port;
+      expect(gateway.logs.join('\n')).toContain('PUBLIC_BASE_URL is unset');
+      const before = mcp.received.length;
+      const named = await discover(gateway, `gateway.example.com:${port}`);
+      expect([named.status, code(named.body)]).toEqual([403, 'origin_not_allowed']);
+      expect(JSON.stringify(named.body)).toContain('PUBLIC_BASE_URL');
+      expect((await discover(gateway, `127.0.0.1:${port}`)).status).toBe(200);
+      expect(mcp.received.length).toBe(before + 1);
+    } finally {
+      await gateway.stop();
+    }
+  });
+
   it.each([
-    [
-      'a non-loopback HOST without PUBLIC_BASE_URL',
-      { HOST: '0.0.0.0' },
-      'gateway: HOST is "0.0.0.0", not a loopback address: set PUBLIC_BASE_URL to the origin clients use (such as "https://gateway.example.com"); MCP requests whose Host is not its host are refused (DNS rebinding).',
-    ],
     [
       'a GATEWAY_ALLOWED_ORIGINS entry that is not an origin',
       { GATEWAY_ALLOWED_ORIGINS: 'https://app.example.com,app.example.com' },

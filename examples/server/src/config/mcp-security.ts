@@ -31,14 +31,13 @@ export function isLoopbackListenAddress(host: string): boolean {
 
 /**
  * MCP requests are accepted only for the gateway's own host (DNS rebinding, CONTRACT section 12).
- * On a loopback address that is any loopback name or address; on any other address the gateway
- * cannot know the name clients use, so start-up stops unless `PUBLIC_BASE_URL` says it.
+ * Without `PUBLIC_BASE_URL` that is a loopback name or address, so a gateway listening on another
+ * address refuses MCP requests that name it otherwise (`403 origin_not_allowed`); the `/v1` routes
+ * and the console are not affected. Returns the start-up warning that says so, or undefined.
  */
-export function requirePublicBaseUrlOffLoopback(host: string, publicBaseUrl: string | undefined): void {
-  if (publicBaseUrl !== undefined || isLoopbackListenAddress(host)) return;
-  throw new Error(
-    `HOST is "${host.slice(0, 60)}", not a loopback address: set PUBLIC_BASE_URL to the origin clients use (such as "https://gateway.example.com"); MCP requests whose Host is not its host are refused (DNS rebinding).`,
-  );
+export function publicBaseUrlWarning(host: string, publicBaseUrl: string | undefined): string | undefined {
+  if (publicBaseUrl !== undefined || isLoopbackListenAddress(host)) return undefined;
+  return `HOST is "${host.slice(0, 60)}", not a loopback address, and PUBLIC_BASE_URL is unset: MCP requests are accepted only when their Host is a loopback name or address (DNS rebinding); set PUBLIC_BASE_URL to the origin clients use (such as "https://gateway.example.com").`;
 }
 
 /**

@@ -142,7 +142,13 @@ export function mcpOriginGuard(options: McpOriginGuardOptions = {}): McpOriginGu
     }
     const own = gatewayOrigin(host);
     if (own === undefined) {
-      next(new OriginNotAllowedError('The Host header does not name this gateway.'));
+      next(
+        new OriginNotAllowedError(
+          publicUrl === undefined
+            ? 'The Host header does not name this gateway: without PUBLIC_BASE_URL, only a loopback name or address does.'
+            : 'The Host header does not name this gateway.',
+        ),
+      );
       return;
     }
     const originCount = headerCount(raw, 'origin');
