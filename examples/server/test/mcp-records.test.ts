@@ -28,7 +28,11 @@ beforeAll(async () => {
       },
       mcpServers: [{ slug: 'tools', url: mcp.url, user_identity_forwarding: { method: 'claims_header' } }],
       policies: [
-        { slug: 'mcp-users', subjects: { groups: ['mcp-users'] }, allow: { mcpServers: [{ server: 'tools' }] } },
+        {
+          slug: 'mcp-users',
+          subjects: { groups: ['mcp-users'] },
+          allow: { mcpServers: [{ server: 'tools', tools: ['get_weather', 'book_trip'] }] },
+        },
       ],
     }),
     GATEWAY_ADMIN_KEY: adminKey,
@@ -61,17 +65,34 @@ describe('MCP request records', () => {
       { tools: mcp.tools },
     );
     expect(call.body.result.content).toEqual([{ type: 'text', text: 'sunny in eu' }]);
-    let records: { route: string; mcp_method: string | null; provider: string | null; user_id: string | null }[] = [];
+    // Refused by the gateway itself: recorded with the tool all the same.
+    const refused = await call2026(endpoint(), credentials, 'tools/call', { name: 'delete_everything', arguments: {} });
+    expect(refused.body.error.data.code).toBe('access_denied');
+    type Stored = { route: string; mcp_method: string | null; mcp_tool: string | null; provider: string | null };
+    let records: (Stored & { user_id: string | null })[] = [];
     await within(15_000, async () => {
       records = (await admin('GET', `/requests?metadata.run=${run}`)).body.data;
-      return records.length === 2;
+      return records.length === 3;
     });
     const fields = records
-      .map((r) => ({ route: r.route, mcp_method: r.mcp_method, provider: r.provider, user_id: r.user_id }))
+      .map((r) => ({
+        route: r.route,
+        mcp_method: r.mcp_method,
+        mcp_tool: r.mcp_tool,
+        provider: r.provider,
+        user_id: r.user_id,
+      }))
       .reverse();
     expect(fields).toEqual([
-      { route: 'mcp', mcp_method: 'server/discover', provider: 'tools', user_id: 'u-records' },
-      { route: 'mcp', mcp_method: 'tools/call', provider: 'tools', user_id: 'u-records' },
+      { route: 'mcp', mcp_method: 'server/discover', mcp_tool: null, provider: 'tools', user_id: 'u-records' },
+      { route: 'mcp', mcp_method: 'tools/call', mcp_tool: 'get_weather', provider: 'tools', user_id: 'u-records' },
+      {
+        route: 'mcp',
+        mcp_method: 'tools/call',
+        mcp_tool: 'delete_everything',
+        provider: 'tools',
+        user_id: 'u-records',
+      },
     ]);
     expect(records.every((r) => (r as unknown as { path: string }).path === '/mcp/tools')).toBe(true);
   });

@@ -113,6 +113,7 @@ const requestRecord = {
   model_requested: 'claude-sonnet-4-5',
   model_answered: 'claude-sonnet-4-5-20250929',
   mcp_method: null,
+  mcp_tool: null,
   status: 200,
   error_code: null,
   duration_ms: 812.5,

@@ -131,6 +131,7 @@ export function trackRequest(
       modelRequested: gateway.requestModel ?? null,
       modelAnswered: gateway.responseModel ?? null,
       mcpMethod: gateway.mcpMethod ?? null,
+      mcpTool: gateway.mcpTool ?? null,
       status,
       errorCode: gateway.errorCode ?? (status >= 400 ? `http_${status}` : null),
       durationMs: Math.round((ended - started) * 100) / 100,

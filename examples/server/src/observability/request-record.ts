@@ -49,7 +49,7 @@ export function logRequest(logger: Logger, record: RequestRecord, extras: Reques
     `,"route":${text(record.route)},"method":${text(record.method)},"path":${text(record.path)}` +
     `,"userId":${text(record.userId)},"keyHint":${text(record.keyHint)},"provider":${text(record.provider)}` +
     `,"modelRequested":${text(record.modelRequested)},"modelAnswered":${text(record.modelAnswered)}` +
-    `,"mcpMethod":${text(record.mcpMethod)},"status":${number(record.status)},"errorCode":${text(record.errorCode)}` +
+    `,"mcpMethod":${text(record.mcpMethod)},"mcpTool":${text(record.mcpTool)},"status":${number(record.status)},"errorCode":${text(record.errorCode)}` +
     `,"durationMs":${number(record.durationMs)},"ttfbMs":${number(record.ttfbMs)}` +
     `,"inputTokens":${number(record.inputTokens)},"outputTokens":${number(record.outputTokens)}` +
     `,"cacheCreationTokens":${number(record.cacheCreationTokens)},"cacheReadTokens":${number(record.cacheReadTokens)}` +
@@ -72,6 +72,7 @@ export function logRequest(logger: Logger, record: RequestRecord, extras: Reques
       modelRequested: record.modelRequested,
       modelAnswered: record.modelAnswered,
       mcpMethod: record.mcpMethod,
+      mcpTool: record.mcpTool,
       status: record.status,
       errorCode: record.errorCode,
       durationMs: record.durationMs,

@@ -25,6 +25,7 @@ const record = (over: Partial<RequestRecord> = {}): RequestRecord => ({
   modelRequested: 'claude-\u2028line\u0000nul',
   modelAnswered: null,
   mcpMethod: null,
+  mcpTool: null,
   status: 200,
   errorCode: null,
   durationMs: 12.34,

@@ -90,6 +90,11 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 7,
+    description: 'request records name the tool of an MCP tools/call',
+    sql: 'ALTER TABLE gw_requests ADD COLUMN IF NOT EXISTS mcp_tool text;',
+  },
 ];
 
 /** An arbitrary constant: the advisory lock that lets one instance migrate at a time. */

@@ -30,6 +30,8 @@ export interface RequestRecord {
   modelAnswered: string | null;
   /** The JSON-RPC method of an MCP request. */
   mcpMethod: string | null;
+  /** The tool of an MCP `tools/call` (forwarded or refused by the gateway). */
+  mcpTool: string | null;
   status: number;
   /** The error's stable `code`, when the answer is an error. */
   errorCode: string | null;
@@ -104,11 +106,12 @@ const ROW_FIELDS = [
   ['cache_read_tokens', 'bigint'],
   ['cache_status', 'text'],
   ['metadata', 'jsonb'],
+  ['mcp_tool', 'text'],
 ].map(([column, type], i) => ({ column, type, key: String.fromCharCode(97 + i) }));
 
 /**
  * The insert of a batch: the rows as one JSON array parameter, expanded by the database
- * (`json_to_recordset`, typed as the table's columns). Each row is an object keyed `a` to `v`
+ * (`json_to_recordset`, typed as the table's columns). Each row is an object keyed `a` to `w`
  * (the columns in order), its null fields left out: about 280 bytes a record where the column
  * names as keys took 520, and the embedded database's CPU per record grows with the bytes it is
  * handed and parses. One parameter instead of 22 per record: no batch can reach PostgreSQL's
@@ -162,7 +165,8 @@ export function recordRow(r: RequestRecord): string {
     `${text('l', r.mcpMethod)}${whole('m', r.status)}${text('n', r.errorCode)}${real('o', r.durationMs)}` +
     `${real('p', r.ttfbMs)}${whole('q', r.inputTokens)}${whole('r', r.outputTokens)}` +
     `${whole('s', r.cacheCreationTokens)}${whole('t', r.cacheReadTokens)}${text('u', r.cacheStatus)}` +
-    `${r.metadata === null || r.metadata === undefined ? '' : `,"v":${JSON.stringify(r.metadata)}`}}`;
+    `${r.metadata === null || r.metadata === undefined ? '' : `,"v":${JSON.stringify(r.metadata)}`}` +
+    `${text('w', r.mcpTool)}}`;
   return UNSTORABLE_ESCAPE.test(row) ? JSON.stringify(storableValue(JSON.parse(row))) : row;
 }
 
@@ -368,6 +372,7 @@ export interface AdminRequestRecord {
   model_requested: string | null;
   model_answered: string | null;
   mcp_method: string | null;
+  mcp_tool: string | null;
   status: number;
   error_code: string | null;
   duration_ms: number;
@@ -402,6 +407,7 @@ function toAdmin(row: Record<string, unknown>): AdminRequestRecord {
     model_requested: str(row.model_requested),
     model_answered: str(row.model_answered),
     mcp_method: str(row.mcp_method),
+    mcp_tool: str(row.mcp_tool),
     status: Number(row.status),
     error_code: str(row.error_code),
     duration_ms: Number(row.duration_ms),

@@ -432,6 +432,8 @@ export function identityForwarding(options: IdentityForwardingOptions): Identity
         return;
       }
       if (inspected.answer !== undefined) {
+        // Answered here (a refused call, a header mismatch): the record still names the method and tool.
+        if (body.length <= MAX_METHOD_SCAN_BYTES) recordRpcMethod(body, record, call.span);
         res.statusCode = inspected.status ?? 200;
         res.setHeader('content-type', 'application/json');
         res.setHeader('content-length', Buffer.byteLength(inspected.answer));
