@@ -63,14 +63,22 @@ beforeAll(async () => {
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString();
       received.push({ headers: req.headers, body });
+      const answer = `{"jsonrpc":"2.0","id":${(JSON.parse(body) as { id?: number }).id ?? null},"result":{}}`;
+      // `/sse` answers as an event stream, as servers do that stream their answers.
+      if (req.url === '/sse') {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.end(`event: message\ndata: ${answer}\n\n`);
+        return;
+      }
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(`{"jsonrpc":"2.0","id":${(JSON.parse(body) as { id?: number }).id ?? null},"result":{}}`);
+      res.end(answer);
     });
   });
   gateway = await setup({
     mcpServers: [
       { slug: 'sdk', url: `${sdk.url}/mcp`, user_identity_forwarding: { method: 'claims_header' } },
       { slug: 'raw', url: `${raw.url}/mcp`, user_identity_forwarding: { method: 'claims_header' } },
+      { slug: 'raw-sse', url: `${raw.url}/sse`, user_identity_forwarding: { method: 'claims_header' } },
     ],
     apiKeys: [alice],
     forwarding: { authorize: () => access },
@@ -233,37 +241,41 @@ describe('Mcp-Method and Mcp-Name against the body', () => {
   const mirrored = (h: string | undefined) =>
     h === undefined ? undefined : /^=\?base64\?/.test(h) ? Buffer.from(h.slice(9, -2), 'base64').toString() : h;
 
-  it('answers 400 -32020 for an allowed header with a denied body, and a denied header with an allowed body', async () => {
-    for (const [header, body] of [
-      ['ok_a', 'no_x'],
-      ['no_x', 'ok_a'],
-    ] as const) {
-      const before = received.length;
-      const res = await post('raw', Buffer.from(callBody(body)), {
+  it.each(['raw', 'raw-sse'])(
+    'answers 400 -32020 for an allowed header with a denied body, and a denied header with an allowed body (server %s)',
+    async (slug) => {
+      for (const [header, body] of [
+        ['ok_a', 'no_x'],
+        ['no_x', 'ok_a'],
+      ] as const) {
+        const before = received.length;
+        const res = await post(slug, Buffer.from(callBody(body)), {
+          'content-type': 'application/json',
+          'mcp-method': 'tools/call',
+          'mcp-name': header,
+        });
+        expect(res.status).toBe(400);
+        expect(JSON.parse(res.text)).toEqual({
+          jsonrpc: '2.0',
+          id: 1,
+          error: { code: -32020, message: expect.any(String) },
+        });
+        expect(received.length).toBe(before);
+      }
+      const agreeing = await post(slug, Buffer.from(callBody('ok_a')), {
         'content-type': 'application/json',
         'mcp-method': 'tools/call',
-        'mcp-name': header,
+        'mcp-name': 'ok_a',
       });
-      expect(res.status).toBe(400);
-      expect(JSON.parse(res.text)).toEqual({
-        jsonrpc: '2.0',
-        id: 1,
-        error: { code: -32020, message: expect.any(String) },
+      expect(agreeing.status).toBe(200);
+      expect(agreeing.text).toContain('"result":{}');
+      const repeated = await post(slug, Buffer.from(callBody('ok_a')), {
+        'content-type': 'application/json',
+        'mcp-method': ['tools/call', 'tools/call'],
       });
-      expect(received.length).toBe(before);
-    }
-    const agreeing = await post('raw', Buffer.from(callBody('ok_a')), {
-      'content-type': 'application/json',
-      'mcp-method': 'tools/call',
-      'mcp-name': 'ok_a',
-    });
-    expect(agreeing.status).toBe(200);
-    const repeated = await post('raw', Buffer.from(callBody('ok_a')), {
-      'content-type': 'application/json',
-      'mcp-method': ['tools/call', 'tools/call'],
-    });
-    expect(repeated.status).toBe(400);
-  });
+      expect(repeated.status).toBe(400);
+    },
+  );
 
   it('never carries a body upstream that its headers do not name, nor a denied tool (fuzz)', async () => {
     const methods = ['tools/call', 'tools/list', 'prompts/get', 'ping'];
