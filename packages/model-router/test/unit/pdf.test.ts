@@ -234,7 +234,7 @@ describe('checkPdf: budgets', () => {
     };
     setImmediate(tick);
     await checkPdf(
-      b64(Buffer.concat([pagesPdf('<< /Type /Pages /Count 3 >>'), Buffer.alloc(12 * 1024 * 1024, 0x20)])),
+      b64(Buffer.concat([pagesPdf('<< /Type /Pages /Count 3 >>'), Buffer.alloc(30 * 1024 * 1024, 0x20)])),
       'doc',
     );
     running = false;
