@@ -178,7 +178,7 @@ describe('a malicious MCP server answering tools/list, through a gate holding on
 });
 
 describe('a subscriptions/listen stream through a gate', () => {
-  it('lives past streamIdleTimeoutMs while the server sends keep-alive comments, is filtered, and ends when silent', async () => {
+  it('lives past streamIdleTimeoutMs while the server keeps it open, silent or not, and is filtered', async () => {
     let silentAfterMs = Infinity;
     const listen$ = await listen((req: IncomingMessage, res: ServerResponse) => {
       req.resume();
@@ -225,12 +225,34 @@ describe('a subscriptions/listen stream through a gate', () => {
       expect(text).toContain('list_changed');
       expect(text).toContain('"tools":[{"name":"ok_a"}]');
       expect(text).not.toContain('held');
-      // The server goes silent after 100 ms: the gateway ends the stream after the idle timeout.
+      // The server goes silent after 100 ms and keeps the stream open: so does the gateway, past
+      // the idle timeout, until the client leaves.
       silentAfterMs = 100;
-      const quiet = await open();
-      await expect(quiet.text()).rejects.toThrow();
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      expect(gw.records.filter((r) => r.streamIdleTimeout === true)).toHaveLength(1);
+      const abort = new AbortController();
+      const quiet = await fetch(`${gw.url}/mcp/listen`, {
+        method: 'POST',
+        signal: abort.signal,
+        headers: {
+          'x-gateway-api-key': alice.key as string,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
+        body: '{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{}}',
+      });
+      const reader = (quiet.body as ReadableStream<Uint8Array>).getReader();
+      let received = '';
+      const reading = (async () => {
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) return 'ended';
+          received += Buffer.from(value).toString();
+        }
+      })().catch(() => 'aborted');
+      await new Promise((resolve) => setTimeout(resolve, 800));
+      expect(received).toContain(': keepalive\n');
+      abort.abort();
+      expect(await reading).toBe('aborted');
+      expect(gw.records.filter((r) => r.streamIdleTimeout === true)).toHaveLength(0);
     } finally {
       await gw.close();
       await listen$.close();

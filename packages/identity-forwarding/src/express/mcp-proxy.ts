@@ -66,7 +66,8 @@ export interface IdentityForwardingOptions {
    * Longest silence between two chunks of an MCP server's response body once its headers arrived,
    * in ms; after it the gateway closes the client connection and the upstream request. Default
    * 300000 (5 minutes): a GET event stream may carry nothing for long, so keep it above the
-   * servers' own keep-alive interval.
+   * servers' own keep-alive interval. A `subscriptions/listen` stream (MCP 2026-07-28) is not cut:
+   * it lasts while the server keeps it open.
    */
   streamIdleTimeoutMs?: number;
   /** Start-up warnings (one per `bearer` server) go here. Default: none. */
@@ -135,6 +136,8 @@ const TRACER_NAME = '@gw/identity-forwarding';
 /** Most bytes of a request body read for its JSON-RPC method: 64 KiB (a larger body's method is not read). */
 const MAX_METHOD_SCAN_BYTES = 64 * 1024;
 const RPC_NAME = /^[A-Za-z0-9_./:-]{1,128}$/;
+/** The MCP 2026-07-28 request whose answer is a stream that lasts while the server keeps it open. */
+const LISTEN_METHOD = 'subscriptions/listen';
 
 /**
  * Reads the JSON-RPC `method` (and the tool of a `tools/call`) of an MCP request body as it streams
@@ -644,15 +647,21 @@ function createUpstreamProxy(url: URL, timeoutMs: number, idleTimeoutMs: number)
           proxyRes.destroy();
           return;
         }
-        // Silence between two body chunks longer than the idle timeout ends both connections.
-        const idle = setTimeout(function mcpStreamIdle() {
-          record.streamIdleTimeout = true;
-          proxyRes.destroy();
-          response.destroy();
-        }, idleTimeoutMs);
+        // Silence between two body chunks longer than the idle timeout ends both connections, except
+        // on a `subscriptions/listen` stream (MCP 2026-07-28), which lasts while the server keeps it
+        // open: it ends when either side closes, and TCP keep-alive on the upstream connection finds
+        // a server that went away.
+        const idle =
+          record.mcpMethod === LISTEN_METHOD
+            ? undefined
+            : setTimeout(function mcpStreamIdle() {
+                record.streamIdleTimeout = true;
+                proxyRes.destroy();
+                response.destroy();
+              }, idleTimeoutMs);
         proxyRes.on('data', () => {
           record.firstByteAt ??= performance.now();
-          idle.refresh();
+          idle?.refresh();
         });
         proxyRes.once('close', () => clearTimeout(idle));
         response.once('close', () => clearTimeout(idle));
