@@ -171,15 +171,7 @@ export function createConsole(options: ConsoleOptions): ConsoleHandler {
       res.setHeader('set-cookie', cookie(req, '', 0));
       return send(res, 200, { signedIn: false });
     }
-    if (!access.enabled) {
-      return send(res, 403, {
-        error: {
-          message: 'The console is disabled: set GATEWAY_ADMIN_KEY (at least 24 characters) to enable it.',
-          type: 'permission_error',
-          code: 'admin_disabled',
-        },
-      });
-    }
+    if (!access.enabled) return send(res, 403, CONSOLE_DISABLED);
     if (isSession) {
       if (!session) return send(res, 401, error('Not signed in.', 'missing_credentials'));
       return send(res, 200, sessionBody(session));
@@ -232,15 +224,7 @@ export function createConsole(options: ConsoleOptions): ConsoleHandler {
         },
       });
     }
-    if (!access.enabled) {
-      return send(res, 403, {
-        error: {
-          message: 'The console is disabled: set GATEWAY_ADMIN_KEY (at least 24 characters) to enable it.',
-          type: 'permission_error',
-          code: 'admin_disabled',
-        },
-      });
-    }
+    if (!access.enabled) return send(res, 403, CONSOLE_DISABLED);
     let principal: AdminPrincipal;
     try {
       principal = await access.authorizeRequest(req, 'console', { authorization: `Bearer ${credential}` });
@@ -319,6 +303,15 @@ export function readCookie(header: string | undefined, name: string): string | u
   }
   return undefined;
 }
+
+/** The answer while admin access is disabled (no admin key and no admin claim). */
+const CONSOLE_DISABLED = {
+  error: {
+    message: 'The console is disabled: set GATEWAY_ADMIN_KEY (at least 24 characters) to enable it.',
+    type: 'permission_error',
+    code: 'admin_disabled',
+  },
+};
 
 function error(message: string, code: string) {
   return { error: { message, type: 'invalid_request_error', code } };
