@@ -1,0 +1,124 @@
+import { hkdfSync } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { RequestHandler } from 'express';
+import type { Logger } from 'pino';
+import type { JsonWebKeySet, SigningKey } from '@gw/jwks';
+import type { Authenticator } from '@gw/identity-forwarding';
+import {
+  AuthorizationServer,
+  oauthAdminRoutes,
+  oauthMetadataHandler,
+  oauthRoutes,
+  type LoginMethod,
+  type OAuthAdminAccess,
+  type OAuthRoutesOptions,
+  type SignedInUser,
+} from '@gw/oauth';
+import type { GatewayCatalog } from '../catalog/open-catalog';
+import type { OAuthConfig } from '../config/schema';
+
+/** The gateway's OAuth authorization server, assembled for the route table. */
+export interface GatewayOAuth {
+  server: AuthorizationServer;
+  /** `GET /.well-known/oauth-authorization-server`. */
+  metadata: RequestHandler;
+  /** Everything below `/oauth`. */
+  routes: RequestHandler;
+  /** The operator routes, mounted at `/admin/v1/oauth`. */
+  admin(access: OAuthAdminAccess): RequestHandler;
+  /** The resource of a request below `/mcp` (its `req.url` below the prefix): `<base>/mcp/<slug>`. */
+  mcpResource(req: IncomingMessage): string | undefined;
+  /** The resource of every request below `/v1`. */
+  v1Resource(): string;
+}
+
+/** What {@link createGatewayOAuth} is built from. */
+export interface GatewayOAuthOptions {
+  config: OAuthConfig;
+  /** The origin the server issues from (`PUBLIC_BASE_URL`). */
+  publicBaseUrl: string;
+  catalog: GatewayCatalog;
+  signingKey: SigningKey;
+  jwks: JsonWebKeySet;
+  mcpServerSlugs: { has(slug: string): boolean };
+  /** The API keys of `/mcp` callers, read at sign-in (the catalog's included). */
+  apiKeys: () => Authenticator;
+  logger: Logger;
+  /** Rate limits of `/oauth/token` and `/oauth/register`. Default: the package's. */
+  rateLimits?: OAuthRoutesOptions;
+}
+
+/** `login.type: "api_key"`: a gateway API key entered once on the sign-in page; its `user` becomes the caller. */
+function apiKeyLogin(apiKeys: () => Authenticator): LoginMethod {
+  return {
+    type: 'api_key',
+    async checkApiKey(key: string): Promise<SignedInUser | undefined> {
+      let identity;
+      try {
+        identity = await apiKeys().authenticate(['x-gateway-api-key', key]);
+      } catch {
+        return undefined;
+      }
+      if (identity.method !== 'api_key') return undefined;
+      const claims: Record<string, unknown> = { ...identity.claims };
+      const sub =
+        typeof claims.sub === 'string'
+          ? claims.sub
+          : typeof claims.user_id === 'string'
+            ? claims.user_id
+            : identity.subject;
+      claims.sub = sub;
+      return { sub, subject: `api_key:${identity.subject}`, claims };
+    },
+  };
+}
+
+/**
+ * Builds the OAuth authorization server of the config's `oauth` object (CONTRACT section 11) on
+ * the catalog's database, signing with the gateway's key, and starts following revocations.
+ */
+export function createGatewayOAuth(options: GatewayOAuthOptions): GatewayOAuth {
+  const { config, publicBaseUrl, catalog } = options;
+  let login: LoginMethod;
+  if (config.login.type === 'api_key') {
+    login = apiKeyLogin(options.apiKeys);
+  } else {
+    // Sign-in at the company's OpenID Provider: `OidcLogin` (oidc-login.ts of @gw/oauth) plugs in
+    // here as a `RedirectLoginMethod` (start, finish, and `userFromIdTokenClaims` for toUser, with
+    // auth.groups_claim), and client ID metadata documents as the server's `clientMetadata`
+    // option (`fetchClientMetadata` of client-metadata.ts, with `allowedClientHosts`).
+    throw new Error(
+      'config oauth.login: the "oidc" sign-in is not available in this build; use {"type":"api_key"} for now.',
+    );
+  }
+  const base = publicBaseUrl.replace(/\/$/, '');
+  const server = new AuthorizationServer({
+    publicBaseUrl: base,
+    db: catalog.db,
+    signingKey: options.signingKey,
+    jwks: options.jwks,
+    // Its own key, derived from the catalog's (the same on every instance sharing GATEWAY_ENCRYPTION_KEY).
+    pageSecret: Buffer.from(hkdfSync('sha256', catalog.sessionSecret, Buffer.alloc(0), 'gw-oauth-pages', 32)),
+    login,
+    mcpServerSlugs: options.mcpServerSlugs,
+    accessTokenTtlSeconds: config.accessTokenTtlSeconds,
+    refreshTokenTtlSeconds: config.refreshTokenTtlSeconds,
+    onRevocationReloadError: (error) =>
+      options.logger.warn(
+        { err: { message: String((error as Error)?.message ?? error).slice(0, 200) } },
+        'OAuth revoked grants not reloaded from the catalog database (the last list stays in force; retrying)',
+      ),
+  });
+  void server.start();
+  return {
+    server,
+    metadata: oauthMetadataHandler(server),
+    routes: oauthRoutes(server, options.rateLimits),
+    admin: (access) => oauthAdminRoutes(server, access),
+    mcpResource: (req) => {
+      const slug = /^\/([^/?#]+)/.exec(req.url ?? '')?.[1];
+      return slug === undefined ? undefined : `${base}/mcp/${slug}`;
+    },
+    v1Resource: () => `${base}/v1`,
+  };
+}
