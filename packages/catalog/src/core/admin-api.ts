@@ -210,7 +210,10 @@ export function createAdminApi(options: AdminApiOptions): AdminApiHandler {
     if (first === 'audit' && segments.length === 1) {
       allow(method, ['GET']);
       const record = query.get('record') ?? undefined;
-      if (record !== undefined && !/^(providers|mcp-servers|prompts|api-keys|policies)\/[^/]{1,128}$/.test(record)) {
+      if (
+        record !== undefined &&
+        !/^(providers|mcp-servers|prompts|api-keys|policies|oauth-grants|oauth-clients)\/[^/]{1,128}$/.test(record)
+      ) {
         throw new InvalidRecordError(
           'record must be <kind>/<slug-or-id>, for example "providers/anthropic-prod".',
           'record',
