@@ -129,6 +129,41 @@ describe('AuthorizationServer', () => {
     expect(elsewhere.body.error).toBe('invalid_target');
   });
 
+  it('lets one of several concurrent uses of a code through, and revokes what it got', async () => {
+    const redirectUri = 'http://127.0.0.1:7/race';
+    const clientId = await registerClient(base, redirectUri);
+    const { verifier, challenge } = pkcePair();
+    const run = await signInAndConsent(
+      authorizeUrl(base, {
+        client_id: clientId,
+        redirect_uri: redirectUri,
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+        resource: `${base}/mcp/a`,
+      }),
+      KEY,
+    );
+    const code = run.location?.searchParams.get('code') as string;
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, () =>
+        tokenRequest(base, {
+          grant_type: 'authorization_code',
+          code,
+          code_verifier: verifier,
+          client_id: clientId,
+          redirect_uri: redirectUri,
+        }),
+      ),
+    );
+    expect(answers.filter((a) => a.status === 200)).toHaveLength(1);
+    expect(answers.filter((a) => a.body.error === 'invalid_grant')).toHaveLength(4);
+    const [grant] = await db.query<{ revoked_reason: string }>(
+      'SELECT revoked_reason FROM gw_oauth_grants WHERE client_id = $1',
+      [clientId],
+    );
+    expect(grant?.revoked_reason).toBe('code_replay');
+  });
+
   it('stores codes and refresh tokens only as digests', async () => {
     const flow = await manualFlow(base, KEY, `${base}/mcp/a`);
     const dump = JSON.stringify([

@@ -718,11 +718,6 @@ export class AuthorizationServer {
     const stored = typeof code === 'string' && code.length <= 256 ? await this.store.findCode(digest(code)) : undefined;
     if (!stored || stored.clientId !== client.client_id)
       throw new InvalidGrantError('The authorization code is not valid.');
-    if (stored.usedAt !== null) {
-      // A code used twice: whoever holds the tokens of its first use may have stolen it (RFC 6749 section 4.1.2).
-      await this.revokeGrant(stored.grantId, `client:${client.client_id}`, 'code_replay');
-      throw new InvalidGrantError('The authorization code has been used.');
-    }
     if (stored.expiresAt.getTime() <= Date.now()) throw new InvalidGrantError('The authorization code has expired.');
     return stored;
   }
@@ -747,6 +742,8 @@ export class AuthorizationServer {
         if (!grant || grant.revokedAt !== null) throw new InvalidGrantError('The authorization code is not valid.');
         if (resource !== undefined && resource.href !== grant.resource && resource.href !== `${grant.resource}/`)
           throw new InvalidTargetError('The resource is not the one of the authorization request.');
+        // Used once, atomically on every instance; a code used twice may have been stolen, so the
+        // tokens of its first use are revoked too (RFC 6749 section 4.1.2).
         if (!(await this.store.useCode(digest(code)))) {
           await this.revokeGrant(grant.id, `client:${client.client_id}`, 'code_replay');
           throw new InvalidGrantError('The authorization code has been used.');
