@@ -1,4 +1,4 @@
-import { startGateway } from '../support';
+import { failedStart, rsaPem, startGateway, writeConfig } from '../support';
 import { MemoryOAuthProvider, freePort, signInAndConsent } from './oauth-support';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -31,6 +31,62 @@ describe('the development default turns OAuth on with API-key sign-in', () => {
       const tools = await client.listTools();
       expect(tools.tools.length).toBeGreaterThan(0);
       await client.close();
+    } finally {
+      await gateway.stop();
+    }
+  });
+});
+
+describe('the oauth config object', () => {
+  it.each([
+    [
+      'without PUBLIC_BASE_URL',
+      { oauth: { login: { type: 'api_key' } } },
+      {},
+      'gateway: config oauth needs PUBLIC_BASE_URL: set it to the address MCP clients use, such as "https://gateway.example.com".',
+    ],
+    [
+      'with an unknown login type',
+      { oauth: { login: { type: 'password' } } },
+      { PUBLIC_BASE_URL: 'https://gw.example' },
+      'gateway: config oauth.login.type: must be {"type":"api_key"} or {"type":"oidc","issuer":…,"clientId":…,"clientSecret":…}.',
+    ],
+    [
+      'with a token lifetime out of range',
+      { oauth: { login: { type: 'api_key' }, accessTokenTtlSeconds: 5 } },
+      { PUBLIC_BASE_URL: 'https://gw.example' },
+      'gateway: config oauth.accessTokenTtlSeconds: must be a whole number of seconds from 60 to 86400, such as 3600.',
+    ],
+    [
+      'in production without JWT_PRIVATE_KEY',
+      { oauth: { login: { type: 'api_key' } } },
+      {
+        PUBLIC_BASE_URL: 'https://gw.example',
+        NODE_ENV: 'production',
+        GATEWAY_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString('base64'),
+      },
+      'gateway: config oauth signs access tokens with JWT_PRIVATE_KEY: set it (the same RSA key on every instance).',
+    ],
+  ])('stops start-up with one line %s', async (_what, config, env, expected) => {
+    const { code, stderr } = await failedStart({ GATEWAY_CONFIG: writeConfig(config), ...env });
+    expect(code).toBe(1);
+    if (typeof expected === 'string') expect(stderr.trim()).toBe(expected);
+    else expect(stderr.trim()).toMatch(expected);
+  });
+
+  it('starts with PUBLIC_BASE_URL and a signing key in production', async () => {
+    const gateway = await startGateway({
+      GATEWAY_CONFIG: writeConfig({ oauth: { login: { type: 'api_key' } } }),
+      PUBLIC_BASE_URL: 'https://gw.example',
+      NODE_ENV: 'production',
+      JWT_PRIVATE_KEY: rsaPem().privateKey,
+      GATEWAY_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString('base64'),
+    });
+    try {
+      const metadata = (await (await fetch(`${gateway.url}/.well-known/oauth-authorization-server`)).json()) as {
+        issuer: string;
+      };
+      expect(metadata.issuer).toBe('https://gw.example');
     } finally {
       await gateway.stop();
     }

@@ -86,6 +86,7 @@ describe('the gateway as OAuth authorization server', () => {
       method,
       headers: { authorization: `Bearer ${ADMIN_KEY}` },
     });
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
     return { status: response.status, body: (await response.json()) as any };
   };
 

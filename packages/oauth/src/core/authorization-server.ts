@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { isIP } from 'node:net';
 import type { CatalogDatabase } from '@gw/catalog';
 import { LocalKeySet, type JsonWebKeySet, type SigningKey } from '@gw/jwks';
 import { rejectUnknownOptions } from '@gw/options';
