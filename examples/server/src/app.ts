@@ -195,6 +195,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       jwks: options.jwks,
       mcpServerSlugs: liveMcpSlugs,
       apiKeys: () => mcpAuthenticator,
+      groupsClaim: config.auth?.groups_claim,
       logger,
     });
   }

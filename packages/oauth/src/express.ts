@@ -1,4 +1,5 @@
 import express, { Router, type Request, type Response } from 'express';
+import { rateLimit } from 'express-rate-limit';
 import { tokenHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/token.js';
 import { clientRegistrationHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/register.js';
 import { revocationHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/revoke.js';
@@ -20,6 +21,8 @@ export interface OAuthRoutesOptions {
   tokenRateLimit?: EndpointRateLimit;
   /** `/oauth/register`, per client address. Default 20 registrations an hour. */
   registerRateLimit?: EndpointRateLimit;
+  /** Refused posts of the sign-in page (API keys tried), per client address. Default 20 a minute. */
+  signInRateLimit?: EndpointRateLimit;
 }
 
 /** Cookies of a request (the last of repeated names wins; at most 50 are read). */
@@ -85,9 +88,11 @@ export function oauthMetadataHandler(server: AuthorizationServer) {
  */
 export function oauthRoutes(server: AuthorizationServer, options: OAuthRoutesOptions = {}): Router {
   if (typeof options !== 'object' || options === null) throw new TypeError('oauthRoutes options must be an object.');
-  rejectUnknownOptions(options, ['tokenRateLimit', 'registerRateLimit'], 'oauthRoutes');
+  rejectUnknownOptions(options, ['tokenRateLimit', 'registerRateLimit', 'signInRateLimit'], 'oauthRoutes');
   checkRateLimit(options.tokenRateLimit, 'tokenRateLimit');
   checkRateLimit(options.registerRateLimit, 'registerRateLimit');
+  checkRateLimit(options.signInRateLimit, 'signInRateLimit');
+  const signInLimit = { windowMs: 60_000, max: 20, ...options.signInRateLimit };
   const tokenLimit = { windowMs: 60_000, max: 60, ...options.tokenRateLimit };
   const registerLimit = { windowMs: 3_600_000, max: 20, ...options.registerRateLimit };
   const provider = server.provider();
@@ -105,6 +110,15 @@ export function oauthRoutes(server: AuthorizationServer, options: OAuthRoutesOpt
   );
   router.post(
     '/authorize/sign-in',
+    // Guessing API keys on the sign-in page is slowed down per client address.
+    rateLimit({
+      ...signInLimit,
+      // Only refused keys count: a user who signs in does not use up the address's tries.
+      skipSuccessfulRequests: true,
+      standardHeaders: true,
+      legacyHeaders: false,
+      handler: (_req, res) => sendPageAnswer(res, server.tooManySignIns()),
+    }),
     form,
     answer((req) => server.signIn(body(req), readCookies(req.headers.cookie), req.headers.origin)),
   );

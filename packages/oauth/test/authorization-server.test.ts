@@ -61,7 +61,8 @@ describe('AuthorizationServer', () => {
       '/oauth',
       oauthRoutes(server, {
         tokenRateLimit: { windowMs: 60_000, max: 12 },
-        registerRateLimit: { windowMs: 60_000, max: 4 },
+        registerRateLimit: { windowMs: 60_000, max: 6 },
+        signInRateLimit: { windowMs: 60_000, max: 3 },
       }),
     );
   });
@@ -190,6 +191,30 @@ describe('AuthorizationServer', () => {
     await cold.stop();
   });
 
+  it('slows down API-key guessing on the sign-in page: refused keys count, then a 429 page with retry-after', async () => {
+    const redirectUri = 'http://127.0.0.1:7/guess';
+    const clientId = await registerClient(base, redirectUri);
+    const url = authorizeUrl(base, {
+      client_id: clientId,
+      redirect_uri: redirectUri,
+      code_challenge: pkcePair().challenge,
+      code_challenge_method: 'S256',
+      resource: `${base}/mcp/a`,
+    });
+    // A successful sign-in does not count.
+    expect((await signInAndConsent(url, KEY)).consent?.status).toBe(200);
+    for (let i = 0; i < 4; i++) await signInAndConsent(url, `gw-guess-${i}-0000000`);
+    const page = await fetch(`${base}/oauth/authorize/sign-in`, { method: 'POST' });
+    expect(page.status).toBe(429);
+    expect(Number(page.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(await page.text()).toContain('too_many_sign_in_attempts');
+    const audited = await db.query<{ n: string }>(
+      "SELECT count(*) AS n FROM gw_audit WHERE action = 'oauth.sign_in_failed' AND slug = $1",
+      [clientId],
+    );
+    expect(Number(audited[0]?.n)).toBe(3);
+  });
+
   it('rate limits /oauth/register and /oauth/token per client address: 429 with retry-after, OAuth shape', async () => {
     const register = () =>
       fetch(`${base}/oauth/register`, {
@@ -198,7 +223,7 @@ describe('AuthorizationServer', () => {
         body: JSON.stringify({ redirect_uris: ['https://app.example/cb'] }),
       });
     let limited: Response | undefined;
-    for (let i = 0; i < 6 && !limited; i++) {
+    for (let i = 0; i < 8 && !limited; i++) {
       const response = await register();
       if (response.status === 429) limited = response;
     }

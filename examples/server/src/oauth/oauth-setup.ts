@@ -44,12 +44,14 @@ export interface GatewayOAuthOptions {
   /** The API keys of `/mcp` callers, read at sign-in (the catalog's included). */
   apiKeys: () => Authenticator;
   logger: Logger;
+  /** The claim access policies read the caller's groups from (`auth.groups_claim`). Default `groups`. */
+  groupsClaim?: string;
   /** Rate limits of `/oauth/token` and `/oauth/register`. Default: the package's. */
   rateLimits?: OAuthRoutesOptions;
 }
 
 /** `login.type: "api_key"`: a gateway API key entered once on the sign-in page; its `user` becomes the caller. */
-function apiKeyLogin(apiKeys: () => Authenticator): LoginMethod {
+function apiKeyLogin(apiKeys: () => Authenticator, groupsClaim: string): LoginMethod {
   return {
     type: 'api_key',
     async checkApiKey(key: string): Promise<SignedInUser | undefined> {
@@ -68,6 +70,8 @@ function apiKeyLogin(apiKeys: () => Authenticator): LoginMethod {
             ? claims.user_id
             : identity.subject;
       claims.sub = sub;
+      // A token's groups are read from auth.groups_claim; an API key's are its user.groups.
+      if (groupsClaim !== 'groups' && claims.groups !== undefined) claims[groupsClaim] = claims.groups;
       return { sub, subject: `api_key:${identity.subject}`, claims };
     },
   };
@@ -81,7 +85,7 @@ export function createGatewayOAuth(options: GatewayOAuthOptions): GatewayOAuth {
   const { config, publicBaseUrl, catalog } = options;
   let login: LoginMethod;
   if (config.login.type === 'api_key') {
-    login = apiKeyLogin(options.apiKeys);
+    login = apiKeyLogin(options.apiKeys, options.groupsClaim ?? 'groups');
   } else {
     // Sign-in at the company's OpenID Provider: `OidcLogin` (oidc-login.ts of @gw/oauth) plugs in
     // here as a `RedirectLoginMethod` (start, finish, and `userFromIdTokenClaims` for toUser, with

@@ -22,6 +22,7 @@ jest.setTimeout(90_000);
 
 const USER_KEY = 'gw-oauth-user-key-0001';
 const OTHER_KEY = 'gw-oauth-other-key-0002';
+const NO_POLICY_KEY = 'gw-oauth-nopolicy-key-0003';
 const ADMIN_KEY = 'admin-oauth-test-key-000000000001';
 
 /**
@@ -43,6 +44,7 @@ describe('the gateway as OAuth authorization server', () => {
         apiKeys: [
           { key: USER_KEY, user: { user_id: 'u-oauth', email: 'oauth@example.com', groups: ['eng'] } },
           { key: OTHER_KEY, user: { user_id: 'u-other', email: 'other@example.com' } },
+          { key: NO_POLICY_KEY, user: { user_id: 'u-nopolicy' } },
         ],
         // Needed by the `bearer` server; no token of this provider is used here.
         jwt_validation: {
@@ -51,6 +53,15 @@ describe('the gateway as OAuth authorization server', () => {
           audience: 'gateway',
         },
       },
+      access: { mode: 'policies' },
+      policies: [
+        {
+          slug: 'oauth-users',
+          name: 'OAuth users',
+          subjects: { users: ['u-oauth', 'u-other'] },
+          allow: { models: ['*'], mcpServers: [{ server: 'a' }, { server: 'b' }, { server: 'c' }] },
+        },
+      ],
       mcpServers: [
         {
           slug: 'a',
@@ -176,6 +187,13 @@ describe('the gateway as OAuth authorization server', () => {
       const records = await admin('GET', '/requests?user=u-oauth');
       return records.body.data?.some((r: { path?: string; route?: string }) => JSON.stringify(r).includes('/mcp/b'));
     });
+  });
+
+  it('applies access policies to the user a token stands for', async () => {
+    const flow = await manualFlow(base, NO_POLICY_KEY, `${base}/mcp/a`);
+    const denied = await mcpPost(base, 'a', flow.tokens.access_token);
+    expect(denied.status).toBe(403);
+    expect(JSON.parse(denied.body).error.code).toBe('access_denied');
   });
 
   it('refuses a token for /mcp/a at /mcp/b (401 invalid_credentials, error="invalid_token") and at /v1', async () => {

@@ -28,6 +28,7 @@ import {
   PkceRequiredError,
   RedirectUriMismatchError,
   SignInFailedError,
+  TooManySignInsError,
   UnknownClientError,
 } from './errors';
 import type { LoginMethod, SignedInUser } from './login';
@@ -460,7 +461,16 @@ export class AuthorizationServer {
         throw new SignInFailedError('This gateway signs users in at its identity provider.');
       const key = typeof form.api_key === 'string' ? form.api_key.trim() : '';
       const user = key === '' || key.length > 1024 ? undefined : await login.checkApiKey(key);
-      if (!user) return this.signInStep(pending, 'That API key is not valid.', 401);
+      if (!user) {
+        await this.store.audit({
+          actor: 'anonymous',
+          action: 'oauth.sign_in_failed',
+          kind: 'oauth-clients',
+          slug: pending.clientId,
+          fields: ['method=api_key'],
+        });
+        return this.signInStep(pending, 'That API key is not valid.', 401);
+      }
       await this.audit(user, 'oauth.sign_in', 'oauth-clients', pending.clientId, ['method=api_key']);
       const sealed = this.sealer.seal('login', user, LOGIN_TTL_SECONDS);
       return this.afterSignIn(user, pending, sealed, [
@@ -653,6 +663,13 @@ export class AuthorizationServer {
   private checkOrigin(origin: string | undefined): void {
     if (origin !== undefined && origin !== this.issuer)
       throw new CsrfTokenInvalidError('The form was posted from another site.');
+  }
+
+  /** The error page of a client address that tried too many sign-ins (`429`; `retry-after` is set by the limiter). */
+  tooManySignIns(): PageAnswer {
+    return this.errorAnswer(
+      new TooManySignInsError('Too many sign-in attempts from this address: wait a minute and try again.'),
+    );
   }
 
   private errorAnswer(error: unknown): PageAnswer {

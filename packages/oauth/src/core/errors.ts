@@ -64,3 +64,9 @@ export class SignInFailedError extends AuthorizationPageError {
   readonly code = 'sign_in_failed';
   override readonly status = 401;
 }
+
+/** Too many sign-in attempts from one client address. */
+export class TooManySignInsError extends AuthorizationPageError {
+  readonly code = 'too_many_sign_in_attempts';
+  override readonly status = 429;
+}
