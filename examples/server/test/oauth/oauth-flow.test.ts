@@ -442,7 +442,11 @@ describe('the gateway as OAuth authorization server', () => {
       token_endpoint_auth_method: 'client_secret_basic',
     });
     expect(secret.status).toBe(201);
-    const registered = await secret.json();
+    const registered = (await secret.json()) as {
+      token_endpoint_auth_method: string;
+      client_secret?: string;
+      client_id: string;
+    };
     expect(registered.token_endpoint_auth_method).toBe('none');
     expect(registered.client_secret).toBeUndefined();
     const bad = await tokenRequest(base, { grant_type: 'password', client_id: registered.client_id });
