@@ -178,6 +178,15 @@ describe('AuthorizationServer', () => {
     expect(dump).not.toContain(flow.tokens.access_token);
   });
 
+  it('purges codes and refresh tokens expired for more than a day', async () => {
+    await db.query("UPDATE gw_oauth_codes SET expires_at = now() - interval '2 days'");
+    const [before] = await db.query<{ n: string }>('SELECT count(*) AS n FROM gw_oauth_codes');
+    expect(Number(before?.n)).toBeGreaterThan(0);
+    await server.store.purgeExpired();
+    const [after] = await db.query<{ n: string }>('SELECT count(*) AS n FROM gw_oauth_codes');
+    expect(Number(after?.n)).toBe(0);
+  });
+
   it('counts every grant as revoked until the revoked list has loaded once (fail closed)', async () => {
     const flow = await manualFlow(base, KEY, `${base}/mcp/a`);
     const cold = new AuthorizationServer(options());

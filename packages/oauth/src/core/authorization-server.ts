@@ -258,13 +258,25 @@ export class AuthorizationServer {
     });
   }
 
-  /** Loads the revoked grants and keeps them fresh; call before serving. */
+  private purgeTimer: NodeJS.Timeout | undefined;
+
+  /**
+   * Loads the revoked grants and keeps them fresh; call before serving. Also deletes, every hour,
+   * codes and refresh tokens expired for more than a day.
+   */
   start(): Promise<void> {
+    const purge = () =>
+      void this.store.purgeExpired().catch((error: unknown) => this.options.onRevocationReloadError?.(error));
+    purge();
+    this.purgeTimer = setInterval(purge, 3_600_000);
+    this.purgeTimer.unref();
     return this.revoked.start();
   }
 
-  /** Stops reloading the revoked grants. */
+  /** Stops reloading the revoked grants and purging. */
   stop(): Promise<void> {
+    if (this.purgeTimer) clearInterval(this.purgeTimer);
+    this.purgeTimer = undefined;
     return this.revoked.stop();
   }
 

@@ -286,6 +286,15 @@ export class OAuthStore {
     return rows.map((row) => row.id);
   }
 
+  /**
+   * Deletes codes and refresh tokens expired for more than a day (a refresh token's reuse is
+   * detected until then; after it, the token is unknown and refused all the same).
+   */
+  async purgeExpired(): Promise<void> {
+    await this.db.query("DELETE FROM gw_oauth_codes WHERE expires_at < now() - interval '1 day'");
+    await this.db.query("DELETE FROM gw_oauth_refresh_tokens WHERE expires_at < now() - interval '1 day'");
+  }
+
   /** Writes an entry of the audit log. */
   async audit(entry: OAuthAuditEntry): Promise<void> {
     await this.db.query('INSERT INTO gw_audit (actor, action, kind, slug, fields) VALUES ($1, $2, $3, $4, $5)', [
