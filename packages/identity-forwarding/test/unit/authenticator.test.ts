@@ -386,6 +386,7 @@ describe('Authenticator accessTokens (the gateway as OAuth authorization server)
       "authenticate accessTokens must be the OAuth server's verifier, with issuedHere(token) and verify(token, resource).",
     );
     expect(() => new Authenticator({ accessTokens: {} as never })).toThrow(message);
+    expect(() => new Authenticator({ accessTokens: null as never })).toThrow(message);
     expect(() => new Authenticator({ accessTokens: { verify: async () => ({}) } as never })).toThrow(message);
     expect(() => new Authenticator({ accessTokens: { issuedHere: () => true } as never })).toThrow(message);
   });
@@ -433,6 +434,12 @@ describe('Authenticator accessTokens (the gateway as OAuth authorization server)
       ]),
     );
     expect(unnamed.reason).toBe('token_invalid');
+    const bare = await failure(
+      new Authenticator({
+        accessTokens: { issuer: ISSUER, issuedHere: () => true, verify: () => Promise.reject(null) },
+      }).authenticate(['authorization', `Bearer ${gatewayToken}`]),
+    );
+    expect(bare).toMatchObject({ code: 'invalid_credentials', reason: 'token_invalid' });
   });
 
   it('names the metadata in a challenge when only its own tokens are accepted', async () => {
