@@ -29,6 +29,7 @@ const packageDirs = [
   'packages/sigv4-proxy',
   'packages/model-router',
   'packages/catalog',
+  'packages/oauth',
   'packages/console',
   'packages/oauth',
   'examples/server',

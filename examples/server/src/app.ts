@@ -50,6 +50,7 @@ import { mountRouteTable, type NodeMiddleware, type RouteTable, type RouteTableE
 import { GatewayMetrics } from './observability/metrics';
 import type { RequestRecord } from './observability/request-record';
 import type { TracingStats } from './observability/tracing';
+import { createGatewayOAuth, type GatewayOAuth } from './oauth/oauth-setup';
 
 /** Everything the gateway is built from. */
 export interface GatewayOptions {
@@ -101,6 +102,12 @@ export interface GatewayOptions {
    * default a 256 MiB {@link MemoryCacheStore} in this process.
    */
   cacheStore?: ResponseCacheStore;
+  /**
+   * The origin the OAuth authorization server issues from, when the config has `oauth` (CONTRACT
+   * section 11): `PUBLIC_BASE_URL`, or the loopback address of the development default. Default:
+   * `publicBaseUrl`; without either, `oauth` is not served.
+   */
+  oauthPublicBaseUrl?: string;
 }
 
 /** The assembled gateway: the Express app and what operators observe. */
@@ -203,8 +210,28 @@ export function createGateway(options: GatewayOptions): Gateway {
     originGuard(req, res, next);
   };
   const liveMcpSlugs = { has: (slug: string) => view.mcpSlugs.has(slug) };
-  const v1Authenticator = new Authenticator({ apiKeys: view.apiKeys, jwtValidation });
-  const mcpAuthenticator = new Authenticator({ apiKeys: view.apiKeys, jwtValidation });
+  // ---- OAuth authorization server (CONTRACT section 11): on with the config's `oauth` object.
+  const oauthBase = options.oauthPublicBaseUrl ?? options.publicBaseUrl;
+  let oauth: GatewayOAuth | undefined;
+  if (config.oauth) {
+    if (!catalog || !options.signingKey || !oauthBase)
+      throw new Error('config oauth needs the catalog database, a signing key and PUBLIC_BASE_URL.');
+    oauth = createGatewayOAuth({
+      config: config.oauth,
+      publicBaseUrl: oauthBase,
+      catalog,
+      signingKey: options.signingKey,
+      jwks: options.jwks,
+      mcpServerSlugs: liveMcpSlugs,
+      apiKeys: () => mcpAuthenticator,
+      groupsClaim: config.auth?.groups_claim,
+      logger,
+    });
+  }
+  const accessTokens = oauth?.server.tokens;
+  // ---- end of the OAuth block.
+  const v1Authenticator = new Authenticator({ apiKeys: view.apiKeys, jwtValidation, accessTokens });
+  const mcpAuthenticator = new Authenticator({ apiKeys: view.apiKeys, jwtValidation, accessTokens });
   const modelLists = options.modelLists ?? new ProviderModelLists();
   const providerModels = (provider: ProviderEntry) => modelLists.list(provider);
   const models = createModelRoutes({
@@ -256,25 +283,33 @@ export function createGateway(options: GatewayOptions): Gateway {
       handler: jwksHandler(options.jwks),
     },
   ];
-  if (validation) {
+  if (validation || oauth) {
     routes.push({
       kind: 'app',
       method: 'GET',
       // The paths the metadata router answers (it matches them itself).
       paths: ['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp/:slug'],
       handler: protectedResourceMetadata({
-        issuer: validation.issuer,
+        // With `oauth` on, MCP clients sign in at the gateway itself.
+        issuer: oauth ? oauth.server.issuer : validation?.issuer,
         mcpServerSlugs: liveMcpSlugs,
-        publicBaseUrl: options.publicBaseUrl,
+        publicBaseUrl: oauth ? oauth.server.issuer : options.publicBaseUrl,
       }),
     });
+  }
+  if (oauth) {
+    routes.push(
+      { kind: 'app', method: 'GET', paths: ['/.well-known/oauth-authorization-server'], handler: oauth.metadata },
+      { kind: 'app', method: 'ALL', paths: ['/oauth'], handler: oauth.routes },
+    );
   }
   routes.push(
     {
       kind: 'group',
       prefix: '/mcp',
       authenticator: mcpAuthenticator,
-      resourceMetadataUrl: mcpResourceMetadataUrl(options.publicBaseUrl, liveMcpSlugs),
+      resourceMetadataUrl: mcpResourceMetadataUrl(oauth ? oauth.server.issuer : options.publicBaseUrl, liveMcpSlugs),
+      resource: oauth?.mcpResource,
       handlers: [
         { kind: 'middleware', middleware: guardMcpOrigin },
         { kind: 'middleware', middleware: mcp as unknown as NodeMiddleware },
@@ -284,6 +319,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       kind: 'group',
       prefix: '/v1',
       authenticator: v1Authenticator,
+      resource: oauth?.v1Resource,
       // Model routes come before the SigV4 proxy; the proxy reads raw bodies, so no JSON parser runs before it.
       handlers: [
         { kind: 'routes', routes: models },
@@ -337,6 +373,8 @@ export function createGateway(options: GatewayOptions): Gateway {
       },
       onInternalError: (error) => logUnhandled(logger, error),
     });
+    if (oauth)
+      routes.push({ kind: 'app', method: 'ALL', paths: ['/admin/v1/oauth'], handler: oauth.admin(adminAccess) });
     routes.push(
       {
         kind: 'app',
@@ -389,6 +427,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     requestLog,
     close: async () => {
       unsubscribe?.();
+      await oauth?.server.stop();
       if (!options.modelLists) modelLists.stop();
       await requestLog?.close();
     },

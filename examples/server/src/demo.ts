@@ -27,8 +27,9 @@ export async function runDemo(
   const demo = await startDemoMcpServer();
   const defaults = embeddedDefault(demo.url, {});
   const keys = loadSigningKey({ production: false, jwtHeaderInUse: true });
+  // No catalog database here, so no OAuth sign-in: the demo calls with the API key and a token.
   const { app } = createGateway({
-    config: defaults.config,
+    config: { ...defaults.config, oauth: undefined },
     signingKey: keys.key,
     jwks: keys.jwks,
     logger: createLogger('error'),

@@ -234,6 +234,33 @@ export function accessMode(env: NodeJS.ProcessEnv, config: GatewayConfig): 'open
   return value;
 }
 
+/**
+ * The origin of the OAuth authorization server when the config has `oauth`: `PUBLIC_BASE_URL`,
+ * required with a config file; the development default (no config file) without it uses
+ * `http://127.0.0.1:<PORT>`, or leaves OAuth off when the port is chosen at start (`PORT=0`).
+ */
+function oauthPublicBaseUrl(
+  config: GatewayConfig,
+  env: NodeJS.ProcessEnv,
+  publicBaseUrl: string | undefined,
+  logger: Logger,
+): string | undefined {
+  if (!config.oauth || publicBaseUrl) return publicBaseUrl;
+  if (env.GATEWAY_CONFIG) {
+    throw new Error(
+      'config oauth needs PUBLIC_BASE_URL: set it to the address MCP clients use, such as "https://gateway.example.com".',
+    );
+  }
+  const port = Number(env.PORT ?? 8787);
+  const host = env.HOST ?? '127.0.0.1';
+  if (port === 0 || !/^(127\.0\.0\.1|localhost)$/.test(host)) {
+    delete config.oauth;
+    logger.info({}, 'development default: OAuth sign-in is off (set PUBLIC_BASE_URL to turn it on)');
+    return undefined;
+  }
+  return `http://${host}:${port}`;
+}
+
 /** Starts the gateway from the environment; resolves once it listens. */
 export async function startFromEnvironment(
   env: NodeJS.ProcessEnv = process.env,
@@ -331,11 +358,18 @@ export async function startFromEnvironment(
   const jwtHeaderInUse = [...(config.mcpServers ?? []), ...storedServers].some(
     (s) => s.user_identity_forwarding?.method === 'jwt_header',
   );
+  // The OAuth authorization server (config `oauth`) signs access tokens with the same key.
+  const oauthBaseUrl = oauthPublicBaseUrl(config, env, publicBaseUrl, logger);
+  if (config.oauth && env.NODE_ENV === 'production' && !env.JWT_PRIVATE_KEY) {
+    throw new Error(
+      'config oauth signs access tokens with JWT_PRIVATE_KEY: set it (the same RSA key on every instance).',
+    );
+  }
   const keys = loadSigningKey({
     privateKeyPem: env.JWT_PRIVATE_KEY,
     previousPublicKeysPem: env.JWT_PREVIOUS_PUBLIC_KEYS,
     production: env.NODE_ENV === 'production',
-    jwtHeaderInUse,
+    jwtHeaderInUse: jwtHeaderInUse || config.oauth !== undefined,
   });
   if (keys.ephemeral) {
     logger.warn(
@@ -371,6 +405,7 @@ export async function startFromEnvironment(
     identityProviderKeys,
     publicBaseUrl,
     allowedOrigins,
+    oauthPublicBaseUrl: oauthBaseUrl,
     trustedProxies,
     catalog,
     adminClaim,

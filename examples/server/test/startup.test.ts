@@ -131,7 +131,8 @@ describe('start-up', () => {
     const metadata = await (await fetch(`${gateway.url}/.well-known/oauth-protected-resource/mcp/demo-claims`)).json();
     expect(metadata).toEqual({
       resource: 'https://gateway.example.com/mcp/demo-claims',
-      authorization_servers: ['https://demo-idp.gateway.local/'],
+      // The development default has OAuth on: MCP clients sign in at the gateway itself.
+      authorization_servers: ['https://gateway.example.com'],
       bearer_methods_supported: ['header'],
     });
     await gateway.stop();

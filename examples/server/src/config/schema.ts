@@ -31,6 +31,44 @@ const jwtValidation = z.strictObject({
   clockToleranceSeconds: z.number().int().min(0).max(600).optional(),
 });
 
+// The gateway as OAuth authorization server (CONTRACT section 11). `PUBLIC_BASE_URL` is required
+// with it (checked at start-up, where the environment is known).
+const oauthLogin = z.discriminatedUnion(
+  'type',
+  [
+    z.strictObject({ type: z.literal('api_key') }),
+    z.strictObject({
+      type: z.literal('oidc'),
+      issuer: z.url({
+        protocol: /^https?$/,
+        error: 'must be the OpenID Provider\'s issuer URL, such as "https://login.example.com"',
+      }),
+      clientId: z.string().min(1, 'must be the client id the OpenID Provider gave the gateway'),
+      clientSecret: z.string().min(1, 'must be the client secret, such as "${OIDC_CLIENT_SECRET}"'),
+      scopes: z.array(z.string().min(1)).min(1).optional(),
+    }),
+  ],
+  { error: 'must be {"type":"api_key"} or {"type":"oidc","issuer":…,"clientId":…,"clientSecret":…}' },
+);
+const oauth = z.strictObject({
+  login: oauthLogin,
+  accessTokenTtlSeconds: z
+    .number()
+    .int()
+    .min(60, 'must be a whole number of seconds from 60 to 86400, such as 3600')
+    .max(86_400, 'must be a whole number of seconds from 60 to 86400, such as 3600')
+    .optional(),
+  refreshTokenTtlSeconds: z
+    .number()
+    .int()
+    .min(300, 'must be a whole number of seconds from 300 to 31536000, such as 2592000')
+    .max(31_536_000, 'must be a whole number of seconds from 300 to 31536000, such as 2592000')
+    .optional(),
+  allowedClientHosts: z
+    .array(z.string().regex(/^https?:\/\/[^/?#]+$/, 'must be an origin such as "http://127.0.0.1:9300"'))
+    .optional(),
+});
+
 // Providers, MCP servers and prompts have the catalog's shapes, so a record moves between the
 // config file and the admin API unchanged. In the file, an empty session token (`${AWS_SESSION_TOKEN:-}`)
 // means none.
@@ -61,6 +99,7 @@ export const gatewayConfigSchema = z
     providers: z.array(z.discriminatedUnion('provider', [anthropicProvider, bedrockProvider])).optional(),
     mcpServers: z.array(mcpServer).optional(),
     prompts: z.array(prompt).optional(),
+    oauth: oauth.optional(),
   })
   .superRefine((config, ctx) => {
     unique(config.providers ?? [], (p) => p.slug, 'provider slug', ctx, 'providers');
@@ -73,3 +112,4 @@ export const gatewayConfigSchema = z
 export type GatewayConfig = z.infer<typeof gatewayConfigSchema>;
 export type AnthropicProviderConfig = z.infer<typeof anthropicProvider>;
 export type BedrockProviderConfig = z.infer<typeof bedrockProvider>;
+export type OAuthConfig = z.infer<typeof oauth>;

@@ -40,6 +40,8 @@ export function embeddedDefault(demoMcpUrl: string, env: NodeJS.ProcessEnv): Emb
       { slug: 'demo-jwt', url: demoMcpUrl, user_identity_forwarding: { method: 'jwt_header' } },
       { slug: 'demo-bearer', url: demoMcpUrl, user_identity_forwarding: { method: 'bearer' } },
     ],
+    // MCP clients sign in at the gateway with the demo API key (CONTRACT section 11).
+    oauth: { login: { type: 'api_key' } },
   };
   return {
     config,

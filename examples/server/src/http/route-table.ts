@@ -36,6 +36,12 @@ export interface RouteGroup {
    * with its path below `prefix`. Default: none.
    */
   readonly resourceMetadataUrl?: (req: IncomingMessage) => string | undefined;
+  /**
+   * The protected resource a request is for (`<PUBLIC_BASE_URL>/mcp/<slug>`, `<PUBLIC_BASE_URL>/v1`),
+   * from the request with its path below `prefix`: a gateway OAuth access token must be for it.
+   * Default: none (such tokens are refused).
+   */
+  readonly resource?: (req: IncomingMessage) => string | undefined;
   /** The handlers, in order; a request none answers is `404 route_not_found`. */
   readonly handlers: readonly RouteGroupHandler[];
 }
@@ -77,7 +83,10 @@ export function serveRouteGroup(
   pathBelow: string,
   done: RouteGroupDone,
 ): void {
-  const challenge = group.resourceMetadataUrl ? { resourceMetadataUrl: group.resourceMetadataUrl(req) } : undefined;
+  const challenge =
+    group.resourceMetadataUrl || group.resource
+      ? { resourceMetadataUrl: group.resourceMetadataUrl?.(req), resource: group.resource?.(req) }
+      : undefined;
   const { span } = startSpan(TRACER_NAME, 'gateway.authenticate', requestTraceContext(req), SpanKind.INTERNAL);
   group.authenticator
     .authenticate(req.rawHeaders, challenge)

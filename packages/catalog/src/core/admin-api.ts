@@ -233,7 +233,9 @@ export function createAdminApi(options: AdminApiOptions): AdminApiHandler {
       const record = query.get('record') ?? undefined;
       if (
         record !== undefined &&
-        !/^(providers|mcp-servers|prompts|api-keys|policies|console|admin-api)\/[^/]{1,128}$/.test(record)
+        !/^(providers|mcp-servers|prompts|api-keys|policies|console|admin-api|oauth-grants|oauth-clients)\/[^/]{1,128}$/.test(
+          record,
+        )
       ) {
         throw new InvalidRecordError(
           'record must be <kind>/<slug-or-id>, for example "providers/anthropic-prod".',

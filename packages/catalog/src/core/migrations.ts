@@ -91,6 +91,57 @@ export const MIGRATIONS: readonly Migration[] = [
     `,
   },
   {
+    version: 6,
+    description: 'OAuth: registered clients, grants, consents, authorization codes and refresh tokens (digests only)',
+    sql: `
+      CREATE TABLE gw_oauth_clients (
+        client_id text PRIMARY KEY,
+        metadata jsonb NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now()
+      );
+      CREATE TABLE gw_oauth_grants (
+        id uuid PRIMARY KEY,
+        client_id text NOT NULL,
+        user_id text NOT NULL,
+        subject text NOT NULL,
+        claims jsonb NOT NULL,
+        resource text NOT NULL,
+        scopes text[] NOT NULL,
+        created_at timestamptz NOT NULL,
+        last_used_at timestamptz,
+        expires_at timestamptz NOT NULL,
+        revoked_at timestamptz,
+        revoked_reason text
+      );
+      CREATE INDEX gw_oauth_grants_user ON gw_oauth_grants (user_id, created_at DESC);
+      CREATE INDEX gw_oauth_grants_revoked ON gw_oauth_grants (revoked_at) WHERE revoked_at IS NOT NULL;
+      CREATE TABLE gw_oauth_consents (
+        subject text NOT NULL,
+        client_id text NOT NULL,
+        scopes text[] NOT NULL,
+        resources text[] NOT NULL,
+        updated_at timestamptz NOT NULL,
+        PRIMARY KEY (subject, client_id)
+      );
+      CREATE TABLE gw_oauth_codes (
+        digest text PRIMARY KEY,
+        grant_id uuid NOT NULL,
+        client_id text NOT NULL,
+        redirect_uri text NOT NULL,
+        code_challenge text NOT NULL,
+        expires_at timestamptz NOT NULL,
+        used_at timestamptz
+      );
+      CREATE TABLE gw_oauth_refresh_tokens (
+        digest text PRIMARY KEY,
+        grant_id uuid NOT NULL,
+        expires_at timestamptz NOT NULL,
+        used_at timestamptz
+      );
+      CREATE INDEX gw_oauth_refresh_grant ON gw_oauth_refresh_tokens (grant_id);
+    `,
+  },
+  {
     version: 7,
     description: 'request records name the tool of an MCP tools/call',
     sql: 'ALTER TABLE gw_requests ADD COLUMN IF NOT EXISTS mcp_tool text;',

@@ -92,12 +92,28 @@ export type JwtValidationOptions =
       keys: KeyResolver;
     });
 
+/**
+ * The gateway's own access tokens (it is the OAuth authorization server, `@gw/oauth`): a token
+ * whose `iss` is `issuer` is verified here, for the request's resource, instead of as an
+ * identity-provider token.
+ */
+export interface AccessTokenVerifier {
+  /** The gateway's issuer (`PUBLIC_BASE_URL`). */
+  readonly issuer: string;
+  /** Whether the token names this issuer (read without verifying, to choose the verifier). */
+  issuedHere(token: string): boolean;
+  /** Verifies the token for `resource`; resolves with its claims, rejects when it is refused (reason in `code`). */
+  verify(token: string, resource: string | undefined): Promise<{ claims: Record<string, unknown> }>;
+}
+
 /** Options of {@link Authenticator} and `authenticate`. */
 export interface AuthenticatorOptions {
   /** Gateway API keys. Default `[]`. */
   apiKeys?: readonly ApiKeyEntry[];
   /** Validation of identity-provider tokens. Default: tokens are refused. */
   jwtValidation?: JwtValidationOptions;
+  /** The gateway's own OAuth access tokens. Default: none accepted. */
+  accessTokens?: AccessTokenVerifier;
 }
 
 interface KnownKey {
@@ -124,9 +140,11 @@ function quotedString(value: string): string {
   return `"${value.replace(/[\u0000-\u001f\u007f]/g, '').replace(/["\\]/g, '\\$&')}"`;
 }
 
-/** Where a 401 challenge points clients for OAuth discovery (RFC 9728). */
+/** What the authenticator knows of the request: where a 401 points clients for OAuth discovery (RFC 9728), and the resource asked for. */
 export interface Challenge {
   resourceMetadataUrl?: string;
+  /** The protected resource of the request (`<PUBLIC_BASE_URL>/mcp/<slug>`, `<PUBLIC_BASE_URL>/v1`): a gateway access token must be for it. */
+  resource?: string;
 }
 
 /**
@@ -136,13 +154,22 @@ export interface Challenge {
 export class Authenticator {
   private keys = new Map<string, KnownKey>();
   private readonly verifyOptions: VerifyTokenOptions | undefined;
+  private readonly accessTokens: AccessTokenVerifier | undefined;
   /** The identity provider's key set, when `jwtValidation.jwksUri` is used. */
   readonly keySet: RemoteKeySet | undefined;
 
   constructor(options: AuthenticatorOptions = {}) {
     if (typeof options !== 'object' || options === null) throw new TypeError('authenticate options must be an object.');
-    rejectUnknownOptions(options, ['apiKeys', 'jwtValidation', 'resourceMetadataUrl'], 'authenticate');
+    rejectUnknownOptions(options, ['apiKeys', 'jwtValidation', 'resourceMetadataUrl', 'accessTokens'], 'authenticate');
     this.keys = Authenticator.keyMap(options.apiKeys ?? []);
+    if (
+      options.accessTokens !== undefined &&
+      (typeof options.accessTokens?.verify !== 'function' || typeof options.accessTokens.issuedHere !== 'function')
+    )
+      throw new TypeError(
+        "authenticate accessTokens must be the OAuth server's verifier, with issuedHere(token) and verify(token, resource).",
+      );
+    this.accessTokens = options.accessTokens;
     const validation = options.jwtValidation;
     if (validation !== undefined && (typeof validation !== 'object' || validation === null)) {
       throw new TypeError('authenticate jwtValidation must be an object such as { jwksUri, issuer, audience }.');
@@ -265,6 +292,7 @@ export class Authenticator {
   }
 
   private async identifyToken(token: string, challenge: Challenge): Promise<GatewayIdentity> {
+    if (this.accessTokens?.issuedHere(token)) return this.identifyAccessToken(this.accessTokens, token, challenge);
     if (!this.verifyOptions) {
       throw new InvalidCredentialsError(
         'The credential is not valid.',
@@ -299,10 +327,30 @@ export class Authenticator {
     return { method: 'identity_token', subject, claims, token };
   }
 
+  /** A gateway access token: verified in memory for the request's resource; never kept for forwarding. */
+  private async identifyAccessToken(
+    verifier: AccessTokenVerifier,
+    token: string,
+    challenge: Challenge,
+  ): Promise<GatewayIdentity> {
+    let claims: Record<string, unknown>;
+    try {
+      ({ claims } = await verifier.verify(token, challenge.resource));
+    } catch (error) {
+      const code = (error as { code?: unknown })?.code;
+      throw new InvalidCredentialsError(
+        'The access token is not valid here.',
+        this.challenge(challenge, true),
+        typeof code === 'string' ? code : 'token_invalid',
+      );
+    }
+    return { method: 'oauth_token', subject: `oauth:${String(claims.sub)}`, claims: claimsFromToken(claims) };
+  }
+
   private challenge(challenge: Challenge, credentialSent: boolean): Record<string, string> {
     const parts: string[] = [];
     if (credentialSent) parts.push('error="invalid_token"');
-    if (challenge.resourceMetadataUrl && this.verifyOptions)
+    if (challenge.resourceMetadataUrl && (this.verifyOptions || this.accessTokens))
       parts.push(`resource_metadata=${quotedString(challenge.resourceMetadataUrl)}`);
     return { 'www-authenticate': parts.length ? `Bearer ${parts.join(', ')}` : 'Bearer' };
   }

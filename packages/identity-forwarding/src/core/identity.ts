@@ -14,11 +14,14 @@ export interface UserClaims {
 
 /** Who is calling, as established by `authenticate`. */
 export interface GatewayIdentity {
-  /** How the caller authenticated. */
-  method: 'api_key' | 'identity_token';
+  /**
+   * How the caller authenticated: a gateway API key, an identity-provider token, or an access
+   * token the gateway issued itself as OAuth authorization server (`oauth_token`; never forwarded).
+   */
+  method: 'api_key' | 'identity_token' | 'oauth_token';
   /**
    * A string unique to this caller: `key:<n>` for the n-th configured API key, `idp:<iss>|<sub>`
-   * for a token. Two callers with identical claims still have different subjects.
+   * for a token, `oauth:<sub>` for a gateway access token. Two callers with identical claims still have different subjects.
    */
   subject: string;
   /** The caller's claims. */

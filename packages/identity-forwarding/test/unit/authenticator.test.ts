@@ -363,3 +363,104 @@ describe('authenticate', () => {
     ).rejects.toThrow(new RangeError('bug'));
   });
 });
+
+describe('Authenticator accessTokens (the gateway as OAuth authorization server)', () => {
+  const ISSUER = 'https://gw.example';
+  const gatewayToken = idToken({ iss: ISSUER, sub: 'u-1', aud: `${ISSUER}/mcp/a` });
+  const verifier = (outcome: 'ok' | { code?: unknown } = 'ok') => {
+    const calls: [string, string | undefined][] = [];
+    return {
+      calls,
+      issuer: ISSUER,
+      issuedHere: (t: string) => t === gatewayToken,
+      verify: async (t: string, resource: string | undefined) => {
+        calls.push([t, resource]);
+        if (outcome !== 'ok') throw Object.assign(new Error('refused'), outcome);
+        return { claims: { iss: ISSUER, sub: 'u-1', azp: 'client-1', preferred_username: 'ann', gid: 'g-1' } };
+      },
+    };
+  };
+
+  it('refuses an accessTokens that is not a verifier', () => {
+    const message = new TypeError(
+      "authenticate accessTokens must be the OAuth server's verifier, with issuedHere(token) and verify(token, resource).",
+    );
+    expect(() => new Authenticator({ accessTokens: {} as never })).toThrow(message);
+    expect(() => new Authenticator({ accessTokens: null as never })).toThrow(message);
+    expect(() => new Authenticator({ accessTokens: { verify: async () => ({}) } as never })).toThrow(message);
+    expect(() => new Authenticator({ accessTokens: { issuedHere: () => true } as never })).toThrow(message);
+  });
+
+  it("verifies the gateway's own token for the request's resource: method oauth_token, no token kept", async () => {
+    const tokens = verifier();
+    const auth = new Authenticator({ accessTokens: tokens });
+    const identity = await auth.authenticate(['authorization', `Bearer ${gatewayToken}`], {
+      resource: `${ISSUER}/mcp/a`,
+    });
+    expect(tokens.calls).toEqual([[gatewayToken, `${ISSUER}/mcp/a`]]);
+    expect(identity).toEqual({
+      method: 'oauth_token',
+      subject: 'oauth:u-1',
+      claims: {
+        iss: ISSUER,
+        sub: 'u-1',
+        azp: 'client-1',
+        client_id: 'client-1',
+        preferred_username: 'ann',
+        username: 'ann',
+        gid: 'g-1',
+      },
+    });
+    expect(Object.isFrozen(identity.claims)).toBe(true);
+  });
+
+  it('refuses a token the verifier refuses: 401 invalid_credentials with its reason and the challenge', async () => {
+    const auth = new Authenticator({ accessTokens: verifier({ code: 'wrong_resource' }) });
+    const error = await failure(
+      auth.authenticate(['authorization', `Bearer ${gatewayToken}`], {
+        resource: `${ISSUER}/mcp/b`,
+        resourceMetadataUrl: `${ISSUER}/.well-known/oauth-protected-resource/mcp/b`,
+      }),
+    );
+    expect(error).toMatchObject({ code: 'invalid_credentials', status: 401, reason: 'wrong_resource' });
+    expect(error.message).toBe('The access token is not valid here.');
+    expect(error.headers['www-authenticate']).toBe(
+      `Bearer error="invalid_token", resource_metadata="${ISSUER}/.well-known/oauth-protected-resource/mcp/b"`,
+    );
+    const unnamed = await failure(
+      new Authenticator({ accessTokens: verifier({ code: 7 }) }).authenticate([
+        'authorization',
+        `Bearer ${gatewayToken}`,
+      ]),
+    );
+    expect(unnamed.reason).toBe('token_invalid');
+    const bare = await failure(
+      new Authenticator({
+        accessTokens: { issuer: ISSUER, issuedHere: () => true, verify: () => Promise.reject(null) },
+      }).authenticate(['authorization', `Bearer ${gatewayToken}`]),
+    );
+    expect(bare).toMatchObject({ code: 'invalid_credentials', reason: 'token_invalid' });
+  });
+
+  it('names the metadata in a challenge when only its own tokens are accepted', async () => {
+    const auth = new Authenticator({ accessTokens: verifier() });
+    const error = await failure(auth.authenticate([], { resourceMetadataUrl: `${ISSUER}/.well-known/x` }));
+    expect(error.headers['www-authenticate']).toBe(`Bearer resource_metadata="${ISSUER}/.well-known/x"`);
+    const plain = await failure(
+      new Authenticator().authenticate([], { resourceMetadataUrl: `${ISSUER}/.well-known/x` }),
+    );
+    expect(plain.headers['www-authenticate']).toBe('Bearer');
+  });
+
+  it('leaves other tokens to jwtValidation', async () => {
+    const tokens = verifier();
+    const auth = new Authenticator({ accessTokens: tokens, jwtValidation: { keys: keys() } });
+    const identity = await auth.authenticate(['authorization', `Bearer ${idToken({ sub: 'idp-user' })}`]);
+    expect(identity.method).toBe('identity_token');
+    expect(tokens.calls).toEqual([]);
+    const refused = await failure(
+      new Authenticator({ accessTokens: tokens }).authenticate(['authorization', `Bearer ${idToken({ sub: 'x' })}`]),
+    );
+    expect(refused.reason).toBe('tokens_not_accepted');
+  });
+});

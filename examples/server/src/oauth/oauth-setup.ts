@@ -1,0 +1,164 @@
+import { hkdfSync } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { RequestHandler } from 'express';
+import type { Logger } from 'pino';
+import type { JsonWebKeySet, SigningKey } from '@gw/jwks';
+import type { Authenticator } from '@gw/identity-forwarding';
+import {
+  AuthorizationServer,
+  fetchClientMetadata,
+  OidcLogin,
+  userFromIdTokenClaims,
+  oauthAdminRoutes,
+  oauthMetadataHandler,
+  oauthRoutes,
+  type LoginMethod,
+  type OidcLoginState,
+  type OAuthAdminAccess,
+  type OAuthRoutesOptions,
+  type SignedInUser,
+} from '@gw/oauth';
+import type { GatewayCatalog } from '../catalog/open-catalog';
+import type { OAuthConfig } from '../config/schema';
+
+/** The gateway's OAuth authorization server, assembled for the route table. */
+export interface GatewayOAuth {
+  server: AuthorizationServer;
+  /** `GET /.well-known/oauth-authorization-server`. */
+  metadata: RequestHandler;
+  /** Everything below `/oauth`. */
+  routes: RequestHandler;
+  /** The operator routes, mounted at `/admin/v1/oauth`. */
+  admin(access: OAuthAdminAccess): RequestHandler;
+  /** The resource of a request below `/mcp` (its `req.url` below the prefix): `<base>/mcp/<slug>`. */
+  mcpResource(req: IncomingMessage): string | undefined;
+  /** The resource of every request below `/v1`. */
+  v1Resource(): string;
+}
+
+/** What {@link createGatewayOAuth} is built from. */
+export interface GatewayOAuthOptions {
+  config: OAuthConfig;
+  /** The origin the server issues from (`PUBLIC_BASE_URL`). */
+  publicBaseUrl: string;
+  catalog: GatewayCatalog;
+  signingKey: SigningKey;
+  jwks: JsonWebKeySet;
+  mcpServerSlugs: { has(slug: string): boolean };
+  /** The API keys of `/mcp` callers, read at sign-in (the catalog's included). */
+  apiKeys: () => Authenticator;
+  logger: Logger;
+  /** The claim access policies read the caller's groups from (`auth.groups_claim`). Default `groups`. */
+  groupsClaim?: string;
+  /** Rate limits of `/oauth/token` and `/oauth/register`. Default: the package's. */
+  rateLimits?: OAuthRoutesOptions;
+}
+
+/** `login.type: "api_key"`: a gateway API key entered once on the sign-in page; its `user` becomes the caller. */
+function apiKeyLogin(apiKeys: () => Authenticator, groupsClaim: string): LoginMethod {
+  return {
+    type: 'api_key',
+    async checkApiKey(key: string): Promise<SignedInUser | undefined> {
+      let identity;
+      try {
+        identity = await apiKeys().authenticate(['x-gateway-api-key', key]);
+      } catch {
+        return undefined;
+      }
+      if (identity.method !== 'api_key') return undefined;
+      const claims: Record<string, unknown> = { ...identity.claims };
+      const sub =
+        typeof claims.sub === 'string'
+          ? claims.sub
+          : typeof claims.user_id === 'string'
+            ? claims.user_id
+            : identity.subject;
+      claims.sub = sub;
+      // A token's groups are read from auth.groups_claim; an API key's are its user.groups.
+      if (groupsClaim !== 'groups' && claims.groups !== undefined) claims[groupsClaim] = claims.groups;
+      return { sub, subject: `api_key:${identity.subject}`, claims };
+    },
+  };
+}
+
+/**
+ * `login.type: "oidc"`: sign-in at the company's OpenID Provider, the gateway its confidential
+ * client (authorization code with PKCE, `state` and `nonce`, the ID token verified); the verified
+ * claims become the caller's (`username` from `preferred_username`, groups under
+ * `auth.groups_claim` as the provider sent them). An http issuer is accepted on a loopback host
+ * only (a provider on the same machine).
+ */
+function oidcLogin(
+  config: Extract<OAuthConfig['login'], { type: 'oidc' }>,
+  base: string,
+  groupsClaim: string,
+): LoginMethod {
+  const issuerUrl = new URL(config.issuer);
+  const loopback =
+    ['localhost', '127.0.0.1', '[::1]'].includes(issuerUrl.hostname) || issuerUrl.hostname.startsWith('127.');
+  const provider = new OidcLogin({
+    issuer: config.issuer,
+    clientId: config.clientId,
+    clientSecret: config.clientSecret,
+    redirectUri: `${base}/oauth/callback`,
+    scopes: config.scopes,
+    groupsClaim,
+    allowInsecureIssuer: issuerUrl.protocol === 'http:' && loopback,
+  });
+  return {
+    type: 'oidc',
+    start: async () => {
+      const { url, state } = await provider.start();
+      return { url, state: { ...state } };
+    },
+    finish: (callbackUrl, state) => provider.finish(callbackUrl, state as unknown as OidcLoginState),
+    toUser: (claims) => userFromIdTokenClaims(config.issuer, claims),
+  };
+}
+
+/**
+ * Builds the OAuth authorization server of the config's `oauth` object (CONTRACT section 11) on
+ * the catalog's database, signing with the gateway's key, and starts following revocations.
+ */
+export function createGatewayOAuth(options: GatewayOAuthOptions): GatewayOAuth {
+  const { config, publicBaseUrl, catalog } = options;
+  let login: LoginMethod;
+  if (config.login.type === 'api_key') {
+    login = apiKeyLogin(options.apiKeys, options.groupsClaim ?? 'groups');
+  } else {
+    login = oidcLogin(config.login, publicBaseUrl.replace(/\/$/, ''), options.groupsClaim ?? 'groups');
+  }
+  const base = publicBaseUrl.replace(/\/$/, '');
+  const allowedClientHosts = config.allowedClientHosts ?? [];
+  const server = new AuthorizationServer({
+    publicBaseUrl: base,
+    db: catalog.db,
+    signingKey: options.signingKey,
+    jwks: options.jwks,
+    // Its own key, derived from the catalog's (the same on every instance sharing GATEWAY_ENCRYPTION_KEY).
+    pageSecret: Buffer.from(hkdfSync('sha256', catalog.sessionSecret, Buffer.alloc(0), 'gw-oauth-pages', 32)),
+    login,
+    // Client ID metadata documents: fetched within the limits of CONTRACT section 11.
+    clientMetadata: (clientId) => fetchClientMetadata(clientId, { allowedClientHosts }),
+    mcpServerSlugs: options.mcpServerSlugs,
+    accessTokenTtlSeconds: config.accessTokenTtlSeconds,
+    refreshTokenTtlSeconds: config.refreshTokenTtlSeconds,
+    onRevocationReloadError: (error) =>
+      options.logger.warn(
+        { err: { message: String((error as Error)?.message ?? error).slice(0, 200) } },
+        'OAuth revoked grants not reloaded from the catalog database (the last list stays in force; retrying)',
+      ),
+  });
+  void server.start();
+  return {
+    server,
+    metadata: oauthMetadataHandler(server),
+    routes: oauthRoutes(server, options.rateLimits),
+    admin: (access) => oauthAdminRoutes(server, access),
+    mcpResource: (req) => {
+      const slug = /^\/([^/?#]+)/.exec(req.url ?? '')?.[1];
+      return slug === undefined ? undefined : `${base}/mcp/${slug}`;
+    },
+    v1Resource: () => `${base}/v1`,
+  };
+}

@@ -1,0 +1,53 @@
+/** A user signed in on the authorization pages. */
+export interface SignedInUser {
+  /** The user's id (`sub`): grants, consents and the admin routes' `?user=` use it. */
+  sub: string;
+  /** How the user signed in, with the id: `api_key:<key id>` or `oidc:<issuer>|<sub>`. */
+  subject: string;
+  /** The user's claims (CONTRACT section 5), copied into the access tokens. */
+  claims: Record<string, unknown>;
+}
+
+/**
+ * `login.type: "api_key"`: a page of the gateway where the user enters a gateway API key once; the
+ * key's `user` becomes the caller. `checkApiKey` resolves with the user, or undefined when the key
+ * is not a valid gateway API key (it is never stored or shown).
+ */
+export interface ApiKeyLoginMethod {
+  readonly type: 'api_key';
+  checkApiKey(key: string): Promise<SignedInUser | undefined>;
+}
+
+/** What a redirect sign-in keeps between its start and its callback (a short-lived sealed cookie). */
+export type RedirectLoginState = Record<string, unknown>;
+
+/**
+ * `login.type: "oidc"`: the user signs in at the company's OpenID Provider. `start` gives the
+ * provider's authorization URL and the state to keep until the callback (`state`, `nonce`, the
+ * PKCE verifier); `finish` checks the callback at `<PUBLIC_BASE_URL>/oauth/callback` and
+ * resolves with the verified ID token's claims. `OidcLogin` (`oidc-login.ts`) has this shape;
+ * `toUser` maps its claims to the caller (`username` from `preferred_username`, the groups claim).
+ */
+export interface RedirectLoginMethod {
+  readonly type: 'oidc';
+  start(): Promise<{ url: string; state: RedirectLoginState }>;
+  finish(callbackUrl: URL, state: RedirectLoginState): Promise<Record<string, unknown>>;
+  /** The caller made of the verified claims; throws when they lack a `sub`. */
+  toUser(claims: Record<string, unknown>): SignedInUser;
+}
+
+/** How users sign in during `/oauth/authorize`. */
+export type LoginMethod = ApiKeyLoginMethod | RedirectLoginMethod;
+
+/**
+ * The caller of an OpenID Provider's verified claims (CONTRACT section 5 and 11): every claim,
+ * `username` from `preferred_username` when it has none, the groups from `groupsClaim`.
+ */
+export function userFromIdTokenClaims(issuer: string, claims: Record<string, unknown>): SignedInUser {
+  if (typeof claims.sub !== 'string' || claims.sub === '') throw new Error('The ID token has no "sub".');
+  const copy: Record<string, unknown> = { ...claims };
+  if (copy.username === undefined && typeof claims.preferred_username === 'string')
+    copy.username = claims.preferred_username;
+  for (const name of ['nonce', 'at_hash', 'c_hash', 'auth_time', 'azp', 'sid']) delete copy[name];
+  return { sub: claims.sub, subject: `oidc:${issuer}|${claims.sub}`, claims: copy };
+}
