@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer as createNetServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
+import { request as httpRequest, type Server } from 'node:http';
 import express from 'express';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -324,22 +324,45 @@ export async function mcpPost(
   base: string,
   slug: string,
   token: string,
+  /** The `Host` to send, as a load balancer in front of several instances passes the public one. Default: `base`'s. */
+  host?: string,
 ): Promise<{ status: number; body: string; challenge: string | null }> {
-  const response = await fetch(`${base}/mcp/${slug}`, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${token}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
-    }),
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
   });
-  return { status: response.status, body: await response.text(), challenge: response.headers.get('www-authenticate') };
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      `${base}/mcp/${slug}`,
+      {
+        method: 'POST',
+        headers: {
+          ...(host === undefined ? {} : { host }),
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'content-length': Buffer.byteLength(body),
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const challenge = res.headers['www-authenticate'];
+          resolve({
+            status: res.statusCode as number,
+            body: Buffer.concat(chunks).toString(),
+            challenge: challenge === undefined ? null : String(challenge),
+          });
+        });
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
 }
 
 /** Resolves once `check` holds (tried every 50 ms), with the time it took; rejects after `ms`. */

@@ -88,7 +88,7 @@ describe('OAuth grants shared by two instances on PostgreSQL', () => {
     });
     expect(tokens.status).toBe(200);
     const accessToken = tokens.body.access_token as string;
-    expect((await mcpPost(b.url, 'a', accessToken)).status).toBe(200);
+    expect((await mcpPost(b.url, 'a', accessToken, new URL(issuer).host)).status).toBe(200);
     expect((await mcpPost(a.url, 'a', accessToken)).status).toBe(200);
     // Rotated on A; the old refresh token reused on B is refused.
     const rotated = await tokenRequest(a.url, {
@@ -98,7 +98,7 @@ describe('OAuth grants shared by two instances on PostgreSQL', () => {
     });
     expect(rotated.status).toBe(200);
     const fresh = rotated.body.access_token as string;
-    expect((await mcpPost(b.url, 'a', fresh)).status).toBe(200);
+    expect((await mcpPost(b.url, 'a', fresh, new URL(issuer).host)).status).toBe(200);
 
     const grants = await fetch(`${b.url}/admin/v1/oauth/grants?user=u-shared`, {
       headers: { authorization: `Bearer ${ADMIN_KEY}` },
@@ -109,8 +109,11 @@ describe('OAuth grants shared by two instances on PostgreSQL', () => {
       headers: { authorization: `Bearer ${ADMIN_KEY}` },
     });
     expect(revoked.status).toBe(200);
-    const took = await within(1_000, async () => (await mcpPost(b.url, 'a', fresh)).status === 401);
+    const took = await within(
+      1_000,
+      async () => (await mcpPost(b.url, 'a', fresh, new URL(issuer).host)).status === 401,
+    );
     expect(took).toBeLessThanOrEqual(1_000);
-    expect((await mcpPost(b.url, 'a', accessToken)).status).toBe(401);
+    expect((await mcpPost(b.url, 'a', accessToken, new URL(issuer).host)).status).toBe(401);
   });
 });
