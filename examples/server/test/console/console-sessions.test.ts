@@ -128,9 +128,6 @@ describe('console sessions on two instances sharing PostgreSQL', () => {
     await new Promise<void>((resolve) => idp.listen(0, '127.0.0.1', resolve));
     const issuer = 'https://idp.test/';
     const encode = (v: object) => Buffer.from(JSON.stringify(v)).toString('base64url');
-    const exp = Math.floor(Date.now() / 1000) + 6;
-    const input = `${encode({ alg: 'RS256', kid: 'idp-1', typ: 'JWT' })}.${encode({ iss: issuer, aud: 'gateway', sub: 'ops-1', groups: ['gateway-admin'], iat: exp - 60, exp })}`;
-    const token = `${input}.${sign('sha256', Buffer.from(input), createPrivateKey(privateKey)).toString('base64url')}`;
     try {
       await Promise.all([a?.stop(), b?.stop()]);
       const extra = {
@@ -146,6 +143,10 @@ describe('console sessions on two instances sharing PostgreSQL', () => {
         GATEWAY_ADMIN_CLAIM: 'groups=gateway-admin',
       };
       [a, b] = await Promise.all([startGateway(env(extra)), startGateway(env(extra))]);
+      // Made once both instances are up (starting them may take seconds on a busy machine).
+      const exp = Math.floor(Date.now() / 1000) + 4;
+      const input = `${encode({ alg: 'RS256', kid: 'idp-1', typ: 'JWT' })}.${encode({ iss: issuer, aud: 'gateway', sub: 'ops-1', groups: ['gateway-admin'], iat: exp - 60, exp })}`;
+      const token = `${input}.${sign('sha256', Buffer.from(input), createPrivateKey(privateKey)).toString('base64url')}`;
       const signed = await consoleSignIn(a.url, token);
       expect(signed.body.actor).toBe('console:token:https://idp.test/#ops-1');
       expect(Date.parse(signed.body.expiresAt)).toBe(exp * 1000);
