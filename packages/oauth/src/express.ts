@@ -42,7 +42,9 @@ export function sendPageAnswer(res: Response, answer: PageAnswer): void {
   res.setHeader('cache-control', 'no-store');
   res.setHeader('content-security-policy', answer.csp);
   res.setHeader('x-frame-options', 'DENY');
-  res.setHeader('referrer-policy', 'no-referrer');
+  // same-origin: nothing leaves for another site, and a browser still names the page's origin on its own form posts
+  // (with no-referrer, Chromium sends `Origin: null` and the origin check refuses the form).
+  res.setHeader('referrer-policy', 'same-origin');
   res.setHeader('x-content-type-options', 'nosniff');
   if (answer.cookies.length > 0) res.setHeader('set-cookie', answer.cookies);
   if (answer.kind === 'redirect') {

@@ -1,4 +1,6 @@
+import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
+import { join } from 'node:path';
 import { createServer as createNetServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { request as httpRequest, type Server } from 'node:http';
@@ -373,4 +375,52 @@ export async function within(ms: number, check: () => Promise<boolean>): Promise
     if (Date.now() - start > ms) throw new Error(`not within ${ms} ms`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+}
+
+/** A real OpenID Provider (panva's oidc-provider) in its own process, as the company's provider of a test. */
+export interface OidcProviderProcess {
+  issuer: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `packages/oauth/test/oidc-login-provider.mjs` on 127.0.0.1 with one confidential client
+ * (`clientId`, `clientSecret`, `redirectUri`); every login name is an account whose `sub` is that
+ * name, with `email` `<name>@example.com`, `preferred_username` and `groups`
+ * `["engineering", "mcp-admins"]`. Rejects when it has not started within 15 s.
+ */
+export async function startOidcProvider(options: {
+  clientId: string;
+  clientSecret: string;
+  redirectUri: string;
+}): Promise<OidcProviderProcess> {
+  const script = join(__dirname, '..', '..', '..', '..', 'packages', 'oauth', 'test', 'oidc-login-provider.mjs');
+  const child = spawn(process.execPath, [script, JSON.stringify(options)], { stdio: 'pipe' });
+  child.stderr.resume();
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const issuer = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('the OpenID Provider did not start within 15 s')), 15_000);
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const newline = out.indexOf('\n');
+      if (newline === -1) return;
+      clearTimeout(timer);
+      resolve((JSON.parse(out.slice(0, newline)) as { issuer: string }).issuer);
+    });
+    void exited.then(() => {
+      clearTimeout(timer);
+      reject(new Error(`the OpenID Provider exited with ${String(child.exitCode)}`));
+    });
+  });
+  return {
+    issuer,
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.stdin.end();
+        child.kill();
+      }
+      await exited;
+    },
+  };
 }

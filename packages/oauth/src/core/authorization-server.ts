@@ -30,6 +30,8 @@ import {
   SignInFailedError,
   TooManySignInsError,
   UnknownClientError,
+  ClientMetadataError,
+  ClientMetadataRefusedError,
 } from './errors';
 import type { ClientMetadataDocument } from './client-metadata';
 import type { LoginMethod, SignedInUser } from './login';
@@ -304,6 +306,21 @@ export class AuthorizationServer {
   async findClient(
     clientId: string,
   ): Promise<{ client: OAuthClientInformationFull; metadataDocument: boolean } | undefined> {
+    try {
+      return await this.lookUpClient(clientId);
+    } catch (error) {
+      if (error instanceof ClientMetadataRefusedError) return undefined;
+      throw error;
+    }
+  }
+
+  /**
+   * {@link findClient}, but a metadata document the gateway refuses throws
+   * {@link ClientMetadataRefusedError} with the fetcher's code, for the authorization page to name.
+   */
+  private async lookUpClient(
+    clientId: string,
+  ): Promise<{ client: OAuthClientInformationFull; metadataDocument: boolean } | undefined> {
     if (typeof clientId !== 'string' || clientId === '' || clientId.length > MAX_PARAM_CHARS) return undefined;
     // An http client_id is a document too: the fetcher refuses it unless its origin is an allowed client host.
     if (clientId.startsWith('https://') || clientId.startsWith('http://')) {
@@ -311,10 +328,23 @@ export class AuthorizationServer {
       let document: ClientMetadataDocument;
       try {
         document = await this.options.clientMetadata(clientId);
-      } catch {
-        return undefined;
+      } catch (error) {
+        if (error instanceof ClientMetadataError) throw new ClientMetadataRefusedError(error.code, error.message);
+        throw new ClientMetadataRefusedError(
+          'client_metadata_unreachable',
+          'The client metadata document could not be fetched.',
+        );
       }
-      if (document.client_id !== clientId || !Array.isArray(document.redirect_uris)) return undefined;
+      if (document.client_id !== clientId)
+        throw new ClientMetadataRefusedError(
+          'client_id_mismatch',
+          'The client metadata document names another client_id than the URL it was fetched from.',
+        );
+      if (!Array.isArray(document.redirect_uris))
+        throw new ClientMetadataRefusedError(
+          'client_metadata_invalid',
+          'The client metadata document lists no redirect_uris.',
+        );
       return {
         client: {
           client_id: clientId,
@@ -384,7 +414,7 @@ export class AuthorizationServer {
   async checkAuthorizationRequest(params: Record<string, unknown>): Promise<PendingRequest> {
     const clientId = param(params, 'client_id');
     if (!clientId) throw new UnknownClientError('The request names no client (client_id).');
-    const found = await this.findClient(clientId);
+    const found = await this.lookUpClient(clientId);
     if (!found) throw new UnknownClientError('The client is not registered with the gateway.');
     const { client, metadataDocument } = found;
     let redirectUri = param(params, 'redirect_uri');

@@ -28,6 +28,21 @@ export class UnknownClientError extends AuthorizationPageError {
   readonly code = 'unknown_client';
 }
 
+/**
+ * The `client_id` is a client ID metadata document URL the gateway refused to use; `code` is the
+ * {@link ClientMetadataError}'s (`client_id_invalid`, `client_id_mismatch`,
+ * `client_metadata_unreachable`, `client_metadata_invalid`, `client_metadata_forbidden_address`,
+ * `client_metadata_redirect`, `client_metadata_too_large`).
+ */
+export class ClientMetadataRefusedError extends AuthorizationPageError {
+  readonly code: ClientMetadataErrorCode;
+
+  constructor(code: ClientMetadataErrorCode, message: string) {
+    super(message);
+    this.code = code;
+  }
+}
+
 /** The `redirect_uri` is not one of the client's registered redirect URIs. */
 export class RedirectUriMismatchError extends AuthorizationPageError {
   readonly code = 'redirect_uri_mismatch';
