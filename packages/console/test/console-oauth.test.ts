@@ -61,7 +61,10 @@ describe("the console's OAuth operator routes (/console/api/oauth/…)", () => {
     const before = seen.length;
     const path = '/console/api/oauth/grants/00000000-0000-4000-8000-000000000000';
     expect((await call(withOAuth.base, 'GET', '/console/api/oauth/clients')).status).toBe(401);
-    for (const headers of [{ cookie: signed.cookie }, { cookie: signed.cookie, 'x-csrf-token': `${signed.csrf}x` }]) {
+    for (const headers of [
+      { cookie: signed.cookie },
+      { cookie: signed.cookie, 'x-csrf-token': `${signed.csrf}x` },
+    ] as Record<string, string>[]) {
       const refused = await call(withOAuth.base, 'DELETE', path, { headers });
       expect([refused.status, refused.body.error.code]).toEqual([403, 'csrf_token_invalid']);
     }

@@ -128,7 +128,7 @@ describe('the Connected apps page', () => {
     const grant = (await grantsOf('u-apps-other')).find((g) => g.clientId === flow.clientId);
     expect(grant).toBeDefined();
     // The browser's own session cookie, without (or with a wrong) x-csrf-token.
-    for (const headers of [{}, { 'x-csrf-token': 'not-the-token' }]) {
+    for (const headers of [{}, { 'x-csrf-token': 'not-the-token' }] as Record<string, string>[]) {
       const answer = await context.request.delete(`${base}/console/api/oauth/grants/${grant?.id}`, { headers });
       expect(answer.status()).toBe(403);
       expect((await answer.json()).error.code).toBe('csrf_token_invalid');
