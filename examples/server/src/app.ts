@@ -28,6 +28,7 @@ import {
   type AdminClaim,
 } from '@gw/catalog';
 import { gatewayConsole } from '@gw/console';
+import { handleOAuthAdmin } from '@gw/oauth';
 import {
   MemoryCacheStore,
   ProviderModelLists,
@@ -397,6 +398,15 @@ export function createGateway(options: GatewayOptions): Gateway {
           sessionStore: consoleSessions,
           publicBaseUrl: options.publicBaseUrl,
           testRecord: (kind, slug) => testRecord(selfUrl, consoleTestKey?.key as string, view, kind, slug),
+          // The "Connected apps" page: the OAuth operator routes as the console's signed-in admin.
+          oauthAdmin: oauth
+            ? ({ method, path, query, actor }) =>
+                handleOAuthAdmin(
+                  oauth.server,
+                  { authorize: async () => ({ actor }) },
+                  { method, path, query, headers: {} },
+                )
+            : undefined,
         }),
       },
     );

@@ -854,6 +854,138 @@ async function auditPage(): Promise<HTMLElement[]> {
   return [heading('Audit log'), filter, table];
 }
 
+// ---- Connected apps: OAuth clients and grants ----
+/** The hosts of a client's redirect URIs, each once (a URI that does not parse is shown as it is). */
+function redirectHosts(uris: unknown): string {
+  const hosts = new Set<string>();
+  for (const uri of Array.isArray(uris) ? uris.slice(0, 50) : []) {
+    try {
+      hosts.add(new URL(String(uri)).host);
+    } catch {
+      hosts.add(String(uri));
+    }
+  }
+  return [...hosts].join(', ');
+}
+
+function when(iso: unknown): string {
+  return typeof iso === 'string' ? new Date(iso).toLocaleString() : 'never';
+}
+
+function grantStatus(grant: Json): string {
+  if (grant.revokedAt)
+    return `Revoked ${when(grant.revokedAt)}${grant.revokedReason ? ` (${String(grant.revokedReason)})` : ''}`;
+  if (typeof grant.expiresAt === 'string' && Date.parse(grant.expiresAt) <= Date.now()) return 'Expired';
+  return 'Active';
+}
+
+function table(caption: string, headings: string[], rows: HTMLElement[]): HTMLElement {
+  return el(
+    'table',
+    {},
+    el('caption', { text: caption }),
+    el('thead', {}, el('tr', {}, ...headings.map((h) => el('th', { scope: 'col', text: h })))),
+    el('tbody', {}, ...rows),
+  );
+}
+
+async function connectedAppsPage(): Promise<HTMLElement[]> {
+  const title = heading('Connected apps');
+  const clientsAnswer = await api('GET', '/oauth/clients');
+  if (clientsAnswer.status === 404 && (clientsAnswer.body.error as ApiError | undefined)?.code === 'oauth_disabled') {
+    return [
+      title,
+      el('p', {
+        text: "OAuth is off: MCP clients cannot sign in at this gateway. Add an oauth object to the gateway's config to turn it on.",
+      }),
+    ];
+  }
+  if (clientsAnswer.status >= 400) {
+    const message = String(
+      (clientsAnswer.body.error as ApiError | undefined)?.message ?? 'The clients cannot be read.',
+    );
+    return [title, el('p', { class: 'error', role: 'alert', text: message })];
+  }
+  const clients = clientsAnswer.body.data as Json[];
+  const names = new Map<string, string>();
+  for (const c of clients) names.set(String(c.client_id), String(c.client_name ?? ''));
+  const clientRows = clients.map((c) =>
+    el(
+      'tr',
+      {},
+      el('td', { text: String(c.client_name ?? '(no name)') }),
+      el('td', { class: 'code', text: String(c.client_id) }),
+      el('td', { text: redirectHosts(c.redirect_uris) }),
+      el('td', { text: /^https?:\/\//.test(String(c.client_id)) ? 'Metadata document' : 'Registered' }),
+      el('td', { text: when(c.created_at) }),
+    ),
+  );
+
+  const user = hashParams().get('user') ?? '';
+  const filter = formOf(
+    'Filter grants',
+    [{ name: 'user', label: 'User id', value: user, hint: 'Only the grants of this user; empty for every user.' }],
+    'Show',
+    async (form) => {
+      const u = value(form, 'user');
+      navigate(u ? `#/apps?user=${encodeURIComponent(u)}` : '#/apps');
+    },
+  );
+  const grantsAnswer = await api('GET', `/oauth/grants${user ? `?user=${encodeURIComponent(user)}` : ''}`);
+  if (grantsAnswer.status >= 400) {
+    showError(filter, grantsAnswer);
+    return [title, table('Clients', CLIENT_HEADINGS, clientRows), filter];
+  }
+  const grants = grantsAnswer.body.data as Json[];
+  const grantRows = grants.map((g) => {
+    const clientId = String(g.clientId);
+    const name = names.get(clientId) || clientId;
+    const active = grantStatus(g) === 'Active';
+    return el(
+      'tr',
+      {},
+      el('td', { text: name }),
+      el('td', { text: String(g.user) }),
+      el('td', { class: 'code', text: String(g.resource) }),
+      el('td', { text: Array.isArray(g.scopes) ? g.scopes.map(String).join(' ') : '' }),
+      el('td', { text: when(g.createdAt) }),
+      el('td', { text: when(g.lastUsedAt) }),
+      el('td', { text: grantStatus(g) }),
+      el('td', {}, active ? revokeGrantButton(String(g.id), `the grant of ${name} to ${String(g.user)}`) : undefined),
+    );
+  });
+  return [
+    title,
+    clients.length ? table('Clients', CLIENT_HEADINGS, clientRows) : el('p', { text: 'No OAuth clients yet.' }),
+    filter,
+    grants.length
+      ? table(
+          user ? `Grants of ${user}, newest first` : 'Grants, newest first',
+          ['Client', 'User', 'Resource', 'Scopes', 'Created', 'Last used', 'Status', 'Actions'],
+          grantRows,
+        )
+      : el('p', { text: user ? `${user} has no grants.` : 'No grants yet.' }),
+  ];
+}
+
+const CLIENT_HEADINGS = ['Name', 'Client id', 'Redirect hosts', 'Kind', 'Registered'];
+
+/** Revokes a grant after a confirmation: its tokens stop working on every instance. */
+function revokeGrantButton(id: string, what: string): HTMLButtonElement {
+  return button(
+    'Revoke',
+    () => {
+      if (!window.confirm(`Revoke ${what}? Its tokens stop working at once. This cannot be undone.`)) return;
+      void api('DELETE', `/oauth/grants/${encodeURIComponent(id)}`).then(({ status: code, body }) => {
+        say(code < 300 ? `Revoked ${what}.` : String((body.error as ApiError | undefined)?.message ?? 'Refused.'));
+        void render();
+      });
+    },
+    'danger',
+    `Revoke ${what}`,
+  );
+}
+
 // ---- Access: explain and policies ----
 function hashParams(): URLSearchParams {
   return new URLSearchParams(window.location.hash.split('?')[1] ?? '');
@@ -1721,6 +1853,7 @@ const PAGES = new Map<string, () => Promise<HTMLElement[]>>([
   ['access', accessPage],
   ['requests', requestsPage],
   ['usage', usagePage],
+  ['apps', connectedAppsPage],
   ['audit', auditPage],
 ]);
 

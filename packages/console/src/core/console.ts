@@ -26,6 +26,22 @@ export interface RecordTestOutcome {
   message: string;
 }
 
+/** One request to the OAuth operator routes, made by the signed-in admin. */
+export interface ConsoleOAuthAdminRequest {
+  method: string;
+  /** The path below `/admin/v1/oauth`, such as `/grants/<id>`. */
+  path: string;
+  query: URLSearchParams;
+  /** The signed-in admin (the audit log's actor). */
+  actor: string;
+}
+
+/** The OAuth operator routes' answer: a status and a JSON body. */
+export interface ConsoleOAuthAdminAnswer {
+  status: number;
+  body: unknown;
+}
+
 /** Options of {@link createConsole}. */
 export interface ConsoleOptions {
   /** Who may sign in: the admin API's access rules (the admin key, or an admin identity-provider token). Required. */
@@ -49,6 +65,12 @@ export interface ConsoleOptions {
   testRecord?: (kind: 'providers' | 'mcp-servers', slug: string) => Promise<RecordTestOutcome>;
   /** The gateway's public origin, for the pages' snippets and the cookie's `Secure`. Default: from each request. */
   publicBaseUrl?: string;
+  /**
+   * Answers the OAuth operator routes (`/admin/v1/oauth/…`, CONTRACT section 11) for the signed-in
+   * admin: the console's `/api/oauth/…` and its "Connected apps" page. Default: none (the gateway
+   * has no `oauth`; `/api/oauth/…` answers `404 oauth_disabled` and the page says OAuth is off).
+   */
+  oauthAdmin?: (request: ConsoleOAuthAdminRequest) => Promise<ConsoleOAuthAdminAnswer>;
 }
 
 /** The console's handler: `path` is below its mount point (`/`, `/api/providers`). Never rejects. */
@@ -92,6 +114,7 @@ export function createConsole(options: ConsoleOptions): ConsoleHandler {
       'now',
       'testRecord',
       'publicBaseUrl',
+      'oauthAdmin',
     ],
     'gatewayConsole',
   );
@@ -101,6 +124,10 @@ export function createConsole(options: ConsoleOptions): ConsoleHandler {
     throw new TypeError('gatewayConsole access must be an AdminAccess (new AdminAccess({ adminKey })).');
   if (options.testRecord !== undefined && typeof options.testRecord !== 'function')
     throw new TypeError('gatewayConsole testRecord must be a function (kind, slug) => Promise<outcome>.');
+  if (options.oauthAdmin !== undefined && typeof options.oauthAdmin !== 'function')
+    throw new TypeError(
+      'gatewayConsole oauthAdmin must be a function ({ method, path, query, actor }) => Promise<answer>.',
+    );
   if (options.publicBaseUrl !== undefined && !/^https?:\/\/[^/?#]+\/?$/.test(String(options.publicBaseUrl)))
     throw new TypeError(
       'gatewayConsole publicBaseUrl must be an http(s) origin, such as "https://gateway.example.com".',
@@ -195,6 +222,17 @@ export function createConsole(options: ConsoleOptions): ConsoleHandler {
       const outcome = await options.testRecord(test[1] as 'providers' | 'mcp-servers', slug);
       return send(res, 200, outcome);
     }
+    if (rest === '/oauth' || rest.startsWith('/oauth/')) {
+      if (!options.oauthAdmin)
+        return send(res, 404, error("OAuth is off: this gateway's config has no oauth object.", 'oauth_disabled'));
+      const answer = await options.oauthAdmin({
+        method,
+        path: rest.slice('/oauth'.length),
+        query: new URLSearchParams(question === -1 ? '' : fullPath.slice(question + 1)),
+        actor: session.actor,
+      });
+      return send(res, answer.status, answer.body);
+    }
     withAdminPrincipal(req, { actor: session.actor });
     await options.adminApi(req, res, `${rest}${question === -1 ? '' : fullPath.slice(question)}`);
   }
@@ -262,6 +300,7 @@ export function createConsole(options: ConsoleOptions): ConsoleHandler {
       idleExpiresAt: new Date(session.idleExpiresAt).toISOString(),
       csrfToken: sessions.csrfToken(session),
       tests: options.testRecord !== undefined,
+      oauth: options.oauthAdmin !== undefined,
     };
   }
 
