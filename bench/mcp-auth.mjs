@@ -7,6 +7,8 @@
 //
 //   node bench/mcp-auth.mjs [--rounds 5] [--count 300] [--cpu 1000]
 //
+// (`pnpm bench` runs it as its `mcp-auth` section, on its own mock and bare proxy;
+// `node bench/run.mjs --quick --only mcp-auth` runs that section alone.)
 // Prints JSON: per credential, added p50 over the mock (1 connection) and CPU per request
 // (10 connections), each as median, min and max over the rounds, their ratio to the bare proxy's
 // in the same round, and the access token's CPU over the identity-provider token's in the same round.
@@ -18,21 +20,11 @@ import { createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { probe } from './features.mjs';
 import { benchScratch, closedLoop, median, processCpuMicros } from './lib.mjs';
 
-benchScratch('gateway-mcp-auth-bench-run-');
-
 const here = dirname(fileURLToPath(import.meta.url));
-const args = process.argv.slice(2);
-const option = (name, fallback) => {
-  const at = args.indexOf(name);
-  return at === -1 ? fallback : args[at + 1];
-};
-const rounds = Number(option('--rounds', 5));
-const count = Number(option('--count', 300));
-const cpuCount = Number(option('--cpu', 1000));
 
 function startProcess(script, env = {}) {
   const child = spawn(process.execPath, [script], {
@@ -190,97 +182,139 @@ async function gatewayAccessToken(base, apiKey, resource) {
   return (await answer.json()).access_token;
 }
 
-const summary = (values) => ({ median: median(values), min: Math.min(...values), max: Math.max(...values) });
+/** Median, min and max of the rounds' values; null when no round had one. */
+const summary = (values) =>
+  values.length === 0 ? null : { median: median(values), min: Math.min(...values), max: Math.max(...values) };
 const json = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 const mcpCall = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{}}}';
 const apiKey = 'gw-bench-mcp-auth-key-0001';
 
-const mock = await startProcess(join(here, 'mocks.mjs'));
-const bare = await startProcess(join(here, 'bare-proxy.mjs'), { TARGET_PORT: String(mock.port) });
-const started = [mock, bare];
-const idp = await identityProvider('gateway');
-try {
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const dir = mkdtempSync(join(tmpdir(), 'gateway-mcp-auth-bench-'));
-  const configPath = join(dir, 'gateway.json');
-  writeFileSync(
-    configPath,
-    JSON.stringify({
-      auth: {
-        apiKeys: [{ key: apiKey, user: { user_id: 'key-user-1', email: 'key-user-1@example.com' } }],
-        jwt_validation: { jwksUri: idp.jwksUri, issuer: idp.issuer, audience: 'gateway' },
-      },
-      providers: [
-        { slug: 'bench', provider: 'anthropic', apiKey: 'sk-bench', baseUrl: `http://127.0.0.1:${mock.port}` },
-      ],
-      mcpServers: [
-        { slug: 'tools', url: `http://127.0.0.1:${mock.port}/mcp`, user_identity_forwarding: { method: 'jwt_header' } },
-      ],
-      oauth: { login: { type: 'api_key' } },
-    }),
-  );
-  const gateway = await startProcess(join(here, '..', 'examples/server/dist/main.js'), {
-    GATEWAY_CONFIG: configPath,
-    GATEWAY_DATA_DIR: mkdtempSync(join(tmpdir(), 'gw-mcp-auth-bench-data-')),
-    JWT_PRIVATE_KEY: rsaPem().privateKey,
-    PORT: String(port),
-    PUBLIC_BASE_URL: base,
-    LOG_LEVEL: 'info',
-    NODE_ENV: 'production',
-  });
-  started.push(gateway);
-  const accessToken = await gatewayAccessToken(base, apiKey, `${base}/mcp/tools`);
-  const at = (headers) => ({
-    pid: gateway.child.pid,
-    target: { port, path: '/mcp/tools', body: mcpCall, headers: { ...json, ...headers } },
-  });
-  const subjects = {
-    apiKey: at({ 'x-gateway-api-key': apiKey }),
-    identityProviderToken: at({ authorization: `Bearer ${idp.token}` }),
-    gatewayAccessToken: at({ authorization: `Bearer ${accessToken}` }),
-    bareProxy: { pid: bare.child.pid, target: { port: bare.port, path: '/mcp', body: mcpCall, headers: json } },
-  };
-  for (const [name, subject] of Object.entries(subjects)) {
-    const answer = await probe(subject.target);
-    if (answer.status !== 200 || answer.body?.result === undefined)
-      throw new Error(`${name}: tools/call answered ${answer.status} ${JSON.stringify(answer.body).slice(0, 200)}`);
-  }
-  const direct = { port: mock.port, path: '/mcp', body: mcpCall, headers: json };
-  const names = Object.keys(subjects);
-  // Warm-up: every path compiled and every identity token in the gateway's token cache.
-  for (const name of names) await closedLoop(subjects[name].target, { connections: 10, count: cpuCount });
-  const p50 = Object.fromEntries([...names, 'direct'].map((n) => [n, []]));
-  const cpu = Object.fromEntries(names.map((n) => [n, []]));
-  for (let r = 0; r < rounds; r++) {
-    // Every subject in every round, in an order rotated per round.
-    const order = [...names.slice(r % names.length), ...names.slice(0, r % names.length)];
-    for (const name of order)
-      p50[name].push(median((await closedLoop(subjects[name].target, { connections: 1, count })).map((s) => s.total)));
-    p50.direct.push(median((await closedLoop(direct, { connections: 1, count })).map((s) => s.total)));
-    for (const name of order) {
-      const before = processCpuMicros(subjects[name].pid);
-      await closedLoop(subjects[name].target, { connections: 10, count: cpuCount });
-      cpu[name].push((processCpuMicros(subjects[name].pid) - before) / cpuCount);
-    }
-  }
-  const idx = [...Array(rounds).keys()];
-  const out = { shape: 'embedded', rounds, count, cpuCount, paths: {} };
-  for (const name of names) {
-    out.paths[name] = {
-      addedP50Micros: summary(idx.map((i) => p50[name][i] - p50.direct[i])),
-      cpuMicrosPerRequest: summary(cpu[name]),
-      cpuOverBareProxy: summary(idx.map((i) => cpu[name][i] / cpu.bareProxy[i])),
+/** `a / b` of each round where `b` read a CPU tick (a round that read none has no ratio). */
+const ratios = (a, b) => a.map((v, i) => v / b[i]).filter(Number.isFinite);
+
+/**
+ * MCP tools/call through a gateway of its own (embedded catalog, `oauth` on) with each credential,
+ * and through `bare`, in `rounds` interleaved rounds: `count` requests at 1 connection (p50, added
+ * over `mock` directly) and `cpuCount` at 10 connections (CPU per request from /proc).
+ */
+export async function mcpAuthBenchmarks({ mock, bare, rounds, count, cpuCount }) {
+  const started = [];
+  const idp = await identityProvider('gateway');
+  try {
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const dir = mkdtempSync(join(tmpdir(), 'gateway-mcp-auth-bench-'));
+    const configPath = join(dir, 'gateway.json');
+    writeFileSync(
+      configPath,
+      JSON.stringify({
+        auth: {
+          apiKeys: [{ key: apiKey, user: { user_id: 'key-user-1', email: 'key-user-1@example.com' } }],
+          jwt_validation: { jwksUri: idp.jwksUri, issuer: idp.issuer, audience: 'gateway' },
+        },
+        providers: [
+          { slug: 'bench', provider: 'anthropic', apiKey: 'sk-bench', baseUrl: `http://127.0.0.1:${mock.port}` },
+        ],
+        mcpServers: [
+          {
+            slug: 'tools',
+            url: `http://127.0.0.1:${mock.port}/mcp`,
+            user_identity_forwarding: { method: 'jwt_header' },
+          },
+        ],
+        oauth: { login: { type: 'api_key' } },
+      }),
+    );
+    const gateway = await startProcess(join(here, '..', 'examples/server/dist/main.js'), {
+      GATEWAY_CONFIG: configPath,
+      GATEWAY_DATA_DIR: mkdtempSync(join(tmpdir(), 'gw-mcp-auth-bench-data-')),
+      JWT_PRIVATE_KEY: rsaPem().privateKey,
+      PORT: String(port),
+      PUBLIC_BASE_URL: base,
+      LOG_LEVEL: 'info',
+      NODE_ENV: 'production',
+    });
+    started.push(gateway);
+    const accessToken = await gatewayAccessToken(base, apiKey, `${base}/mcp/tools`);
+    const at = (headers) => ({
+      pid: gateway.child.pid,
+      target: { port, path: '/mcp/tools', body: mcpCall, headers: { ...json, ...headers } },
+    });
+    const subjects = {
+      apiKey: at({ 'x-gateway-api-key': apiKey }),
+      identityProviderToken: at({ authorization: `Bearer ${idp.token}` }),
+      gatewayAccessToken: at({ authorization: `Bearer ${accessToken}` }),
+      bareProxy: { pid: bare.child.pid, target: { port: bare.port, path: '/mcp', body: mcpCall, headers: json } },
     };
+    for (const [name, subject] of Object.entries(subjects)) {
+      const answer = await probe(subject.target);
+      if (answer.status !== 200 || answer.body?.result === undefined)
+        throw new Error(`${name}: tools/call answered ${answer.status} ${JSON.stringify(answer.body).slice(0, 200)}`);
+    }
+    const direct = { port: mock.port, path: '/mcp', body: mcpCall, headers: json };
+    const names = Object.keys(subjects);
+    // Warm-up: every path compiled and every identity token in the gateway's token cache.
+    for (const name of names) await closedLoop(subjects[name].target, { connections: 10, count: cpuCount });
+    const p50 = Object.fromEntries([...names, 'direct'].map((n) => [n, []]));
+    const cpu = Object.fromEntries(names.map((n) => [n, []]));
+    for (let r = 0; r < rounds; r++) {
+      // Every subject in every round, in an order rotated per round.
+      const order = [...names.slice(r % names.length), ...names.slice(0, r % names.length)];
+      for (const name of order)
+        p50[name].push(
+          median((await closedLoop(subjects[name].target, { connections: 1, count })).map((s) => s.total)),
+        );
+      p50.direct.push(median((await closedLoop(direct, { connections: 1, count })).map((s) => s.total)));
+      for (const name of order) {
+        const before = processCpuMicros(subjects[name].pid);
+        await closedLoop(subjects[name].target, { connections: 10, count: cpuCount });
+        cpu[name].push((processCpuMicros(subjects[name].pid) - before) / cpuCount);
+      }
+    }
+    const idx = [...Array(rounds).keys()];
+    const out = { shape: 'embedded', rounds, count, cpuCount, paths: {} };
+    for (const name of names) {
+      out.paths[name] = {
+        addedP50Micros: summary(idx.map((i) => p50[name][i] - p50.direct[i])),
+        cpuMicrosPerRequest: summary(cpu[name]),
+        cpuOverBareProxy: summary(ratios(cpu[name], cpu.bareProxy)),
+      };
+    }
+    out.gatewayAccessTokenOverIdentityProviderToken = {
+      cpu: summary(ratios(cpu.gatewayAccessToken, cpu.identityProviderToken)),
+      addedP50: summary(
+        ratios(
+          idx.map((i) => p50.gatewayAccessToken[i] - p50.direct[i]),
+          idx.map((i) => p50.identityProviderToken[i] - p50.direct[i]),
+        ),
+      ),
+    };
+    return out;
+  } finally {
+    for (const proc of started) proc.child.kill('SIGTERM');
+    idp.server.close();
   }
-  out.gatewayAccessTokenOverIdentityProviderToken = {
-    cpu: summary(idx.map((i) => cpu.gatewayAccessToken[i] / cpu.identityProviderToken[i])),
-    addedP50: summary(
-      idx.map((i) => (p50.gatewayAccessToken[i] - p50.direct[i]) / (p50.identityProviderToken[i] - p50.direct[i])),
-    ),
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  benchScratch('gateway-mcp-auth-bench-run-');
+  const args = process.argv.slice(2);
+  const option = (name, fallback) => {
+    const at = args.indexOf(name);
+    return at === -1 ? fallback : Number(args[at + 1]);
   };
-  process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
-} finally {
-  for (const proc of started) proc.child.kill('SIGTERM');
-  idp.server.close();
+  const mock = await startProcess(join(here, 'mocks.mjs'));
+  const bare = await startProcess(join(here, 'bare-proxy.mjs'), { TARGET_PORT: String(mock.port) });
+  try {
+    const out = await mcpAuthBenchmarks({
+      mock,
+      bare,
+      rounds: option('--rounds', 5),
+      count: option('--count', 300),
+      cpuCount: option('--cpu', 1000),
+    });
+    process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+  } finally {
+    for (const proc of [mock, bare]) proc.child.kill('SIGTERM');
+  }
 }
