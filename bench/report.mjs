@@ -164,6 +164,29 @@ export function targets(report) {
       };
     }),
     ...featureTargets(report.features),
+    ...mcpAuthTargets(report.mcpAuth),
+  ];
+}
+
+/** The credentials of an MCP caller (mcp-auth.mjs): a gateway access token against an identity-provider token. */
+function mcpAuthTargets(a) {
+  if (!a) return [];
+  const cpu = (name) => a.paths[name].cpuMicrosPerRequest?.median;
+  const value = a.gatewayAccessTokenOverIdentityProviderToken.cpu;
+  const floor = cpu('bareProxy');
+  return [
+    {
+      metric:
+        "MCP tools/call with a gateway OAuth access token: CPU per request over an identity-provider token's, 10 connections, same gateway and rounds",
+      target: '≤ 1.10×',
+      value: value?.median,
+      measured: value
+        ? `${spread(value, times)} (access token ${us(cpu('gatewayAccessToken'))}, identity-provider token ${us(cpu('identityProviderToken'))}, API key ${us(cpu('apiKey'))})`
+        : 'not measured: no round read a CPU tick of the identity-provider token',
+      floor: floor === undefined ? '—' : `${us(floor)} (bare proxy)`,
+      ratio: floor ? times(cpu('gatewayAccessToken') / floor) : '—',
+      met: value ? value.median <= 1.1 : null,
+    },
   ];
 }
 
@@ -420,6 +443,36 @@ function featureSection(report) {
 
 /** A ratio, or n/a when there was none (a floor that read no CPU tick). */
 const times = (v) => (Number.isFinite(v) ? ratio(v) : 'n/a');
+
+const MCP_CREDENTIALS = [
+  ['apiKey', 'API key (`X-Gateway-Api-Key`)'],
+  ['identityProviderToken', 'identity-provider token (RS256, `jwt_validation` against its JWKS)'],
+  ['gatewayAccessToken', 'gateway OAuth access token (RS256, bound to `/mcp/tools`)'],
+  ['bareProxy', 'bare node:http proxy (the floor, no credential)'],
+];
+
+/** MCP tools/call by credential (mcp-auth.mjs), beside the floor in the same rounds. */
+export function mcpAuthSection(report) {
+  const a = report.mcpAuth;
+  if (!a) return [];
+  const or = (s, format) => (s ? spread(s, format) : 'n/a');
+  const r = a.gatewayAccessTokenOverIdentityProviderToken;
+  return [
+    `## MCP tools/call by credential (${a.shape}; ${a.rounds} interleaved rounds of ${count(a.count)} requests at 1 connection and ${count(a.cpuCount)} at 10)`,
+    '',
+    'One gateway of its own (embedded catalog, `oauth: { login: { type: "api_key" } }`, `PUBLIC_BASE_URL`, `jwt_validation` naming a local JWKS endpoint), a `jwt_header` MCP server on the mock, and the bare node:http proxy in the same rounds, in rotating order, each round ending with the mock directly. The access token comes from the gateway\'s own endpoints before the rounds: client registration, authorization with PKCE, API-key sign-in, consent, token. A warm-up puts each caller\'s identity token in the token cache. Medians of rounds (min – max); CPU from /proc (10 ms ticks).',
+    '',
+    '| credential | added p50 over the mock, 1 connection | CPU per request, 10 connections | CPU / bare proxy |',
+    '| --- | --- | --- | --- |',
+    ...MCP_CREDENTIALS.map(
+      ([name, label]) =>
+        `| ${label} | ${or(a.paths[name].addedP50Micros, ms)} | ${or(a.paths[name].cpuMicrosPerRequest, us)} | ${or(a.paths[name].cpuOverBareProxy, times)} |`,
+    ),
+    '',
+    `Gateway access token over identity-provider token, same rounds: CPU ${or(r.cpu, times)}, added p50 ${or(r.addedP50, times)}.`,
+    '',
+  ];
+}
 /** `p50, added <over the mock> (min – max)` of a scaling figure. */
 const p50Added = (p50, added) => `${ms(p50.median)}, added ${spread(added, ms)}`;
 
@@ -550,6 +603,7 @@ export function renderMarkdown(report) {
     ...streamSection(report),
     ...catalogSection(report),
     ...featureSection(report),
+    ...mcpAuthSection(report),
     ...scalingSection(report),
     ...peersSection(report),
     '## In process',

@@ -25,6 +25,7 @@ import { accessConfig, accessKey, probe, recordQueue, redisServerPath, sideBySid
 import { STREAM_EVENTS, streamCpu, ttfbAmongStreams } from './streams.mjs';
 import { scalingBenchmarks, scalingConfig } from './scaling.mjs';
 import { peerBenchmarks } from './peers.mjs';
+import { mcpAuthBenchmarks } from './mcp-auth.mjs';
 
 // Every temporary folder of this run (databases, configs, keys) in one, removed at exit.
 benchScratch('gateway-bench-run-');
@@ -38,8 +39,9 @@ const outIndex = args.indexOf('--out');
 const outDir = outIndex === -1 ? undefined : args[outIndex + 1];
 const onlyIndex = args.indexOf('--only');
 /**
- * `--only catalog,latency,load,streams,pdf,features,access,scaling,peers,micro`: run those sections
- * alone (`access`: the access-policy rows of `features` only)
+ * `--only catalog,latency,load,streams,pdf,features,access,mcp-auth,scaling,peers,micro`: run those
+ * sections alone (`access`: the access-policy rows of `features` only; `mcp-auth`: MCP tools/call
+ * with an API key, an identity-provider token and a gateway OAuth access token)
  * and print their figures as JSON (no targets, nothing written unless `--out` is given): for
  * working on one part.
  */
@@ -1171,6 +1173,16 @@ async function main() {
         privateKey,
         baselines,
       });
+    if (want('mcp-auth')) {
+      process.stdout.write('mcp-auth: MCP tools/call by credential\n');
+      results.mcpAuth = await mcpAuthBenchmarks({
+        mock,
+        bare,
+        rounds: counts.rounds,
+        count: counts.latency,
+        cpuCount: counts.cpu,
+      });
+    }
     // A gateway of its own for each: both are compared on processes that have served nothing else
     // (on a new database, or on `dataDir`'s).
     const startGateway = async (config, dataDir) => {

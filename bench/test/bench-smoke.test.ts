@@ -107,15 +107,27 @@ describe('pnpm bench', () => {
     expect(report.scaling.bodies['1 KB'].bytes.chat).toBeGreaterThanOrEqual(1024);
     for (const row of Object.values(report.scaling.streams) as { ttfbP50Micros: Summary }[])
       expect(row.ttfbP50Micros.median).toBeGreaterThan(0);
+    // MCP tools/call by credential: the gateway access token came through the OAuth endpoints and
+    // each credential's call answered before the rounds.
+    expect(report.mcpAuth.shape).toBe('embedded');
+    expect(Object.keys(report.mcpAuth.paths)).toEqual([
+      'apiKey',
+      'identityProviderToken',
+      'gatewayAccessToken',
+      'bareProxy',
+    ]);
+    for (const path of Object.values(report.mcpAuth.paths) as { addedP50Micros: object }[])
+      expect(Object.keys(path.addedP50Micros).sort()).toEqual(['max', 'median', 'min']);
     // The peer gateway is measured only with --peers (CI never installs it).
     expect(report.peers).toBeUndefined();
-    expect(report.targets).toHaveLength(29);
+    expect(report.targets).toHaveLength(30);
     // A row is met or not, or says why it was not measured (smoke runs build no earlier gateway).
     for (const target of report.targets)
       expect(target.met === null ? target.measured : typeof target.met).toMatch(/^(boolean|not measured: .+)$/);
     const doc = readFileSync(join(out, 'benchmarks.md'), 'utf8');
     expect(doc).toContain('## Targets');
     expect(doc).toContain('## Cost as work grows');
+    expect(doc).toContain('## MCP tools/call by credential');
     expect(doc).toContain('Not measured in this run (no `--peers`).');
     for (const target of report.targets) expect(doc).toContain(target.metric);
   });
