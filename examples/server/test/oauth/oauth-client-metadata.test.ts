@@ -4,6 +4,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { rsaPem, startGateway, writeConfig, type RunningGateway } from '../support';
+import { newAdminKey } from '../catalog/catalog-support';
 import {
   MemoryOAuthProvider,
   authorizeUrl,
@@ -65,6 +66,7 @@ describe('client ID metadata documents through the gateway', () => {
   let unlisted: Awaited<ReturnType<typeof startDocumentServer>>;
   let https: { port: number; connections: number; close(): Promise<void> };
   let base: string;
+  let adminKey: string;
 
   beforeAll(async () => {
     mcp = await startVerifyingMcpServer();
@@ -99,6 +101,7 @@ describe('client ID metadata documents through the gateway', () => {
 
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
+    adminKey = newAdminKey();
     gateway = await startGateway({
       GATEWAY_CONFIG: writeConfig({
         auth: { apiKeys: [{ key: USER_KEY, user: { user_id: 'u-cimd', email: 'cimd@example.com' } }] },
@@ -123,6 +126,7 @@ describe('client ID metadata documents through the gateway', () => {
       PORT: String(port),
       PUBLIC_BASE_URL: base,
       JWT_PRIVATE_KEY: rsaPem().privateKey,
+      GATEWAY_ADMIN_KEY: adminKey,
     });
     mcp.setJwksUrl(`${base}/.well-known/jwks.json`);
   });
@@ -173,6 +177,14 @@ describe('client ID metadata documents through the gateway', () => {
       expect(request.headers.authorization).toBeUndefined();
       expect(JSON.stringify(request.headers)).not.toContain(accessToken);
     }
+    // Operators see the client among the clients, marked as known by its document.
+    const clients = await fetch(`${gateway.url}/admin/v1/oauth/clients`, {
+      headers: { authorization: `Bearer ${adminKey}` },
+    });
+    expect(clients.status).toBe(200);
+    expect(((await clients.json()) as { data: unknown[] }).data).toContainEqual(
+      expect.objectContaining({ client_id: clientId, metadata_document: true }),
+    );
   });
 
   /** Opens `/oauth/authorize` for `clientId` as a browser would, without following a redirect. */

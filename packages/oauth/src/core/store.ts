@@ -2,6 +2,19 @@ import { randomUUID } from 'node:crypto';
 import type { CatalogDatabase, SqlExecutor } from '@gw/catalog';
 
 /** A client registered through `/oauth/register` (RFC 7591 metadata, public clients only). */
+/**
+ * A client as `GET /admin/v1/oauth/clients` lists it: a registered client (its registration), or a
+ * client known by its metadata document (`metadata_document: true`; its `client_id` is the
+ * document's URL, listed once it has a grant, since its document is fetched, not stored).
+ */
+export type ListedClient = Partial<StoredClient> & {
+  client_id: string;
+  redirect_uris: string[];
+  metadata_document: boolean;
+  /** When it registered, or when its first grant was made. */
+  created_at: string;
+};
+
 export interface StoredClient {
   client_id: string;
   client_name?: string;
@@ -118,12 +131,32 @@ export class OAuthStore {
   }
 
   /** Registered clients, newest first (at most `limit`). */
-  async listClients(limit = 500): Promise<(StoredClient & { created_at: string })[]> {
+  async listClients(limit = 500): Promise<ListedClient[]> {
     const rows = await this.db.query<{ metadata: StoredClient; created_at: Date | string }>(
       'SELECT metadata, created_at FROM gw_oauth_clients ORDER BY created_at DESC LIMIT $1',
       [limit],
     );
-    return rows.map((row) => ({ ...row.metadata, created_at: date(row.created_at).toISOString() }));
+    const registered: ListedClient[] = rows.map((row) => ({
+      ...row.metadata,
+      metadata_document: false,
+      created_at: date(row.created_at).toISOString(),
+    }));
+    // Clients known by a metadata document are never registered: they are the ones with grants.
+    const documents = await this.db.query<{ client_id: string; first: Date | string }>(
+      `SELECT client_id, min(created_at) AS first FROM gw_oauth_grants
+       WHERE client_id LIKE 'http%' AND client_id NOT IN (SELECT client_id FROM gw_oauth_clients)
+       GROUP BY client_id ORDER BY first DESC LIMIT $1`,
+      [limit],
+    );
+    return [
+      ...registered,
+      ...documents.map((row) => ({
+        client_id: row.client_id,
+        redirect_uris: [],
+        metadata_document: true,
+        created_at: date(row.first).toISOString(),
+      })),
+    ];
   }
 
   /** Whether the user has consented to `client` for every one of `scopes` and for `resource`. */
