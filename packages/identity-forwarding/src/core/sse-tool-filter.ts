@@ -34,6 +34,7 @@ export class SseToolFilter {
   private partial: string[] = [];
   private partialChars = 0;
   /** The last line ended with `\r` at the end of a chunk: a `\n` starting the next one belongs to it. */
+  // Stryker disable next-line BooleanLiteral: a line feed first in the stream is a blank line with no event to end.
   private skipLf = false;
   /** The event being read. */
   private data: string[] = [];
@@ -80,7 +81,9 @@ export class SseToolFilter {
     let lf = -2;
     let cr = -2;
     while (at < text.length) {
+      // Stryker disable next-line LogicalOperator: searching again from `at` finds the same line feed, or none again.
       if (lf !== -1 && lf < at) lf = text.indexOf('\n', at);
+      // Stryker disable next-line LogicalOperator,UnaryOperator: searching again from `at` finds the same CR, or none again.
       if (cr !== -1 && cr < at) cr = text.indexOf('\r', at);
       const brk = lf === -1 ? cr : cr === -1 ? lf : Math.min(lf, cr);
       if (brk === -1) {

@@ -238,6 +238,7 @@ function requestMessages(body: Buffer): { batch: boolean; list: JsonRpcMessage[]
   const scanner = new JsonScanner(body);
   const scanned = scanner.requests();
   if (scanner.duplicate) throw invalidRequest('a key the gateway reads (id, method, params, name, uri) is repeated');
+  // Stryker disable next-line BlockStatement: JSON.parse below reads the same messages; the scan spares parsing.
   if (scanned !== undefined) {
     return {
       batch: scanner.batch,

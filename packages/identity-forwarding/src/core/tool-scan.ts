@@ -87,6 +87,7 @@ class ToolArrayMemo {
       const entry = this.entries[e] as MemoEntry;
       const end = at + entry.bytes.length;
       if (end <= s.length && s[end - 1] === 0x5d && entry.bytes.compare(s, at, end) === 0) {
+        // Stryker disable next-line ArithmeticOperator: moving the last entry to the end leaves the list as it is.
         if (e !== this.entries.length - 1) this.entries.push(...this.entries.splice(e, 1));
         return entry;
       }
@@ -476,6 +477,7 @@ export class JsonScanner {
   private string(i: number): number {
     const s = this.s;
     const length = this.length;
+    // Stryker disable next-line BooleanLiteral: a string read as escaped is decoded by JSON.parse, to the same text.
     let escaped = false;
     for (let k = i + 1; k < length; k++) {
       const c = s[k] as number;
