@@ -15,6 +15,7 @@ import {
   mcpOriginGuard,
   mcpResourceMetadataUrl,
   protectedResourceMetadata,
+  type AccessTokenVerifier,
   type IdentityForwardingMiddleware,
 } from '@gw/identity-forwarding';
 import {
@@ -52,6 +53,7 @@ import { GatewayMetrics } from './observability/metrics';
 import type { RequestRecord } from './observability/request-record';
 import type { TracingStats } from './observability/tracing';
 import { createGatewayOAuth, type GatewayOAuth } from './oauth/oauth-setup';
+import { oauthSettingsOf, oauthSettingsRoutes } from './oauth/oauth-settings';
 
 /** Everything the gateway is built from. */
 export interface GatewayOptions {
@@ -211,25 +213,82 @@ export function createGateway(options: GatewayOptions): Gateway {
     originGuard(req, res, next);
   };
   const liveMcpSlugs = { has: (slug: string) => view.mcpSlugs.has(slug) };
-  // ---- OAuth authorization server (CONTRACT section 11): on with the config's `oauth` object.
+  // ---- OAuth authorization server (CONTRACT section 11): on with the config's `oauth` object or
+  // the catalog's `settings/oauth` record. A change of the record builds a new server and swaps it
+  // in; every route below reads the current one, so requests in flight finish with the old one.
   const oauthBase = options.oauthPublicBaseUrl ?? options.publicBaseUrl;
-  let oauth: GatewayOAuth | undefined;
-  if (config.oauth) {
-    if (!catalog || !options.signingKey || !oauthBase)
-      throw new Error('config oauth needs the catalog database, a signing key and PUBLIC_BASE_URL.');
-    oauth = createGatewayOAuth({
-      config: config.oauth,
-      publicBaseUrl: oauthBase,
-      catalog,
-      signingKey: options.signingKey,
-      jwks: options.jwks,
-      mcpServerSlugs: liveMcpSlugs,
-      apiKeys: () => mcpAuthenticator,
-      groupsClaim: config.auth?.groups_claim,
-      logger,
-    });
+  const oauthPossible = catalog !== undefined && options.signingKey !== undefined && oauthBase !== undefined;
+  if (config.oauth && !oauthPossible)
+    throw new Error('config oauth needs the catalog database, a signing key and PUBLIC_BASE_URL.');
+  interface CurrentOAuth {
+    version: string;
+    oauth: GatewayOAuth;
+    resourceMetadata: RequestHandler;
   }
-  const accessTokens = oauth?.server.tokens;
+  let currentOAuth: CurrentOAuth | undefined;
+  let oauthVersion = 'none';
+  const applyOAuthSettings = () => {
+    if (!catalog || !oauthPossible) return;
+    const settings = oauthSettingsOf(config.oauth, catalog.live.snapshot, (message) =>
+      logger.error({ reason: message }, 'the catalog OAuth settings are not valid: OAuth is off'),
+    );
+    if (settings.version === oauthVersion) return;
+    const previous = currentOAuth;
+    let next: CurrentOAuth | undefined;
+    if (settings.config) {
+      const built = createGatewayOAuth({
+        config: settings.config,
+        publicBaseUrl: oauthBase as string,
+        catalog,
+        signingKey: options.signingKey as SigningKey,
+        jwks: options.jwks,
+        mcpServerSlugs: liveMcpSlugs,
+        apiKeys: () => mcpAuthenticator,
+        groupsClaim: config.auth?.groups_claim,
+        logger,
+      });
+      next = {
+        version: settings.version,
+        oauth: built,
+        resourceMetadata: protectedResourceMetadata({
+          issuer: built.server.issuer,
+          mcpServerSlugs: liveMcpSlugs,
+          publicBaseUrl: built.server.issuer,
+        }),
+      };
+    }
+    currentOAuth = next;
+    oauthVersion = settings.version;
+    if (previous) {
+      logger.info({ source: settings.source, on: next !== undefined }, 'OAuth settings applied');
+      // Requests in flight keep their reference to the old server; only its background work stops.
+      void previous.oauth.server.stop();
+    }
+  };
+  applyOAuthSettings();
+  /** The current server's access tokens: none while OAuth is off. */
+  const accessTokens: AccessTokenVerifier | undefined = oauthPossible
+    ? {
+        get issuer() {
+          return currentOAuth?.oauth.server.issuer ?? (oauthBase as string);
+        },
+        issuedHere: (token) => currentOAuth?.oauth.server.tokens.issuedHere(token) ?? false,
+        verify: (token, resource) => {
+          const current = currentOAuth;
+          if (!current) return Promise.reject(Object.assign(new Error('OAuth is off.'), { code: 'token_invalid' }));
+          return current.oauth.server.tokens.verify(token, resource);
+        },
+      }
+    : undefined;
+  const validationResourceMetadata = validation
+    ? protectedResourceMetadata({
+        issuer: validation.issuer,
+        mcpServerSlugs: liveMcpSlugs,
+        publicBaseUrl: options.publicBaseUrl,
+      })
+    : undefined;
+  const oauthMcpMetadataUrl = oauthBase ? mcpResourceMetadataUrl(oauthBase, liveMcpSlugs) : undefined;
+  const validationMcpMetadataUrl = mcpResourceMetadataUrl(options.publicBaseUrl, liveMcpSlugs);
   // ---- end of the OAuth block.
   const v1Authenticator = new Authenticator({ apiKeys: view.apiKeys, jwtValidation, accessTokens });
   const mcpAuthenticator = new Authenticator({ apiKeys: view.apiKeys, jwtValidation, accessTokens });
@@ -270,7 +329,14 @@ export function createGateway(options: GatewayOptions): Gateway {
     }
     view = next;
   };
-  const unsubscribe = catalog?.live.onSnapshot(apply);
+  const unsubscribe = catalog?.live.onSnapshot(() => {
+    apply();
+    try {
+      applyOAuthSettings();
+    } catch (error) {
+      logger.error({ err: { message: (error as Error).message } }, 'catalog change not applied to the OAuth settings');
+    }
+  });
 
   // Every route of the gateway, once, in the order the Express app tries them. The Express app and
   // the listener are both derived from this table (http/route-table.ts, http/direct-listener.ts).
@@ -284,24 +350,34 @@ export function createGateway(options: GatewayOptions): Gateway {
       handler: jwksHandler(options.jwks),
     },
   ];
-  if (validation || oauth) {
+  if (validation || oauthPossible) {
     routes.push({
       kind: 'app',
       method: 'GET',
       // The paths the metadata router answers (it matches them itself).
       paths: ['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp/:slug'],
-      handler: protectedResourceMetadata({
-        // With `oauth` on, MCP clients sign in at the gateway itself.
-        issuer: oauth ? oauth.server.issuer : validation?.issuer,
-        mcpServerSlugs: liveMcpSlugs,
-        publicBaseUrl: oauth ? oauth.server.issuer : options.publicBaseUrl,
-      }),
+      // With OAuth on, MCP clients sign in at the gateway itself.
+      handler: (req, res, next) => {
+        const handler = currentOAuth?.resourceMetadata ?? validationResourceMetadata;
+        if (!handler) return next();
+        handler(req, res, next);
+      },
     });
   }
-  if (oauth) {
+  if (oauthPossible) {
     routes.push(
-      { kind: 'app', method: 'GET', paths: ['/.well-known/oauth-authorization-server'], handler: oauth.metadata },
-      { kind: 'app', method: 'ALL', paths: ['/oauth'], handler: oauth.routes },
+      {
+        kind: 'app',
+        method: 'GET',
+        paths: ['/.well-known/oauth-authorization-server'],
+        handler: (req, res, next) => (currentOAuth ? currentOAuth.oauth.metadata(req, res, next) : next()),
+      },
+      {
+        kind: 'app',
+        method: 'ALL',
+        paths: ['/oauth'],
+        handler: (req, res, next) => (currentOAuth ? currentOAuth.oauth.routes(req, res, next) : next()),
+      },
     );
   }
   routes.push(
@@ -309,8 +385,9 @@ export function createGateway(options: GatewayOptions): Gateway {
       kind: 'group',
       prefix: '/mcp',
       authenticator: mcpAuthenticator,
-      resourceMetadataUrl: mcpResourceMetadataUrl(oauth ? oauth.server.issuer : options.publicBaseUrl, liveMcpSlugs),
-      resource: oauth?.mcpResource,
+      resourceMetadataUrl: (req) =>
+        currentOAuth ? oauthMcpMetadataUrl?.(req) : validation ? validationMcpMetadataUrl(req) : undefined,
+      resource: (req) => currentOAuth?.oauth.mcpResource(req),
       handlers: [
         { kind: 'middleware', middleware: guardMcpOrigin },
         { kind: 'middleware', middleware: mcp as unknown as NodeMiddleware },
@@ -320,7 +397,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       kind: 'group',
       prefix: '/v1',
       authenticator: v1Authenticator,
-      resource: oauth?.v1Resource,
+      resource: () => currentOAuth?.oauth.v1Resource(),
       // Model routes come before the SigV4 proxy; the proxy reads raw bodies, so no JSON parser runs before it.
       handlers: [
         { kind: 'routes', routes: models },
@@ -374,8 +451,25 @@ export function createGateway(options: GatewayOptions): Gateway {
       },
       onInternalError: (error) => logUnhandled(logger, error),
     });
-    if (oauth)
-      routes.push({ kind: 'app', method: 'ALL', paths: ['/admin/v1/oauth'], handler: oauth.admin(adminAccess) });
+    routes.push({
+      kind: 'app',
+      method: 'ALL',
+      paths: ['/admin/v1/oauth/settings'],
+      handler: oauthSettingsRoutes({
+        store: catalog.store,
+        access: adminAccess,
+        fileConfig: config.oauth,
+        publicBaseUrl: oauthBase,
+        afterWrite: () => catalog.live.reload(),
+      }),
+    });
+    if (oauthPossible)
+      routes.push({
+        kind: 'app',
+        method: 'ALL',
+        paths: ['/admin/v1/oauth'],
+        handler: (req, res, next) => (currentOAuth ? currentOAuth.oauth.admin(adminAccess)(req, res, next) : next()),
+      });
     routes.push(
       {
         kind: 'app',
@@ -399,13 +493,20 @@ export function createGateway(options: GatewayOptions): Gateway {
           publicBaseUrl: options.publicBaseUrl,
           testRecord: (kind, slug) => testRecord(selfUrl, consoleTestKey?.key as string, view, kind, slug),
           // The "Connected apps" page: the OAuth operator routes as the console's signed-in admin.
-          oauthAdmin: oauth
+          oauthAdmin: oauthPossible
             ? ({ method, path, query, actor }) =>
-                handleOAuthAdmin(
-                  oauth.server,
-                  { authorize: async () => ({ actor }) },
-                  { method, path, query, headers: {} },
-                )
+                currentOAuth === undefined
+                  ? Promise.resolve({
+                      status: 404,
+                      body: {
+                        error: { message: 'OAuth is off.', type: 'not_found_error', code: 'not_found', param: null },
+                      },
+                    })
+                  : handleOAuthAdmin(
+                      currentOAuth.oauth.server,
+                      { authorize: async () => ({ actor }) },
+                      { method, path, query, headers: {} },
+                    )
             : undefined,
         }),
       },
@@ -437,7 +538,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     requestLog,
     close: async () => {
       unsubscribe?.();
-      await oauth?.server.stop();
+      await currentOAuth?.oauth.server.stop();
       if (!options.modelLists) modelLists.stop();
       await requestLog?.close();
     },

@@ -113,3 +113,6 @@ export type GatewayConfig = z.infer<typeof gatewayConfigSchema>;
 export type AnthropicProviderConfig = z.infer<typeof anthropicProvider>;
 export type BedrockProviderConfig = z.infer<typeof bedrockProvider>;
 export type OAuthConfig = z.infer<typeof oauth>;
+
+/** The `oauth` object's schema: the config file's, and the body of `PUT /admin/v1/oauth/settings`. */
+export const oauthSettingsSchema = oauth;

@@ -2,8 +2,12 @@ import { BlockList, isIP } from 'node:net';
 import { z } from 'zod';
 import { InvalidRecordError } from './errors';
 
-/** The kinds of record, as named in the admin API's paths. */
-export type RecordKind = 'providers' | 'mcp-servers' | 'prompts' | 'api-keys' | 'policies';
+/**
+ * The kinds of record, as named in the admin API's paths; `settings` holds the gateway's own
+ * settings (one record per setting, such as `settings/oauth`), written by the host's own routes,
+ * never by the generic record routes.
+ */
+export type RecordKind = 'providers' | 'mcp-servers' | 'prompts' | 'api-keys' | 'policies' | 'settings';
 
 /** Every kind, in the order the admin API lists them. */
 export const RECORD_KINDS: readonly RecordKind[] = ['providers', 'mcp-servers', 'prompts', 'api-keys', 'policies'];
@@ -195,6 +199,16 @@ export const recordSchemas = {
   policy,
 };
 
+/**
+ * A record of the gateway's own settings: `value` is what the host validated with its own schema
+ * (stored as given), `clientSecret` the one secret a setting may carry (sealed).
+ */
+const setting = z.strictObject({
+  slug: z.enum(['oauth'], 'must be "oauth"'),
+  value: z.record(z.string(), z.unknown()),
+  clientSecret: z.string().min(1).optional(),
+});
+
 /** The fields of each kind that are secrets: stored sealed, answered only as `<field>Hint`. */
 export const SECRET_FIELDS: ReadonlyMap<string, readonly string[]> = new Map([
   ['anthropic', ['apiKey']],
@@ -226,6 +240,8 @@ function schemaOf(kind: RecordKind, input: unknown): z.ZodType {
       return apiKey;
     case 'policies':
       return policy;
+    case 'settings':
+      return setting;
   }
 }
 

@@ -100,6 +100,7 @@ function underscored(internal: Record<string, unknown>): Record<string, unknown>
 
 /** Which fields of `data` are secrets. */
 function secretFieldsOf(kind: RecordKind, data: Record<string, unknown>): readonly string[] {
+  if (kind === 'settings') return ['clientSecret'];
   return kind === 'providers' ? (SECRET_FIELDS.get(String(data.provider)) ?? []) : [];
 }
 
