@@ -499,7 +499,12 @@ export function createGateway(options: GatewayOptions): Gateway {
                   ? Promise.resolve({
                       status: 404,
                       body: {
-                        error: { message: 'OAuth is off.', type: 'not_found_error', code: 'not_found', param: null },
+                        error: {
+                          message: 'OAuth is off: set the oauth settings (config file or admin API) to turn it on.',
+                          type: 'not_found_error',
+                          code: 'oauth_disabled',
+                          param: null,
+                        },
                       },
                     })
                   : handleOAuthAdmin(
