@@ -56,7 +56,7 @@ const counts = smoke
       cpuWarm: 20,
       cpuRounds: 1,
       stream: 2,
-      streamCpu: 4,
+      streamCpu: 16,
       streamBusy: 2,
       rounds: 3,
       misses: 20,
