@@ -53,7 +53,12 @@ import { GatewayMetrics } from './observability/metrics';
 import type { RequestRecord } from './observability/request-record';
 import type { TracingStats } from './observability/tracing';
 import { createGatewayOAuth, type GatewayOAuth } from './oauth/oauth-setup';
-import { oauthSettingsOf, oauthSettingsRoutes } from './oauth/oauth-settings';
+import {
+  handleOAuthSettings,
+  oauthSettingsErrorAnswer,
+  oauthSettingsOf,
+  oauthSettingsRoutes,
+} from './oauth/oauth-settings';
 
 /** Everything the gateway is built from. */
 export interface GatewayOptions {
@@ -451,17 +456,18 @@ export function createGateway(options: GatewayOptions): Gateway {
       },
       onInternalError: (error) => logUnhandled(logger, error),
     });
+    const settingsOptions = {
+      store: catalog.store,
+      access: adminAccess,
+      fileConfig: config.oauth,
+      publicBaseUrl: oauthBase,
+      afterWrite: () => catalog.live.reload(),
+    };
     routes.push({
       kind: 'app',
       method: 'ALL',
       paths: ['/admin/v1/oauth/settings'],
-      handler: oauthSettingsRoutes({
-        store: catalog.store,
-        access: adminAccess,
-        fileConfig: config.oauth,
-        publicBaseUrl: oauthBase,
-        afterWrite: () => catalog.live.reload(),
-      }),
+      handler: oauthSettingsRoutes(settingsOptions),
     });
     if (oauthPossible)
       routes.push({
@@ -494,24 +500,30 @@ export function createGateway(options: GatewayOptions): Gateway {
           testRecord: (kind, slug) => testRecord(selfUrl, consoleTestKey?.key as string, view, kind, slug),
           // The "Connected apps" page: the OAuth operator routes as the console's signed-in admin.
           oauthAdmin: oauthPossible
-            ? ({ method, path, query, actor }) =>
-                currentOAuth === undefined
-                  ? Promise.resolve({
-                      status: 404,
-                      body: {
-                        error: {
-                          message: 'OAuth is off: set the oauth settings (config file or admin API) to turn it on.',
-                          type: 'not_found_error',
-                          code: 'oauth_disabled',
-                          param: null,
-                        },
-                      },
+            ? ({ method, path, query, actor, body }) =>
+                path === '/settings'
+                  ? handleOAuthSettings(settingsOptions, method, body, actor).catch((error: unknown) => {
+                      const answer = oauthSettingsErrorAnswer(error);
+                      if (!answer) throw error;
+                      return answer;
                     })
-                  : handleOAuthAdmin(
-                      currentOAuth.oauth.server,
-                      { authorize: async () => ({ actor }) },
-                      { method, path, query, headers: {} },
-                    )
+                  : currentOAuth === undefined
+                    ? Promise.resolve({
+                        status: 404,
+                        body: {
+                          error: {
+                            message: 'OAuth is off: set the oauth settings (config file or admin API) to turn it on.',
+                            type: 'not_found_error',
+                            code: 'oauth_disabled',
+                            param: null,
+                          },
+                        },
+                      })
+                    : handleOAuthAdmin(
+                        currentOAuth.oauth.server,
+                        { authorize: async () => ({ actor }) },
+                        { method, path, query, headers: {} },
+                      )
             : undefined,
         }),
       },

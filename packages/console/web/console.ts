@@ -889,16 +889,145 @@ function table(caption: string, headings: string[], rows: HTMLElement[]): HTMLEl
   );
 }
 
+const SETTINGS_SOURCES: Record<string, string> = {
+  none: 'OAuth is off.',
+  catalog: 'Set here (stored in the catalog).',
+  config: "Set by the gateway's config file.",
+};
+
+/** The "OAuth settings" section: the settings in force (the secret only as its hint), and a form to change them. */
+async function oauthSettingsSection(): Promise<HTMLElement | undefined> {
+  const answer = await api('GET', '/oauth/settings');
+  if (answer.status === 404) return undefined;
+  const section = el('section', { 'aria-label': 'OAuth settings' }, el('h2', { text: 'OAuth settings' }));
+  if (answer.status >= 400) {
+    const message = String((answer.body.error as ApiError | undefined)?.message ?? 'The settings cannot be read.');
+    section.append(el('p', { class: 'error', role: 'alert', text: message }));
+    return section;
+  }
+  const settings = answer.body;
+  const source = String(settings.source ?? 'none');
+  const login = (settings.login ?? {}) as Json;
+  const lines = [`Source: ${SETTINGS_SOURCES[source] ?? source}`];
+  if (source !== 'none') {
+    lines.push(`Login: ${login.type === 'oidc' ? 'OpenID Provider' : 'API key'}`);
+    if (login.type === 'oidc') {
+      lines.push(`Issuer: ${String(login.issuer ?? '')}`, `Client id: ${String(login.clientId ?? '')}`);
+      lines.push(`Client secret: ${String(login.clientSecretHint ?? '(none)')}`);
+      if (Array.isArray(login.scopes)) lines.push(`Scopes: ${login.scopes.map(String).join(' ')}`);
+    }
+    if (settings.accessTokenTtlSeconds !== undefined)
+      lines.push(`Access token lifetime: ${String(settings.accessTokenTtlSeconds)} s`);
+    if (settings.refreshTokenTtlSeconds !== undefined)
+      lines.push(`Refresh token lifetime: ${String(settings.refreshTokenTtlSeconds)} s`);
+  }
+  section.append(el('div', { class: 'settings-current' }, ...lines.map((line) => el('p', { text: line }))));
+  if (source === 'config') {
+    section.append(
+      el('p', { text: "These settings come from the config file's oauth object: change them there (read-only here)." }),
+    );
+    return section;
+  }
+  const form = formOf(
+    'Change OAuth settings',
+    [
+      {
+        name: 'type',
+        label: 'Login',
+        type: 'select',
+        options: [
+          ['api_key', 'API key'],
+          ['oidc', 'OpenID Provider'],
+        ],
+        value: login.type === 'oidc' ? 'oidc' : 'api_key',
+        param: 'login.type',
+      },
+      { name: 'issuer', label: 'Issuer', type: 'url', value: String(login.issuer ?? ''), param: 'login.issuer' },
+      { name: 'clientId', label: 'Client id', value: String(login.clientId ?? ''), param: 'login.clientId' },
+      {
+        name: 'clientSecret',
+        label: 'Client secret',
+        type: 'password',
+        hint: 'Blank keeps the stored secret.',
+        param: 'login.clientSecret',
+      },
+      {
+        name: 'scopes',
+        label: 'Scopes',
+        value: Array.isArray(login.scopes) ? login.scopes.map(String).join(' ') : '',
+        hint: 'Separated by spaces; empty for the default.',
+        param: 'login.scopes',
+      },
+      {
+        name: 'accessTokenTtlSeconds',
+        label: 'Access token lifetime (seconds)',
+        type: 'number',
+        value: settings.accessTokenTtlSeconds === undefined ? '' : String(settings.accessTokenTtlSeconds),
+        hint: 'Empty for the default.',
+      },
+      {
+        name: 'refreshTokenTtlSeconds',
+        label: 'Refresh token lifetime (seconds)',
+        type: 'number',
+        value: settings.refreshTokenTtlSeconds === undefined ? '' : String(settings.refreshTokenTtlSeconds),
+        hint: 'Empty for the default.',
+      },
+    ],
+    'Save OAuth settings',
+    async (f) => {
+      const type = value(f, 'type');
+      const body: Json = {
+        login:
+          type === 'oidc'
+            ? {
+                type,
+                issuer: value(f, 'issuer'),
+                clientId: value(f, 'clientId'),
+                ...(value(f, 'clientSecret') ? { clientSecret: value(f, 'clientSecret') } : {}),
+                ...(value(f, 'scopes') ? { scopes: list(value(f, 'scopes'), /\s+/) } : {}),
+              }
+            : { type },
+      };
+      for (const name of ['accessTokenTtlSeconds', 'refreshTokenTtlSeconds'])
+        if (value(f, name)) body[name] = Number(value(f, name));
+      if (allowedHosts(settings) !== undefined) body.allowedClientHosts = allowedHosts(settings);
+      if ((await write(f, 'PUT', '/oauth/settings', body)) === undefined) return;
+      say('OAuth settings saved.');
+      void render();
+    },
+  );
+  section.append(form);
+  if (source === 'catalog')
+    section.append(
+      button(
+        'Turn off OAuth',
+        () => {
+          if (!window.confirm('Turn off OAuth? MCP clients can no longer sign in, and their tokens stop working.'))
+            return;
+          void api('DELETE', '/oauth/settings').then(({ status: code, body }) => {
+            say(code < 300 ? 'OAuth is off.' : String((body.error as ApiError | undefined)?.message ?? 'Refused.'));
+            void render();
+          });
+        },
+        'danger',
+      ),
+    );
+  return section;
+}
+
+function allowedHosts(settings: Json): unknown[] | undefined {
+  return Array.isArray(settings.allowedClientHosts) ? settings.allowedClientHosts : undefined;
+}
+
 async function connectedAppsPage(): Promise<HTMLElement[]> {
   const title = heading('Connected apps');
+  const settingsSection = await oauthSettingsSection();
   const clientsAnswer = await api('GET', '/oauth/clients');
   if (clientsAnswer.status === 404 && (clientsAnswer.body.error as ApiError | undefined)?.code === 'oauth_disabled') {
-    return [
-      title,
-      el('p', {
-        text: "OAuth is off: MCP clients cannot sign in at this gateway. Add an oauth object to the gateway's config to turn it on.",
-      }),
-    ];
+    const off = el('p', {
+      text: 'OAuth is off: MCP clients cannot sign in at this gateway. Set the OAuth settings below (or an oauth object in the config file) to turn it on.',
+    });
+    return settingsSection ? [title, off, settingsSection] : [title, off];
   }
   if (clientsAnswer.status >= 400) {
     const message = String(
@@ -956,6 +1085,7 @@ async function connectedAppsPage(): Promise<HTMLElement[]> {
   });
   return [
     title,
+    ...(settingsSection ? [settingsSection] : []),
     clients.length ? table('Clients', CLIENT_HEADINGS, clientRows) : el('p', { text: 'No OAuth clients yet.' }),
     filter,
     grants.length

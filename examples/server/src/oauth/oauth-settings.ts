@@ -144,7 +144,8 @@ export async function handleOAuthSettings(
   const { enabled, ...settings } = body as Record<string, unknown>;
   if (enabled !== undefined && enabled !== true)
     throw new InvalidRecordError('enabled must be true or false.', 'enabled');
-  const parsed = oauthSettingsSchema.safeParse(settings);
+  const existing = await options.store.getOpened('settings', 'oauth');
+  const parsed = oauthSettingsSchema.safeParse(keepStoredSecret(settings, existing));
   if (!parsed.success) {
     const param = (parsed.error.issues[0]?.path ?? []).map(String).join('.') || null;
     throw new InvalidRecordError(describe(parsed.error.issues[0]), param);
@@ -155,7 +156,6 @@ export async function handleOAuthSettings(
   const clientSecret = login.type === 'oidc' ? login.clientSecret : undefined;
   const storedLogin = login.type === 'oidc' ? { ...login, clientSecret: undefined } : login;
   const value = JSON.parse(JSON.stringify({ ...rest, login: storedLogin })) as Record<string, unknown>;
-  const existing = await options.store.getOpened('settings', 'oauth');
   if (existing) {
     await options.store.update('settings', 'oauth', { version: existing.version, value, clientSecret }, actor);
   } else {
@@ -163,6 +163,28 @@ export async function handleOAuthSettings(
   }
   await options.afterWrite();
   return { status: 200, body: await view(options) };
+}
+
+/**
+ * The settings with the stored `login.clientSecret` filled in when an `oidc` login omits it (or sends
+ * it empty) and the stored login is `oidc` too, like a PATCH that omits a secret keeps it (CONTRACT
+ * section 8). Otherwise an omitted secret is refused: `400 invalid_request` naming `login.clientSecret`.
+ */
+function keepStoredSecret(
+  settings: Record<string, unknown>,
+  existing: { data: Record<string, unknown>; secrets: Record<string, unknown> } | undefined,
+): Record<string, unknown> {
+  const login = settings.login as Record<string, unknown> | undefined;
+  if (typeof login !== 'object' || login === null || login.type !== 'oidc') return settings;
+  if (login.clientSecret !== undefined && login.clientSecret !== '') return settings;
+  const storedLogin = (existing?.data.value as { login?: { type?: unknown } } | undefined)?.login;
+  const storedSecret = existing?.secrets.clientSecret;
+  if (storedLogin?.type !== 'oidc' || typeof storedSecret !== 'string' || storedSecret === '')
+    throw new InvalidRecordError(
+      'login.clientSecret is required: no OpenID Provider client secret is stored to keep.',
+      'login.clientSecret',
+    );
+  return { ...settings, login: { ...login, clientSecret: storedSecret } };
 }
 
 function failure(status: number, code: string, message: string): OAuthSettingsAnswer {
@@ -204,22 +226,27 @@ export function oauthSettingsRoutes(options: OAuthSettingsRoutesOptions) {
       const body = req.method === 'PUT' ? await readJson(req) : undefined;
       return handleOAuthSettings(options, req.method ?? 'GET', body, actor);
     })().then(send, (error: unknown) => {
-      const e = error as { status?: unknown; code?: unknown; message?: unknown; type?: unknown; param?: unknown };
-      if (error instanceof CatalogError || (typeof e.status === 'number' && typeof e.code === 'string')) {
-        send({
-          status: e.status as number,
-          body: {
-            error: {
-              message: String(e.message),
-              type: typeof e.type === 'string' ? e.type : 'invalid_request_error',
-              code: e.code,
-              param: (e.param as string | null | undefined) ?? null,
-            },
-          },
-        });
-        return;
-      }
-      next(error);
+      const answer = oauthSettingsErrorAnswer(error);
+      if (answer) send(answer);
+      else next(error);
     });
+  };
+}
+
+/** The answer for an error of {@link handleOAuthSettings} with a status and code; undefined for others. */
+export function oauthSettingsErrorAnswer(error: unknown): OAuthSettingsAnswer | undefined {
+  const e = error as { status?: unknown; code?: unknown; message?: unknown; type?: unknown; param?: unknown };
+  if (!(error instanceof CatalogError) && !(typeof e.status === 'number' && typeof e.code === 'string'))
+    return undefined;
+  return {
+    status: e.status as number,
+    body: {
+      error: {
+        message: String(e.message),
+        type: typeof e.type === 'string' ? e.type : 'invalid_request_error',
+        code: e.code,
+        param: (e.param as string | null | undefined) ?? null,
+      },
+    },
   };
 }

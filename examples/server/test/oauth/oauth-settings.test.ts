@@ -148,6 +148,38 @@ describe('OAuth settings in the catalog, applied on every instance', () => {
     expect((await admin(a.url, 'PUT', { enabled: false })).status).toBe(200);
   });
 
+  it('keeps the stored client secret when an oidc PUT omits it, and refuses the omission otherwise', async () => {
+    const oidc = { type: 'oidc', issuer: 'https://login.example.com', clientId: 'gw' };
+    // Nothing stored: the secret is required.
+    const first = await admin(a.url, 'PUT', { login: oidc });
+    expect(first.status).toBe(400);
+    expect(((await first.json()) as { error: { code: string; param: string } }).error).toMatchObject({
+      code: 'invalid_request',
+      param: 'login.clientSecret',
+    });
+    expect((await admin(a.url, 'PUT', { login: { ...oidc, clientSecret: 'oidc-secret-kept-2' } })).status).toBe(200);
+    const hint = ((await (await admin(a.url, 'GET')).json()) as { login: { clientSecretHint: string } }).login
+      .clientSecretHint;
+    const kept = await admin(a.url, 'PUT', { login: { ...oidc, clientId: 'gw-2', clientSecret: '' } });
+    expect(kept.status).toBe(200);
+    expect(await kept.json()).toMatchObject({ login: { clientId: 'gw-2', clientSecretHint: hint } });
+    const client = new Client({ connectionString: env.DATABASE_URL });
+    await client.connect();
+    const { rows } = await client.query("SELECT id FROM gw_records WHERE kind = 'settings' AND slug = 'oauth'");
+    await client.end();
+    expect(rows).toHaveLength(1);
+    // The stored secret is the one in force: it is what the record opens to.
+    const omitted = await admin(a.url, 'PUT', { login: { ...oidc, clientId: 'gw-3' } });
+    expect(omitted.status).toBe(200);
+    expect(await omitted.json()).toMatchObject({ login: { clientId: 'gw-3', clientSecretHint: hint } });
+    // From an api_key login there is no secret to keep.
+    expect((await admin(a.url, 'PUT', { login: { type: 'api_key' } })).status).toBe(200);
+    const refused = await admin(a.url, 'PUT', { login: oidc });
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { error: { param: string } }).error.param).toBe('login.clientSecret');
+    expect((await admin(a.url, 'DELETE')).status).toBe(200);
+  });
+
   it('refuses changes when the config file has an oauth object', async () => {
     const c = await startGateway({
       ...env,

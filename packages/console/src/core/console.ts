@@ -34,6 +34,8 @@ export interface ConsoleOAuthAdminRequest {
   query: URLSearchParams;
   /** The signed-in admin (the audit log's actor). */
   actor: string;
+  /** The JSON body of a `PUT` or `POST` (at most 64 KiB); undefined when there is none. */
+  body?: unknown;
 }
 
 /** The OAuth operator routes' answer: a status and a JSON body. */
@@ -225,11 +227,25 @@ export function createConsole(options: ConsoleOptions): ConsoleHandler {
     if (rest === '/oauth' || rest.startsWith('/oauth/')) {
       if (!options.oauthAdmin)
         return send(res, 404, error("OAuth is off: this gateway's config has no oauth object.", 'oauth_disabled'));
+      let body: unknown;
+      if (method === 'PUT' || method === 'POST') {
+        let text = '';
+        for await (const chunk of req as AsyncIterable<Buffer>) {
+          text += chunk.toString('utf8');
+          if (text.length > 65_536) return send(res, 413, error('The body is too large.', 'body_too_large'));
+        }
+        try {
+          body = text.trim() === '' ? undefined : (JSON.parse(text) as unknown);
+        } catch {
+          return send(res, 400, error('The body must be JSON.', 'invalid_request'));
+        }
+      }
       const answer = await options.oauthAdmin({
         method,
         path: rest.slice('/oauth'.length),
         query: new URLSearchParams(question === -1 ? '' : fullPath.slice(question + 1)),
         actor: session.actor,
+        body,
       });
       return send(res, answer.status, answer.body);
     }
