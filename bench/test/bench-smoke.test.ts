@@ -54,7 +54,8 @@ describe('pnpm bench', () => {
     }
     expect(Object.keys(report.streams.cpu).sort()).toEqual(['bareProxy', 'burst', 'conversion', 'passThrough']);
     for (const path of Object.values(report.streams.cpu) as { cpuMicrosPerEvent: { median: number } }[])
-      expect(path.cpuMicrosPerEvent.median).toBeGreaterThan(0);
+      // Smoke counts use a few ms of CPU, near the clock's 10 ms ticks: a figure, possibly 0.
+      expect(path.cpuMicrosPerEvent.median).toBeGreaterThanOrEqual(0);
     expect(report.streams.amongBusy.gatewayTtfbMicros.median).toBeGreaterThan(0);
     expect(Object.keys(report.catalog.latency).sort()).toEqual(['conversion', 'passThrough']);
     expect(Object.keys(report.catalog.load).sort()).toEqual(['conversion', 'passThrough']);
@@ -86,7 +87,8 @@ describe('pnpm bench', () => {
     ]);
     for (const comparison of [report.features.cache.memory, report.features.access.toolsList]) {
       expect(comparison.p50Micros.floor.median).toBeGreaterThan(0);
-      expect(comparison.cpuMicrosPerRequest.floor.median).toBeGreaterThan(0);
+      // 40 requests of the bare proxy use about 2 ms of CPU, under one 10 ms tick: possibly 0.
+      expect(comparison.cpuMicrosPerRequest.floor.median).toBeGreaterThanOrEqual(0);
     }
     expect(report.features.tracing.records.dropped).toBe(0);
     // Cost as work grows: smoke runs take the smallest step of each row, beside the floor.
