@@ -232,6 +232,8 @@ export function createGateway(options: GatewayOptions): Gateway {
   }
   let currentOAuth: CurrentOAuth | undefined;
   let oauthVersion = 'none';
+  // The OAuth routes count their rate limits by the client behind the trusted proxies.
+  const oauthProxies = trustedProxySet(options.trustedProxies);
   const applyOAuthSettings = () => {
     if (!catalog || !oauthPossible) return;
     const settings = oauthSettingsOf(config.oauth, catalog.live.snapshot, (message) =>
@@ -249,6 +251,8 @@ export function createGateway(options: GatewayOptions): Gateway {
         jwks: options.jwks,
         mcpServerSlugs: liveMcpSlugs,
         apiKeys: () => mcpAuthenticator,
+        apiKeyIds: () => view.apiKeyIds,
+        clientAddress: (req) => clientAddress(req, oauthProxies),
         groupsClaim: config.auth?.groups_claim,
         logger,
       });

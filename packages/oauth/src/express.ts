@@ -1,5 +1,5 @@
 import express, { Router, type Request, type Response } from 'express';
-import { rateLimit } from 'express-rate-limit';
+import { ipKeyGenerator, rateLimit } from 'express-rate-limit';
 import { tokenHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/token.js';
 import { clientRegistrationHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/register.js';
 import { revocationHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/revoke.js';
@@ -23,6 +23,12 @@ export interface OAuthRoutesOptions {
   registerRateLimit?: EndpointRateLimit;
   /** Refused posts of the sign-in page (API keys tried), per client address. Default 20 a minute. */
   signInRateLimit?: EndpointRateLimit;
+  /**
+   * The client's address, which the limits count by: behind a load balancer, the address it
+   * forwards (`clientAddress` of `@gw/catalog` with the trusted proxies). IPv6 addresses count by
+   * their /56. Default: the connection's address.
+   */
+  clientAddress?: (req: Request) => string;
 }
 
 /** Cookies of a request (the last of repeated names wins; at most 50 are read). */
@@ -90,13 +96,24 @@ export function oauthMetadataHandler(server: AuthorizationServer) {
  */
 export function oauthRoutes(server: AuthorizationServer, options: OAuthRoutesOptions = {}): Router {
   if (typeof options !== 'object' || options === null) throw new TypeError('oauthRoutes options must be an object.');
-  rejectUnknownOptions(options, ['tokenRateLimit', 'registerRateLimit', 'signInRateLimit'], 'oauthRoutes');
+  rejectUnknownOptions(
+    options,
+    ['tokenRateLimit', 'registerRateLimit', 'signInRateLimit', 'clientAddress'],
+    'oauthRoutes',
+  );
+  if (options.clientAddress !== undefined && typeof options.clientAddress !== 'function')
+    throw new TypeError(
+      'oauthRoutes clientAddress must be a function of the request, such as (req) => clientAddress(req, proxies).',
+    );
+  const addressOf = options.clientAddress ?? ((req: Request) => req.socket.remoteAddress ?? 'unknown');
+  // Every limit counts by the client's address, an IPv6 one by its /56 (one host holds many addresses).
+  const keyGenerator = (req: Request) => ipKeyGenerator(addressOf(req));
   checkRateLimit(options.tokenRateLimit, 'tokenRateLimit');
   checkRateLimit(options.registerRateLimit, 'registerRateLimit');
   checkRateLimit(options.signInRateLimit, 'signInRateLimit');
-  const signInLimit = { windowMs: 60_000, max: 20, ...options.signInRateLimit };
-  const tokenLimit = { windowMs: 60_000, max: 60, ...options.tokenRateLimit };
-  const registerLimit = { windowMs: 3_600_000, max: 20, ...options.registerRateLimit };
+  const signInLimit = { windowMs: 60_000, max: 20, ...options.signInRateLimit, keyGenerator };
+  const tokenLimit = { windowMs: 60_000, max: 60, ...options.tokenRateLimit, keyGenerator };
+  const registerLimit = { windowMs: 3_600_000, max: 20, ...options.registerRateLimit, keyGenerator };
   const provider = server.provider();
   const router = Router();
   const form = express.urlencoded({ extended: false, limit: '32kb', parameterLimit: 20 });

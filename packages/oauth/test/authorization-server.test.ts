@@ -200,6 +200,42 @@ describe('AuthorizationServer', () => {
     await cold.stop();
   });
 
+  it("refuses tokens, and code and refresh exchanges, once the sign-in's API key no longer holds; a token without its sign-in too", async () => {
+    const flow = await manualFlow(base, KEY, `${base}/mcp/a`);
+    let holds = true;
+    const login = options().login;
+    const checked = new AuthorizationServer({
+      ...options(),
+      login: { ...login, type: 'api_key', signInHolds: (subject: string) => subject === 'api_key:key:0' && holds },
+    } as AuthorizationServerOptions);
+    await checked.start();
+    try {
+      await expect(checked.tokens.verify(flow.tokens.access_token, `${base}/mcp/a`)).resolves.toMatchObject({
+        claims: { login: 'api_key:key:0' },
+      });
+      holds = false;
+      await expect(checked.tokens.verify(flow.tokens.access_token, `${base}/mcp/a`)).rejects.toMatchObject({
+        code: 'token_revoked',
+      });
+      // A token signed without a sign-in (as before this check existed) is refused whatever the key.
+      holds = true;
+      const [, payload] = flow.tokens.access_token.split('.');
+      const claims = JSON.parse(Buffer.from(payload as string, 'base64url').toString()) as Record<string, unknown>;
+      const unsigned = checked.tokens.sign({
+        sub: 'u-pkg',
+        resource: `${base}/mcp/a`,
+        clientId: flow.clientId,
+        scopes: ['mcp'],
+        grantId: String(claims.gid),
+        claims: {},
+        login: undefined as unknown as string,
+      });
+      await expect(checked.tokens.verify(unsigned, `${base}/mcp/a`)).rejects.toMatchObject({ code: 'token_revoked' });
+    } finally {
+      await checked.stop();
+    }
+  });
+
   it('slows down API-key guessing on the sign-in page: refused keys count, then a 429 page with retry-after', async () => {
     const redirectUri = 'http://127.0.0.1:7/guess';
     const clientId = await registerClient(base, redirectUri);
@@ -246,6 +282,40 @@ describe('AuthorizationServer', () => {
     }
     expect(token?.status).toBe(429);
     expect(Number(token?.headers.get('retry-after'))).toBeGreaterThan(0);
+  });
+
+  it('counts the limits by the address clientAddress gives (the client behind a trusted proxy), an IPv6 one by its /56', async () => {
+    const app = express();
+    app.use(
+      '/oauth',
+      oauthRoutes(server, {
+        registerRateLimit: { windowMs: 60_000, max: 2 },
+        // As the gateway wires it: the address its trusted load balancer forwards.
+        clientAddress: (req) => String(req.headers['x-test-client'] ?? 'none'),
+      }),
+    );
+    const proxied = createServer(app);
+    await new Promise<void>((resolve) => proxied.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(proxied.address() as AddressInfo).port}/oauth/register`;
+    const register = (client: string) =>
+      fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-test-client': client },
+        body: JSON.stringify({ redirect_uris: ['https://app.example/cb'] }),
+      }).then((r) => r.status);
+    try {
+      expect([await register('203.0.113.1'), await register('203.0.113.1')]).toEqual([201, 201]);
+      expect(await register('203.0.113.1')).toBe(429);
+      // Another client behind the same proxy has its own count.
+      expect(await register('203.0.113.2')).toBe(201);
+      // Addresses of one IPv6 /56 count together.
+      expect([await register('2001:db8:0:1::1'), await register('2001:db8:0:2::1')]).toEqual([201, 201]);
+      expect(await register('2001:db8:0:3::1')).toBe(429);
+      expect(() => oauthRoutes(server, { clientAddress: 'x-forwarded-for' as never })).toThrow(/must be a function/);
+    } finally {
+      proxied.closeAllConnections();
+      await new Promise((resolve) => proxied.close(resolve));
+    }
   });
 });
 

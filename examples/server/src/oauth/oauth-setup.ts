@@ -47,17 +47,45 @@ export interface GatewayOAuthOptions {
   mcpServerSlugs: { has(slug: string): boolean };
   /** The API keys of `/mcp` callers, read at sign-in (the catalog's included). */
   apiKeys: () => Authenticator;
+  /**
+   * The current API keys' stable ids by authenticated subject (`key:<record id or index>` → id),
+   * read at sign-in and, for every token of an API-key sign-in, on each request: a token ends
+   * with its key. Default: the subject is the id, and every sign-in holds.
+   */
+  apiKeyIds?: () => ReadonlyMap<string, string>;
   logger: Logger;
   /** The claim access policies read the caller's groups from (`auth.groups_claim`). Default `groups`. */
   groupsClaim?: string;
   /** Rate limits of `/oauth/token` and `/oauth/register`. Default: the package's. */
-  rateLimits?: OAuthRoutesOptions;
+  rateLimits?: Omit<OAuthRoutesOptions, 'clientAddress'>;
+  /** The client's address the rate limits count by (`TRUSTED_PROXIES` read). Default: the connection's. */
+  clientAddress?: (req: IncomingMessage) => string;
 }
 
 /** `login.type: "api_key"`: a gateway API key entered once on the sign-in page; its `user` becomes the caller. */
-function apiKeyLogin(apiKeys: () => Authenticator, groupsClaim: string): LoginMethod {
+function apiKeyLogin(
+  apiKeys: () => Authenticator,
+  groupsClaim: string,
+  apiKeyIds: (() => ReadonlyMap<string, string>) | undefined,
+): LoginMethod {
+  // The ids of the current keys, computed once per catalog snapshot (the map changes with it).
+  let idsOf: ReadonlyMap<string, string> | undefined;
+  let liveIds = new Set<string>();
+  const currentIds = (): Set<string> => {
+    const map = apiKeyIds?.();
+    if (map && map !== idsOf) {
+      idsOf = map;
+      liveIds = new Set(map.values());
+    }
+    return liveIds;
+  };
   return {
     type: 'api_key',
+    signInHolds: (subject) => {
+      if (!apiKeyIds) return true;
+      if (!subject.startsWith('api_key:')) return false;
+      return currentIds().has(subject.slice('api_key:'.length));
+    },
     async checkApiKey(key: string): Promise<SignedInUser | undefined> {
       let identity;
       try {
@@ -76,7 +104,10 @@ function apiKeyLogin(apiKeys: () => Authenticator, groupsClaim: string): LoginMe
       claims.sub = sub;
       // A token's groups are read from auth.groups_claim; an API key's are its user.groups.
       if (groupsClaim !== 'groups' && claims.groups !== undefined) claims[groupsClaim] = claims.groups;
-      return { sub, subject: `api_key:${identity.subject}`, claims };
+      // The key's stable id (a config key's `key:<index>` may name another key after a restart).
+      const keyId = apiKeyIds ? apiKeyIds().get(identity.subject) : identity.subject;
+      if (keyId === undefined) return undefined;
+      return { sub, subject: `api_key:${keyId}`, claims };
     },
   };
 }
@@ -124,7 +155,7 @@ export function createGatewayOAuth(options: GatewayOAuthOptions): GatewayOAuth {
   const { config, publicBaseUrl, catalog } = options;
   let login: LoginMethod;
   if (config.login.type === 'api_key') {
-    login = apiKeyLogin(options.apiKeys, options.groupsClaim ?? 'groups');
+    login = apiKeyLogin(options.apiKeys, options.groupsClaim ?? 'groups', options.apiKeyIds);
   } else {
     login = oidcLogin(config.login, publicBaseUrl.replace(/\/$/, ''), options.groupsClaim ?? 'groups');
   }
@@ -153,7 +184,7 @@ export function createGatewayOAuth(options: GatewayOAuthOptions): GatewayOAuth {
   return {
     server,
     metadata: oauthMetadataHandler(server),
-    routes: oauthRoutes(server, options.rateLimits),
+    routes: oauthRoutes(server, { ...options.rateLimits, clientAddress: options.clientAddress }),
     admin: (access) => oauthAdminRoutes(server, access),
     mcpResource: (req) => {
       const slug = /^\/([^/?#]+)/.exec(req.url ?? '')?.[1];

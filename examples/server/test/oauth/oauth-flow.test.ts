@@ -345,6 +345,42 @@ describe('the gateway as OAuth authorization server', () => {
     expect(revoked.revokedReason).toBe('refresh_token_reuse');
   });
 
+  it('ends a grant with the API key it was signed in with: tokens refused, refresh refused, the grant revoked', async () => {
+    const created = await fetch(`${base}/admin/v1/api-keys`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ user: { user_id: 'u-oauth', email: 'oauth@example.com' } }),
+    });
+    expect(created.status).toBe(201);
+    const key = (await created.json()) as { id: string; key: string };
+    const flow = await manualFlow(base, key.key, `${base}/mcp/a`);
+    const second = await tokenRequest(base, {
+      grant_type: 'refresh_token',
+      refresh_token: flow.tokens.refresh_token,
+      client_id: flow.clientId,
+    });
+    expect(second.status).toBe(200);
+    expect((await mcpPost(base, 'a', flow.tokens.access_token)).status).toBe(200);
+
+    expect((await admin('DELETE', `/api-keys/${key.id}`)).status).toBe(200);
+    // The next request after the revocation's answer: the token ends with its key.
+    expect((await mcpPost(base, 'a', second.body.access_token as string)).status).toBe(401);
+    const refresh = await tokenRequest(base, {
+      grant_type: 'refresh_token',
+      refresh_token: second.body.refresh_token as string,
+      client_id: flow.clientId,
+    });
+    expect(refresh.status).toBe(400);
+    expect(refresh.body.error).toBe('invalid_grant');
+    const grants = await admin('GET', '/oauth/grants?user=u-oauth');
+    const ended = grants.body.data.find((g: { clientId: string }) => g.clientId === flow.clientId);
+    expect(ended.revokedReason).toBe('sign_in_ended');
+    // A key from the config file still signs in: only the revoked key's grants end.
+    expect(
+      (await mcpPost(base, 'a', (await manualFlow(base, USER_KEY, `${base}/mcp/a`)).tokens.access_token)).status,
+    ).toBe(200);
+  });
+
   it('asks consent once per user and client, again when the resource grows; a client cannot skip or forge it', async () => {
     const redirectUri = 'http://127.0.0.1:7/consent-callback';
     const clientId = await registerClient(base, redirectUri, 'consent client');

@@ -1,4 +1,6 @@
 import { existsSync } from 'node:fs';
+import { createServer as createHttpServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
@@ -28,6 +30,10 @@ describe("OAuth sign-in at the company's OpenID Provider, in a browser", () => {
   let idp: Awaited<ReturnType<typeof startOidcProvider>>;
   let browser: Browser;
   let base: string;
+  /** Serves the client ID metadata document of a client that never registers. */
+  let documents: Server;
+  let documentOrigin = '';
+  const documentsAsked: string[] = [];
 
   beforeAll(async () => {
     if (!existsSync(CHROMIUM))
@@ -36,6 +42,20 @@ describe("OAuth sign-in at the company's OpenID Provider, in a browser", () => {
       );
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
+    documents = createHttpServer((req, res) => {
+      documentsAsked.push(req.url ?? '');
+      res.writeHead(req.url === '/client.json' ? 200 : 404, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({
+          client_id: `${documentOrigin}/client.json`,
+          client_name: 'Metadata document client',
+          redirect_uris: [CLIENT_REDIRECT],
+          token_endpoint_auth_method: 'none',
+        }),
+      );
+    });
+    await new Promise<void>((resolve) => documents.listen(0, '127.0.0.1', resolve));
+    documentOrigin = `http://127.0.0.1:${(documents.address() as AddressInfo).port}`;
     [mcp, idp, browser] = await Promise.all([
       startVerifyingMcpServer(),
       startOidcProvider({ clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, redirectUri: `${base}/oauth/callback` }),
@@ -49,7 +69,7 @@ describe("OAuth sign-in at the company's OpenID Provider, in a browser", () => {
           {
             slug: 'oidc-users',
             name: 'Signed in at the company provider',
-            subjects: { users: ['alice'] },
+            subjects: { users: ['alice', 'bob'] },
             allow: { models: ['*'], mcpServers: [{ server: 'a' }] },
           },
         ],
@@ -60,7 +80,10 @@ describe("OAuth sign-in at the company's OpenID Provider, in a browser", () => {
             user_identity_forwarding: { method: 'jwt_header', include_claims: ['sub', 'email'] },
           },
         ],
-        oauth: { login: { type: 'oidc', issuer: idp.issuer, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET } },
+        oauth: {
+          login: { type: 'oidc', issuer: idp.issuer, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET },
+          allowedClientHosts: [documentOrigin],
+        },
       }),
       PORT: String(port),
       PUBLIC_BASE_URL: base,
@@ -74,6 +97,8 @@ describe("OAuth sign-in at the company's OpenID Provider, in a browser", () => {
     await gateway?.stop();
     await mcp?.close();
     await idp?.stop();
+    documents?.closeAllConnections();
+    await new Promise((resolve) => documents?.close(resolve));
   });
 
   /**
@@ -124,18 +149,20 @@ describe("OAuth sign-in at the company's OpenID Provider, in a browser", () => {
     }
   }
 
-  it("signs in at the provider through the MCP SDK client's flow; the jwt_header server sees the provider's user, never the token", async () => {
-    const provider = new MemoryOAuthProvider(CLIENT_REDIRECT);
+  /**
+   * The MCP SDK client's flow with `provider` (registered or not), signed in at the company's
+   * provider as `login`; then `tools/call` through the `jwt_header` server. Checks that the server
+   * sees the provider's user and never the gateway's token.
+   */
+  async function signInAndCallTool(provider: MemoryOAuthProvider, login: string): Promise<void> {
     const first = new StreamableHTTPClientTransport(new URL(`${base}/mcp/a`), { authProvider: provider });
     await expect(new Client({ name: 'sdk', version: '1.0.0' }).connect(first)).rejects.toThrow(UnauthorizedError);
     const authorizationUrl = provider.authorizationUrl as URL;
     expect(authorizationUrl.origin + authorizationUrl.pathname).toBe(`${base}/oauth/authorize`);
-    // Dynamic registration (RFC 7591) at the gateway.
-    expect(provider.clientInformation()?.client_id).toMatch(/^[0-9a-f-]{36}$/);
 
-    const { callback, gatewayConsent } = await signInInBrowser(authorizationUrl, 'alice');
+    const { callback, gatewayConsent } = await signInInBrowser(authorizationUrl, login);
     // The gateway's consent page names the user the provider signed in, and the resource.
-    expect(gatewayConsent).toContain('alice');
+    expect(gatewayConsent).toContain(login);
     expect(gatewayConsent).toContain(`${base}/mcp/a`);
     expect(callback.origin + callback.pathname).toBe(CLIENT_REDIRECT);
     expect(callback.searchParams.get('iss')).toBe(base);
@@ -150,18 +177,35 @@ describe("OAuth sign-in at the company's OpenID Provider, in a browser", () => {
     const result = await client.callTool({ name: 'whoami', arguments: {} });
     await client.close();
     expect(JSON.parse((result.content as { text: string }[])[0]?.text as string)).toEqual({
-      sub: 'alice',
+      sub: login,
       claims: null,
     });
     const seen = mcp.seen.slice(before);
     expect(seen.length).toBeGreaterThan(0);
     for (const request of seen) {
-      expect(request.verifiedSub).toBe('alice');
-      expect(request.verifiedEmail).toBe('alice@example.com');
+      expect(request.verifiedSub).toBe(login);
+      expect(request.verifiedEmail).toBe(`${login}@example.com`);
       // The gateway's access token never reaches the MCP server, in any header.
       expect(request.headers.authorization).toBeUndefined();
       expect(JSON.stringify(request.headers)).not.toContain(accessToken);
     }
     expect(gateway.logs.join('\n')).not.toContain(CLIENT_SECRET);
+  }
+
+  it("signs in at the provider through the MCP SDK client's flow with dynamic registration; the jwt_header server sees the provider's user, never the token", async () => {
+    const provider = new MemoryOAuthProvider(CLIENT_REDIRECT);
+    await signInAndCallTool(provider, 'alice');
+    // Dynamic registration (RFC 7591) at the gateway.
+    expect(provider.clientInformation()?.client_id).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it("signs in at the provider a client known by its client ID metadata document; the jwt_header server sees the provider's user", async () => {
+    const clientId = `${documentOrigin}/client.json`;
+    const provider = new MemoryOAuthProvider(CLIENT_REDIRECT);
+    // The client identifies itself by its document's URL, so it never registers.
+    provider.saveClientInformation({ client_id: clientId });
+    await signInAndCallTool(provider, 'bob');
+    expect(provider.authorizationUrl?.searchParams.get('client_id')).toBe(clientId);
+    expect(documentsAsked).toContain('/client.json');
   });
 });

@@ -2,7 +2,20 @@ import { randomUUID, sign } from 'node:crypto';
 import { verifyToken, type KeyResolver, type SigningKey } from '@gw/jwks';
 
 /** Claims the gateway sets itself in an access token; a user's claim of the same name is left out. */
-const RESERVED_CLAIMS = new Set(['iss', 'aud', 'sub', 'exp', 'iat', 'nbf', 'jti', 'client_id', 'scope', 'gid', 'typ']);
+const RESERVED_CLAIMS = new Set([
+  'iss',
+  'aud',
+  'sub',
+  'exp',
+  'iat',
+  'nbf',
+  'jti',
+  'client_id',
+  'scope',
+  'gid',
+  'login',
+  'typ',
+]);
 
 /** What goes into one access token. */
 export interface AccessTokenContent {
@@ -16,6 +29,11 @@ export interface AccessTokenContent {
   grantId: string;
   /** The user's claims (section 5), copied into the token. */
   claims: Readonly<Record<string, unknown>>;
+  /**
+   * How the user signed in, with the id (`api_key:<key id>` or `oidc:<issuer>|<sub>`): the token's
+   * `login` claim, checked on every request so that a token ends with the API key it was signed in with.
+   */
+  login: string;
 }
 
 /** A verified access token: the caller's claims and the grant it belongs to. */
@@ -53,6 +71,11 @@ export class AccessTokens {
       ttlSeconds: number;
       /** Whether a grant is revoked (the in-memory snapshot). */
       isRevoked: (grantId: string) => boolean;
+      /**
+       * Whether the sign-in a token was issued under still holds (its API key still exists and has
+       * not expired), read on every request from memory. Default: every sign-in holds.
+       */
+      signInHolds?: (login: string) => boolean;
       now?: () => number;
     },
   ) {}
@@ -75,6 +98,7 @@ export class AccessTokens {
       client_id: content.clientId,
       scope: content.scopes.join(' '),
       gid: content.grantId,
+      login: content.login,
       jti: randomUUID(),
       iat,
       exp: iat + this.options.ttlSeconds,
@@ -130,6 +154,13 @@ export class AccessTokens {
     const grantId = payload.gid;
     if (typeof grantId !== 'string' || this.options.isRevoked(grantId)) {
       throw new AccessTokenRefusedError('The access token has been revoked.', 'token_revoked');
+    }
+    // A token without its sign-in (or one whose API key was revoked or expired) is refused.
+    if (typeof payload.login !== 'string' || !(this.options.signInHolds?.(payload.login) ?? true)) {
+      throw new AccessTokenRefusedError(
+        'The sign-in this access token was issued for has ended (its API key was revoked or has expired).',
+        'token_revoked',
+      );
     }
     return { claims: payload, grantId };
   }

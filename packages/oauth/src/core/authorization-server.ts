@@ -246,6 +246,7 @@ export class AuthorizationServer {
       keys: new LocalKeySet(options.jwks ?? { keys: [options.signingKey.publicJwk] }),
       ttlSeconds: this.accessTtl,
       isRevoked: (id) => this.revoked.has(id),
+      signInHolds: (login) => this.signInHolds(login),
     });
   }
 
@@ -729,8 +730,25 @@ export class AuthorizationServer {
 
   // ---------------------------------------------------------------- token endpoint
 
+  /**
+   * Revokes `grant` and refuses the exchange when the sign-in it was made with no longer holds
+   * (its API key was revoked or has expired).
+   */
+  private async endGrantWhoseSignInEnded(grant: Grant): Promise<void> {
+    if (this.signInHolds(grant.subject)) return;
+    await this.revokeGrant(grant.id, 'gateway', 'sign_in_ended');
+    throw new InvalidGrantError('The API key this grant was signed in with was revoked or has expired; sign in again.');
+  }
+
+  /** Whether the sign-in `subject` (`api_key:<key id>`, `oidc:…`) still holds. */
+  private signInHolds(subject: string): boolean {
+    const login = this.options.login;
+    return login.type !== 'api_key' || (login.signInHolds?.(subject) ?? true);
+  }
+
   private tokenAnswer(grant: Grant, refreshToken: string): OAuthTokens {
     const accessToken = this.tokens.sign({
+      login: grant.subject,
       sub: grant.userId,
       resource: grant.resource,
       clientId: grant.clientId,
@@ -788,6 +806,7 @@ export class AuthorizationServer {
           throw new InvalidGrantError('The redirect_uri is not the one of the authorization request.');
         const grant = await this.store.getGrant(stored.grantId);
         if (!grant || grant.revokedAt !== null) throw new InvalidGrantError('The authorization code is not valid.');
+        await this.endGrantWhoseSignInEnded(grant);
         if (resource !== undefined && resource.href !== grant.resource && resource.href !== `${grant.resource}/`)
           throw new InvalidTargetError('The resource is not the one of the authorization request.');
         // Used once, atomically on every instance; a code used twice may have been stolen, so the
@@ -832,6 +851,7 @@ export class AuthorizationServer {
           used.expiresAt.getTime() <= Date.now()
         )
           throw new InvalidGrantError('The refresh token is not valid.');
+        await this.endGrantWhoseSignInEnded(grant);
         if (scopes !== undefined && !scopes.every((s) => grant.scopes.includes(s)))
           throw new InvalidScopeError('A refresh cannot add scopes.');
         if (resource !== undefined && resource.href !== grant.resource && resource.href !== `${grant.resource}/`)

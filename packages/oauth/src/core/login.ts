@@ -16,6 +16,13 @@ export interface SignedInUser {
 export interface ApiKeyLoginMethod {
   readonly type: 'api_key';
   checkApiKey(key: string): Promise<SignedInUser | undefined>;
+  /**
+   * Whether a sign-in made earlier (`subject` of {@link SignedInUser}) still holds: its API key
+   * still exists and has not expired. Read from memory on every request with a token of that
+   * sign-in, and on every code and refresh token exchange; when it no longer holds, the tokens are
+   * refused and the grant is revoked. Default: every sign-in holds.
+   */
+  signInHolds?(subject: string): boolean;
 }
 
 /** What a redirect sign-in keeps between its start and its callback (a short-lived sealed cookie). */
