@@ -286,6 +286,7 @@ export async function startFromEnvironment(
   // 0: records are logged only, not stored (those stored before stay readable).
   const requestLogDays = wholeNumberEnv(env, 'GATEWAY_REQUEST_LOG_DAYS', 30, 0);
   const requestLogQueue = wholeNumberEnv(env, 'GATEWAY_REQUEST_LOG_QUEUE', 10_000, 1);
+  const responsesDays = wholeNumberEnv(env, 'GATEWAY_RESPONSES_DAYS', 30, 1);
   // The OpenTelemetry SDK only when an OTLP endpoint is set; otherwise nothing is started.
   const tracing = startTracing(env);
   if (tracing) cleanups.push(() => tracing.shutdown());
@@ -414,6 +415,7 @@ export async function startFromEnvironment(
     requestLog: requestLogDays === 0 ? false : { retentionDays: requestLogDays, maxQueue: requestLogQueue },
     tracingStats: tracing ? () => tracing.stats : undefined,
     cacheStore: cache.store,
+    responsesRetentionDays: responsesDays,
   });
   built.gateway = gateway;
   // First, while the database is open: the request records still queued are written.
