@@ -313,7 +313,10 @@ export function createGateway(options: GatewayOptions): Gateway {
         box: catalog.box,
         retentionDays: options.responsesRetentionDays,
         onError: (error) =>
-          logger.warn({ err: { message: String((error as Error)?.message).slice(0, 200) } }, 'expired responses not deleted'),
+          logger.warn(
+            { err: { message: String((error as Error)?.message).slice(0, 200) } },
+            'expired responses not deleted',
+          ),
       })
     : undefined;
   const models = createModelRoutes({

@@ -1,5 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { DatabaseResponsesStore, SecretBox, SecretUnreadableError, migrate, openPostgres, type CatalogDatabase } from '../src';
+import {
+  DatabaseResponsesStore,
+  SecretBox,
+  SecretUnreadableError,
+  migrate,
+  openPostgres,
+  type CatalogDatabase,
+} from '../src';
 import { catalogEngines } from './engines';
 
 jest.setTimeout(120_000);
@@ -38,7 +45,7 @@ describe.each(engines)('stored responses on %s', (_name, open) => {
     expect(rows[0]).toMatchObject({ id: 'resp_1', owner: 'owner-a' });
   });
 
-  it('does not open a row moved to another owner, and deletes only the owner\'s', async () => {
+  it("does not open a row moved to another owner, and deletes only the owner's", async () => {
     await store.put('owner-a', 'resp_3', STORED);
     await db.query(`UPDATE gw_responses SET owner = 'owner-b' WHERE id = 'resp_3'`);
     await expect(store.get('owner-b', 'resp_3')).rejects.toBeInstanceOf(SecretUnreadableError);
@@ -61,7 +68,9 @@ describe.each(engines)('stored responses on %s', (_name, open) => {
   });
 
   it('validates its options with messages that say what to write', () => {
-    expect(() => new DatabaseResponsesStore({ db, box, retentionDays: 0 })).toThrow(/retentionDays must be a whole number of days/);
+    expect(() => new DatabaseResponsesStore({ db, box, retentionDays: 0 })).toThrow(
+      /retentionDays must be a whole number of days/,
+    );
     expect(() => new DatabaseResponsesStore({ db } as never)).toThrow(/needs \{ box \}/);
   });
 });

@@ -40,7 +40,12 @@ const PARIS = { city: 'Paris', temperature_c: 21.5 };
 describe('Vercel AI SDK default provider openai(modelId) over /v1/responses', () => {
   it('generateText returns the text and the provider model', async () => {
     anthropic.reply({ json: message([{ type: 'text', text: 'Bonjour' }]) });
-    const result = await generateText({ model: openai(MODEL), prompt: 'Say hello.', maxOutputTokens: 50, maxRetries: 0 });
+    const result = await generateText({
+      model: openai(MODEL),
+      prompt: 'Say hello.',
+      maxOutputTokens: 50,
+      maxRetries: 0,
+    });
     expect(result.text).toBe('Bonjour');
     expect(result.response.modelId).toBe(RELEASE);
     expect(result.usage.inputTokens).toBe(17);

@@ -68,8 +68,17 @@ describe('POST /v1/responses with the openai SDK', () => {
     expect(response.status).toBe('completed');
     expect(response.model).toBe(RELEASE);
     expect(response.output_text).toBe('Bonjour');
-    expect(response.output[0]).toMatchObject({ type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Bonjour' }] });
-    expect(response.usage).toMatchObject({ input_tokens: 17, input_tokens_details: { cached_tokens: 3 }, output_tokens: 7, total_tokens: 24 });
+    expect(response.output[0]).toMatchObject({
+      type: 'message',
+      role: 'assistant',
+      content: [{ type: 'output_text', text: 'Bonjour' }],
+    });
+    expect(response.usage).toMatchObject({
+      input_tokens: 17,
+      input_tokens_details: { cached_tokens: 3 },
+      output_tokens: 7,
+      total_tokens: 24,
+    });
     expect(last()).toEqual({
       model: 'claude-sonnet-4-5',
       max_tokens: 100,
@@ -118,12 +127,22 @@ describe('POST /v1/responses with the openai SDK', () => {
     anthropic.reply({
       events: events([{ type: 'tool_use', id: 'toolu_S1', name: 'weather', input: { city: 'Paris' } }], 'tool_use'),
     });
-    const stream = alice.responses.stream({ model: MODEL, input: 'Weather?', tools: [WEATHER_TOOL], max_output_tokens: 50 });
+    const stream = alice.responses.stream({
+      model: MODEL,
+      input: 'Weather?',
+      tools: [WEATHER_TOOL],
+      max_output_tokens: 50,
+    });
     const deltas: string[] = [];
     stream.on('response.function_call_arguments.delta', (event) => deltas.push(event.delta));
     const final = await stream.finalResponse();
     expect(deltas.join('')).toBe('{"city":"Paris"}');
-    expect(final.output[0]).toMatchObject({ type: 'function_call', call_id: 'toolu_S1', name: 'weather', arguments: '{"city":"Paris"}' });
+    expect(final.output[0]).toMatchObject({
+      type: 'function_call',
+      call_id: 'toolu_S1',
+      name: 'weather',
+      arguments: '{"city":"Paris"}',
+    });
     expect(last().tools).toEqual([
       { name: 'weather', description: 'Weather in a city', input_schema: WEATHER_TOOL.parameters },
     ]);
@@ -132,7 +151,10 @@ describe('POST /v1/responses with the openai SDK', () => {
   it('turns an upstream error mid-stream into an error event, so the SDK raises', async () => {
     const all = events([{ type: 'text', text: ['half'] }]);
     anthropic.reply({
-      events: [...all.slice(0, 3), ['error', { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }]],
+      events: [
+        ...all.slice(0, 3),
+        ['error', { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }],
+      ],
     });
     const stream = alice.responses.stream({ model: MODEL, input: 'Say hello.', max_output_tokens: 50 });
     await expect(stream.finalResponse()).rejects.toThrow(/Overloaded/);
@@ -152,7 +174,10 @@ describe('POST /v1/responses with the openai SDK', () => {
       code: 'response_not_found',
     });
     await alice.responses.delete(created.id);
-    await expect(alice.responses.retrieve(created.id)).rejects.toMatchObject({ status: 404, code: 'response_not_found' });
+    await expect(alice.responses.retrieve(created.id)).rejects.toMatchObject({
+      status: 404,
+      code: 'response_not_found',
+    });
     // store: false keeps nothing.
     anthropic.reply({ json: message([{ type: 'text', text: 'gone' }]) });
     const unstored = await alice.responses.create({ model: MODEL, input: 'x', store: false, max_output_tokens: 20 });
@@ -162,7 +187,12 @@ describe('POST /v1/responses with the openai SDK', () => {
   it('refuses built-in tools and background mode with 400 unsupported_value', async () => {
     const before = anthropic.received.length;
     await expect(
-      alice.responses.create({ model: MODEL, input: 'news?', tools: [{ type: 'web_search_preview' }], max_output_tokens: 20 }),
+      alice.responses.create({
+        model: MODEL,
+        input: 'news?',
+        tools: [{ type: 'web_search_preview' }],
+        max_output_tokens: 20,
+      }),
     ).rejects.toMatchObject({ status: 400, code: 'unsupported_value', param: 'tools[0].type' });
     await expect(
       alice.responses.create({ model: MODEL, input: 'x', background: true, max_output_tokens: 20 }),
@@ -174,7 +204,9 @@ describe('POST /v1/responses with the openai SDK', () => {
     await expect(
       alice.responses.create({
         model: MODEL,
-        input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'https://example.com/a.png', detail: 'auto' }] }],
+        input: [
+          { role: 'user', content: [{ type: 'input_image', image_url: 'https://example.com/a.png', detail: 'auto' }] },
+        ],
         max_output_tokens: 20,
       }),
     ).rejects.toMatchObject({ status: 400, code: 'image_url_not_supported', param: 'input[0].content[0].image_url' });
@@ -267,9 +299,9 @@ describe('multi-turn with tools and thinking', () => {
     expect(third.output_text).toBe('Sunny in both.');
     expectThirdTurn();
     // Another caller cannot continue alice's conversation.
-    await expect(
-      bob.responses.create({ ...BASE, previous_response_id: second.id, input: 'hi' }),
-    ).rejects.toMatchObject({ status: 404, code: 'response_not_found', param: 'previous_response_id' });
+    await expect(bob.responses.create({ ...BASE, previous_response_id: second.id, input: 'hi' })).rejects.toMatchObject(
+      { status: 404, code: 'response_not_found', param: 'previous_response_id' },
+    );
   });
 
   it('stateless: encrypted_content carries the thinking and its signature to later turns', async () => {
@@ -282,10 +314,18 @@ describe('multi-turn with tools and thinking', () => {
     // The sealed thinking is not readable: neither the thinking nor the signature appears in it.
     expect(reasoning.encrypted_content).not.toContain('weather');
     const call1 = first.output[1] as { call_id: string };
-    const input2 = [...input1, ...first.output, { type: 'function_call_output' as const, call_id: call1.call_id, output: 'sunny' }];
+    const input2 = [
+      ...input1,
+      ...first.output,
+      { type: 'function_call_output' as const, call_id: call1.call_id, output: 'sunny' },
+    ];
     const second = await alice.responses.stream({ ...stateless, input: input2 as never }).finalResponse();
     const call2 = second.output.find((i) => i.type === 'function_call') as { call_id: string };
-    const input3 = [...input2, ...second.output, { type: 'function_call_output' as const, call_id: call2.call_id, output: 'sunny too' }];
+    const input3 = [
+      ...input2,
+      ...second.output,
+      { type: 'function_call_output' as const, call_id: call2.call_id, output: 'sunny too' },
+    ];
     const third = await alice.responses.create({ ...stateless, input: input3 as never });
     expect(third.output_text).toBe('Sunny in both.');
     expectThirdTurn();
@@ -303,7 +343,9 @@ describe('multi-turn with tools and thinking', () => {
     const reasoning = first.output[0] as { encrypted_content: string };
     const sealed = reasoning.encrypted_content;
     const altered = sealed.slice(0, -4) + (sealed.endsWith('AAAA') ? 'BBBB' : 'AAAA');
-    const forged = 'gwr1.' + Buffer.from(JSON.stringify([{ type: 'thinking', thinking: 'x', signature: 'forged' }])).toString('base64url');
+    const forged =
+      'gwr1.' +
+      Buffer.from(JSON.stringify([{ type: 'thinking', thinking: 'x', signature: 'forged' }])).toString('base64url');
     const before = anthropic.received.length;
     for (const [client, content] of [
       [alice, altered],
@@ -340,13 +382,30 @@ describe('one conversion core', () => {
         user: 'end-user-7',
         parallel_tool_calls: false,
         tool_choice: 'auto',
-        tools: [{ type: 'function', function: { name: 'weather', description: 'Weather in a city', parameters: WEATHER_TOOL.parameters } }],
+        tools: [
+          {
+            type: 'function',
+            function: { name: 'weather', description: 'Weather in a city', parameters: WEATHER_TOOL.parameters },
+          },
+        ],
         stop: undefined,
         messages: [
           { role: 'system', content: 'Be brief.' },
           { role: 'developer', content: 'Use metric units.' },
-          { role: 'user', content: [{ type: 'text', text: 'What is this?' }, { type: 'image_url', image_url: { url: png } }] },
-          { role: 'assistant', content: 'Let me check.', tool_calls: [{ id: 'toolu_9', type: 'function', function: { name: 'weather', arguments: '{"city":"Oslo"}' } }] },
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'What is this?' },
+              { type: 'image_url', image_url: { url: png } },
+            ],
+          },
+          {
+            role: 'assistant',
+            content: 'Let me check.',
+            tool_calls: [
+              { id: 'toolu_9', type: 'function', function: { name: 'weather', arguments: '{"city":"Oslo"}' } },
+            ],
+          },
           { role: 'tool', tool_call_id: 'toolu_9', content: 'cold' },
         ],
       }),
@@ -364,8 +423,18 @@ describe('one conversion core', () => {
       instructions: 'Be brief.',
       input: [
         { role: 'developer', content: 'Use metric units.' },
-        { role: 'user', content: [{ type: 'input_text', text: 'What is this?' }, { type: 'input_image', image_url: png, detail: 'auto' }] },
-        { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Let me check.', annotations: [] }] } as never,
+        {
+          role: 'user',
+          content: [
+            { type: 'input_text', text: 'What is this?' },
+            { type: 'input_image', image_url: png, detail: 'auto' },
+          ],
+        },
+        {
+          type: 'message',
+          role: 'assistant',
+          content: [{ type: 'output_text', text: 'Let me check.', annotations: [] }],
+        } as never,
         { type: 'function_call', call_id: 'toolu_9', name: 'weather', arguments: '{"city":"Oslo"}' },
         { type: 'function_call_output', call_id: 'toolu_9', output: 'cold' },
       ],

@@ -46,7 +46,9 @@ export async function startAnthropicScript(): Promise<AnthropicScript> {
         void (async () => {
           for (const [index, [event, data]] of answer.events.entries()) {
             if (index === answer.holdBefore) await held;
-            await new Promise<void>((resolve) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`, () => resolve()));
+            await new Promise<void>((resolve) =>
+              res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`, () => resolve()),
+            );
             await new Promise((resolve) => setImmediate(resolve));
           }
           res.end();
@@ -96,9 +98,13 @@ export function events(
       },
     ],
   ];
-  content.forEach((block, index) => {
+  content.forEach((entry, index) => {
+    const block = entry as Record<string, unknown>;
     if (block.type === 'text') {
-      out.push(['content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } }]);
+      out.push([
+        'content_block_start',
+        { type: 'content_block_start', index, content_block: { type: 'text', text: '' } },
+      ]);
       const pieces = Array.isArray(block.text) ? block.text : [block.text];
       for (const text of pieces as string[])
         out.push(['content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text } }]);
@@ -116,13 +122,13 @@ export function events(
         { type: 'content_block_delta', index, delta: { type: 'signature_delta', signature: block.signature } },
       ]);
     } else if (block.type === 'tool_use') {
-      out.push([
-        'content_block_start',
-        { type: 'content_block_start', index, content_block: { ...block, input: {} } },
-      ]);
+      out.push(['content_block_start', { type: 'content_block_start', index, content_block: { ...block, input: {} } }]);
       const json = JSON.stringify(block.input);
       for (const partial_json of [json.slice(0, 5), json.slice(5)])
-        out.push(['content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json } }]);
+        out.push([
+          'content_block_delta',
+          { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json } },
+        ]);
     }
     out.push(['content_block_stop', { type: 'content_block_stop', index }]);
   });

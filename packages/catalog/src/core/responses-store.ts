@@ -63,10 +63,14 @@ export class DatabaseResponsesStore {
       throw new TypeError('DatabaseResponsesStore needs { box }: the catalog SecretBox that seals secrets.');
     const days = options.retentionDays ?? 30;
     if (!Number.isInteger(days) || days < 1 || days > 3650)
-      throw new TypeError('DatabaseResponsesStore retentionDays must be a whole number of days from 1 to 3650, for example 30.');
+      throw new TypeError(
+        'DatabaseResponsesStore retentionDays must be a whole number of days from 1 to 3650, for example 30.',
+      );
     const every = options.retentionIntervalMs ?? 3_600_000;
     if (!(Number.isInteger(every) && every > 0 && every <= MAX_TIMER_MS))
-      throw new TypeError('DatabaseResponsesStore retentionIntervalMs must be a whole number of milliseconds, for example 3600000.');
+      throw new TypeError(
+        'DatabaseResponsesStore retentionIntervalMs must be a whole number of milliseconds, for example 3600000.',
+      );
     if (options.onError !== undefined && typeof options.onError !== 'function')
       throw new TypeError('DatabaseResponsesStore onError must be a function (error) => void.');
     this.db = options.db;

@@ -3,8 +3,7 @@ import { InvalidEncryptedContentError } from './errors';
 
 /** An Anthropic thinking block as it must go back to the provider, signature included. */
 export type ThinkingBlock =
-  | { type: 'thinking'; thinking: string; signature: string }
-  | { type: 'redacted_thinking'; data: string };
+  { type: 'thinking'; thinking: string; signature: string } | { type: 'redacted_thinking'; data: string };
 
 const FORMAT = 'gwr1';
 const IV_BYTES = 12;
@@ -39,7 +38,9 @@ export class ReasoningSeal {
   /** `key`: 32 bytes. Default: a random key of this process (sealed reasoning then opens only here). */
   constructor(key: Buffer = randomBytes(32)) {
     if (!Buffer.isBuffer(key) || key.length !== 32) {
-      throw new TypeError('reasoningKey must be a Buffer of 32 bytes, for example derived from the encryption key with HKDF.');
+      throw new TypeError(
+        'reasoningKey must be a Buffer of 32 bytes, for example derived from the encryption key with HKDF.',
+      );
     }
     this.key = Buffer.from(key);
   }
@@ -58,7 +59,8 @@ export class ReasoningSeal {
    * `400 invalid_encrypted_content` (naming `param`) for anything this gateway did not seal for `caller`.
    */
   open(sealed: unknown, caller: string, param: string): ThinkingBlock[] {
-    if (typeof sealed !== 'string' || sealed.length > MAX_SEALED_CHARS || !sealed.startsWith(`${FORMAT}.`)) refuse(param);
+    if (typeof sealed !== 'string' || sealed.length > MAX_SEALED_CHARS || !sealed.startsWith(`${FORMAT}.`))
+      refuse(param);
     const raw = Buffer.from(sealed.slice(FORMAT.length + 1), 'base64url');
     if (raw.length <= IV_BYTES + TAG_BYTES) refuse(param);
     let plain: string;

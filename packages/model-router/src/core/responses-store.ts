@@ -65,7 +65,9 @@ export class MemoryResponsesStore implements ResponsesStore {
       throw new TypeError('MemoryResponsesStore maxEntries must be a whole number of at least 1, for example 1000.');
     const days = options.retentionDays ?? 30;
     if (!(typeof days === 'number' && days > 0 && days <= 3650))
-      throw new TypeError('MemoryResponsesStore retentionDays must be a number of days from 1 to 3650, for example 30.');
+      throw new TypeError(
+        'MemoryResponsesStore retentionDays must be a number of days from 1 to 3650, for example 30.',
+      );
     this.maxEntries = maxEntries;
     this.retentionMs = days * 86_400_000;
     this.now = options.now ?? Date.now;

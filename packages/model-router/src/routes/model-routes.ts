@@ -248,7 +248,9 @@ export function createModelRoutes(options: ModelRouterOptions = {}): ModelRoutes
       typeof responsesStore.put !== 'function' ||
       typeof responsesStore.delete !== 'function')
   ) {
-    throw new TypeError('responsesStore must be an object with put(owner, id, stored), get(owner, id) and delete(owner, id) methods.');
+    throw new TypeError(
+      'responsesStore must be an object with put(owner, id, stored), get(owner, id) and delete(owner, id) methods.',
+    );
   }
   if (options.onResponseStoreError !== undefined && typeof options.onResponseStoreError !== 'function')
     throw new TypeError('onResponseStoreError must be a function (error) => void.');

@@ -2,23 +2,14 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { requestTraceContext } from '@gw/tracing';
 import { checkModelAccess, resolveModel } from '../core/catalog';
-import {
-  InvalidRequestError,
-  ItemNotFoundError,
-  ResponseNotFoundError,
-  UnknownProviderError,
-} from '../core/errors';
+import { InvalidRequestError, ItemNotFoundError, ResponseNotFoundError, UnknownProviderError } from '../core/errors';
 import { gatewayHeader, readGatewayConfig } from '../core/gateway-headers';
 import type { RawStringPolicy } from '../core/json-reader';
 import type { ReasoningSeal } from '../core/reasoning-seal';
 import { responseOwner, type ResponsesStore, type StoredResponse } from '../core/responses-store';
 import { upstreamJson } from '../core/streaming-json';
 import { MessageAssembler, messageEvents } from '../core/cache/answer';
-import {
-  anthropicApi,
-  IGNORED_PARAMS_HEADER,
-  toAnthropicConversion,
-} from '../providers/anthropic';
+import { anthropicApi, IGNORED_PARAMS_HEADER, toAnthropicConversion } from '../providers/anthropic';
 import {
   includesEncryptedReasoning,
   lowerResponsesRequest,
@@ -65,9 +56,12 @@ const RESPONSE_ID = /^resp_[0-9a-f]{32}$/;
 const MAX_REFERENCED_RESPONSES = 64;
 
 function notFound(id: string, param: string | null): never {
-  throw new ResponseNotFoundError(`No stored response ${id.slice(0, 64)} of this caller (unknown, deleted or expired).`, {
-    param,
-  });
+  throw new ResponseNotFoundError(
+    `No stored response ${id.slice(0, 64)} of this caller (unknown, deleted or expired).`,
+    {
+      param,
+    },
+  );
 }
 
 /** `input` with every `item_reference` replaced by the stored output item it names. */
@@ -82,10 +76,14 @@ async function resolveReferences(context: ResponsesContext, owner: string, input
     }
     const param = `input[${index}].id`;
     const responseId = responseIdOfItem(item.id);
-    if (responseId === undefined) throw new ItemNotFoundError('item_reference names no item this gateway gave out.', { param });
+    if (responseId === undefined)
+      throw new ItemNotFoundError('item_reference names no item this gateway gave out.', { param });
     if (!loaded.has(responseId)) {
       if (loaded.size >= MAX_REFERENCED_RESPONSES)
-        throw new InvalidRequestError(`item_reference items may name items of at most ${MAX_REFERENCED_RESPONSES} responses.`, { param });
+        throw new InvalidRequestError(
+          `item_reference items may name items of at most ${MAX_REFERENCED_RESPONSES} responses.`,
+          { param },
+        );
       loaded.set(responseId, await context.responses.get(owner, responseId));
     }
     const found = loaded.get(responseId)?.items.find((stored) => stored.id === item.id);
@@ -126,18 +124,24 @@ export async function runCreateResponse(
   if (!isObject(body)) throw new InvalidRequestError('The request body must be a JSON object.', { param: 'body' });
   refuseUnsupportedResponsesFields(body);
   const config = readGatewayConfig(req.headers);
-  const { provider, model } = resolveModel(context.catalog, body.model, gatewayHeader(req.headers, 'provider') ?? config.provider);
+  const { provider, model } = resolveModel(
+    context.catalog,
+    body.model,
+    gatewayHeader(req.headers, 'provider') ?? config.provider,
+  );
   checkModelAccess(context.authorize, req, { provider: provider.slug, model });
   if (provider.provider !== 'anthropic')
     throw new UnknownProviderError(`@${provider.slug} does not serve responses.`, { param: 'model' });
-  if (present(body.store) && typeof body.store !== 'boolean') throw new InvalidRequestError('store must be a boolean.', { param: 'store' });
+  if (present(body.store) && typeof body.store !== 'boolean')
+    throw new InvalidRequestError('store must be a boolean.', { param: 'store' });
   const store = body.store !== false;
   const owner = responseOwner(req, context.callerId);
   const caller = owner;
   let previousItems: Json[] = [];
   if (present(body.previous_response_id)) {
     const id = body.previous_response_id;
-    if (typeof id !== 'string') throw new InvalidRequestError('previous_response_id must be a string.', { param: 'previous_response_id' });
+    if (typeof id !== 'string')
+      throw new InvalidRequestError('previous_response_id must be a string.', { param: 'previous_response_id' });
     const previous = RESPONSE_ID.test(id) ? await context.responses.get(owner, id) : undefined;
     if (previous === undefined) notFound(id, 'previous_response_id');
     previousItems = previous.items;
@@ -269,13 +273,20 @@ export async function runCreateResponse(
 
 /** Runs `GET /v1/responses/<id>`: the caller's stored response. */
 export async function runGetResponse(context: ResponsesContext, req: IncomingMessage, res: ServerResponse, id: string) {
-  const stored = RESPONSE_ID.test(id) ? await context.responses.get(responseOwner(req, context.callerId), id) : undefined;
+  const stored = RESPONSE_ID.test(id)
+    ? await context.responses.get(responseOwner(req, context.callerId), id)
+    : undefined;
   if (stored === undefined) notFound(id, null);
   sendJson(res, 200, stored.response);
 }
 
 /** Runs `DELETE /v1/responses/<id>`: deletes the caller's stored response. */
-export async function runDeleteResponse(context: ResponsesContext, req: IncomingMessage, res: ServerResponse, id: string) {
+export async function runDeleteResponse(
+  context: ResponsesContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  id: string,
+) {
   const deleted = RESPONSE_ID.test(id) && (await context.responses.delete(responseOwner(req, context.callerId), id));
   if (!deleted) notFound(id, null);
   sendJson(res, 200, { id, object: 'response.deleted', deleted: true });

@@ -97,9 +97,12 @@ export function refuseUnsupportedResponsesFields(body: Json): void {
     );
   }
   if (present(body.truncation) && body.truncation !== 'disabled') {
-    throw new UnsupportedValueError('truncation "auto" is not supported: the gateway never drops input; send "disabled".', {
-      param: 'truncation',
-    });
+    throw new UnsupportedValueError(
+      'truncation "auto" is not supported: the gateway never drops input; send "disabled".',
+      {
+        param: 'truncation',
+      },
+    );
   }
 }
 
@@ -159,7 +162,11 @@ export function lowerResponsesRequest(body: Json, context: ResponsesLoweringCont
   }
   if (present(body.metadata)) {
     const metadata = body.metadata;
-    if (!isObject(metadata) || Object.keys(metadata).length > 16 || Object.values(metadata).some((v) => typeof v !== 'string'))
+    if (
+      !isObject(metadata) ||
+      Object.keys(metadata).length > 16 ||
+      Object.values(metadata).some((v) => typeof v !== 'string')
+    )
       invalid('metadata must be an object of at most 16 string values.', 'metadata');
   }
   return { chatBody, messageParams: params, ignoredParams: ignored };
@@ -195,10 +202,12 @@ function lowerToolChoice(choice: unknown): unknown {
 }
 
 function lowerFormat(format: unknown): Json {
-  if (!isObject(format) || typeof format.type !== 'string') invalid('text.format must be an object with a "type".', 'text.format');
+  if (!isObject(format) || typeof format.type !== 'string')
+    invalid('text.format must be an object with a "type".', 'text.format');
   if (format.type !== 'json_schema') return { type: format.type };
   const spec: Json = {};
-  for (const field of ['name', 'schema', 'description', 'strict']) if (present(format[field])) spec[field] = format[field];
+  for (const field of ['name', 'schema', 'description', 'strict'])
+    if (present(format[field])) spec[field] = format[field];
   return { type: 'json_schema', json_schema: spec };
 }
 
@@ -252,8 +261,13 @@ class MessageBuilder {
           typeof output === 'string'
             ? output
             : Array.isArray(output)
-              ? output.map((part) => (isObject(part) && part.type === 'input_text' ? { type: 'text', text: part.text } : part))
-              : invalid('function_call_output.output must be a string or an array of input_text parts.', `${param}.output`);
+              ? output.map((part) =>
+                  isObject(part) && part.type === 'input_text' ? { type: 'text', text: part.text } : part,
+                )
+              : invalid(
+                  'function_call_output.output must be a string or an array of input_text parts.',
+                  `${param}.output`,
+                );
         this.push({ role: 'tool', tool_call_id: item.call_id, content }, param);
         return;
       }
@@ -266,7 +280,10 @@ class MessageBuilder {
         return;
       }
       case 'item_reference':
-        return invalid('An item_reference must name an output item of a stored response of this caller.', `${param}.id`);
+        return invalid(
+          'An item_reference must name an output item of a stored response of this caller.',
+          `${param}.id`,
+        );
       default:
         throw new UnsupportedValueError(
           `Input items of type "${String(type).slice(0, 40)}" are not supported; send message, function_call, function_call_output or reasoning items.`,
@@ -284,7 +301,11 @@ class MessageBuilder {
       if (typeof content === 'string') parts.push({ type: 'text', text: content });
       else if (Array.isArray(content)) {
         content.forEach((part, index) => {
-          if (isObject(part) && (part.type === 'output_text' || part.type === 'input_text') && typeof part.text === 'string')
+          if (
+            isObject(part) &&
+            (part.type === 'output_text' || part.type === 'input_text') &&
+            typeof part.text === 'string'
+          )
             parts.push({ type: 'text', text: part.text });
           else if (isObject(part) && part.type === 'refusal' && typeof part.refusal === 'string')
             parts.push({ type: 'text', text: part.refusal });

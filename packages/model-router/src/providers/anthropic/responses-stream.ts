@@ -172,7 +172,9 @@ export class ResponsesStreamTranslator {
       // refused below
     }
     if (typeof payload !== 'object' || payload === null || Array.isArray(payload))
-      return this.errorFrame({ error: { type: 'api_error', message: 'The provider sent an unreadable stream event.' } });
+      return this.errorFrame({
+        error: { type: 'api_error', message: 'The provider sent an unreadable stream event.' },
+      });
     return this.pushEvent(event, payload as Json);
   }
 
@@ -235,11 +237,16 @@ export class ResponsesStreamTranslator {
     if (this.open.has(index)) return '';
     switch (block.type) {
       case 'thinking': {
-        const out = this.add(index, 'reasoning', { type: 'reasoning', summary: [] }, {
-          type: 'thinking',
-          thinking: '',
-          signature: '',
-        });
+        const out = this.add(
+          index,
+          'reasoning',
+          { type: 'reasoning', summary: [] },
+          {
+            type: 'thinking',
+            thinking: '',
+            signature: '',
+          },
+        );
         const open = this.open.get(index) as OpenItem;
         return (
           out +
@@ -252,14 +259,20 @@ export class ResponsesStreamTranslator {
         );
       }
       case 'redacted_thinking':
-        return this.add(index, 'redacted', { type: 'reasoning', summary: [] }, {
-          type: 'redacted_thinking',
-          data: String(block.data ?? ''),
-        });
+        return this.add(
+          index,
+          'redacted',
+          { type: 'reasoning', summary: [] },
+          {
+            type: 'redacted_thinking',
+            data: String(block.data ?? ''),
+          },
+        );
       case 'text':
         return this.textStart(index, typeof block.text === 'string' ? block.text : '');
       case 'tool_use':
-        if (this.context.jsonTool !== undefined && block.name === this.context.jsonTool) return this.textStart(index, '');
+        if (this.context.jsonTool !== undefined && block.name === this.context.jsonTool)
+          return this.textStart(index, '');
         return this.add(index, 'function_call', {
           type: 'function_call',
           status: 'in_progress',
