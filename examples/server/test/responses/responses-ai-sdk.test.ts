@@ -77,6 +77,31 @@ describe('Vercel AI SDK default provider openai(modelId) over /v1/responses', ()
     expect(anthropic.received.at(-1)!.json.tool_choice).toEqual({ type: 'tool', name: 'response' });
   });
 
+  it('gives the thinking as reasoning text when reasoningSummary is set, streamed and not, and none otherwise', async () => {
+    const thinking = [
+      { type: 'thinking', thinking: 'Greeting in French.', signature: SIGNATURE },
+      { type: 'text', text: 'Bonjour' },
+    ];
+    const options = (reasoningSummary?: string) => ({
+      model: openai(MODEL),
+      prompt: 'Say hello.',
+      maxOutputTokens: 4000,
+      maxRetries: 0,
+      providerOptions: {
+        openai: { reasoningEffort: 'low', forceReasoning: true, ...(reasoningSummary ? { reasoningSummary } : {}) },
+      },
+    });
+    anthropic.reply({ json: message(thinking) });
+    expect((await generateText(options('auto'))).reasoningText).toBe('Greeting in French.');
+    expect(anthropic.received.at(-1)!.json.thinking).toEqual({ type: 'enabled', budget_tokens: 1024 });
+    anthropic.reply({ events: events(thinking) });
+    expect(await streamText(options('detailed')).reasoningText).toBe('Greeting in French.');
+    anthropic.reply({ json: message(thinking) });
+    const unasked = await generateText(options());
+    expect(unasked.text).toBe('Bonjour');
+    expect(unasked.reasoningText ?? '').toBe('');
+  });
+
   it('runs tool calls over several steps, the thinking of each step going back with its signature', async () => {
     anthropic.reply(
       {

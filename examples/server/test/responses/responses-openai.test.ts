@@ -368,6 +368,71 @@ describe('multi-turn with tools and thinking', () => {
   });
 });
 
+describe('reasoning.summary', () => {
+  const thinkingAnswer = () =>
+    events([
+      { type: 'thinking', thinking: 'Paris is the capital.', signature: SIG_1 },
+      { type: 'text', text: 'Paris' },
+    ]);
+  const ask = {
+    model: MODEL,
+    input: 'Capital of France?',
+    reasoning: { effort: 'low' as const },
+    max_output_tokens: 4000,
+  };
+
+  it('fills the reasoning item summary with the thinking, streamed and not, only when the request asks for one', async () => {
+    anthropic.reply({ events: thinkingAnswer() });
+    const stream = alice.responses.stream({ ...ask, reasoning: { effort: 'low', summary: 'auto' } });
+    const deltas: string[] = [];
+    stream.on('response.reasoning_summary_text.delta', (event) => deltas.push(event.delta));
+    const summarised = await stream.finalResponse();
+    expect(deltas.join('')).toBe('Paris is the capital.');
+    expect(summarised.output[0]).toMatchObject({
+      type: 'reasoning',
+      summary: [{ type: 'summary_text', text: 'Paris is the capital.' }],
+    });
+    expect(summarised.reasoning).toMatchObject({ summary: 'auto' });
+    // The stored response is the one answered.
+    expect((await alice.responses.retrieve(summarised.id)).output[0]).toEqual(summarised.output[0]);
+    anthropic.reply({
+      json: message([
+        { type: 'thinking', thinking: 'Short.', signature: SIG_1 },
+        { type: 'text', text: 'x' },
+      ]),
+    });
+    const detailed = await alice.responses.create({ ...ask, reasoning: { effort: 'low', summary: 'detailed' } });
+    expect(detailed.output[0]).toMatchObject({ summary: [{ type: 'summary_text', text: 'Short.' }] });
+
+    // Not asked: the summary stays empty and no summary event is sent, as OpenAI does.
+    anthropic.reply({ events: thinkingAnswer() });
+    const quiet = alice.responses.stream(ask);
+    const types: string[] = [];
+    for await (const event of quiet) types.push(event.type);
+    const plain = await quiet.finalResponse();
+    expect(types.filter((type) => type.startsWith('response.reasoning_summary'))).toEqual([]);
+    expect(plain.output[0]).toMatchObject({ type: 'reasoning', summary: [] });
+    expect(JSON.stringify(plain)).not.toContain('Paris is the capital.');
+    anthropic.reply({
+      json: message([
+        { type: 'thinking', thinking: 'Hidden.', signature: SIG_1 },
+        { type: 'text', text: 'x' },
+      ]),
+    });
+    const unstreamed = await alice.responses.create(ask);
+    expect(unstreamed.output[0]).toMatchObject({ type: 'reasoning', summary: [] });
+    expect(JSON.stringify(unstreamed)).not.toContain('Hidden.');
+  });
+
+  it('refuses a reasoning.summary OpenAI does not define with 400 unsupported_value', async () => {
+    const before = anthropic.received.length;
+    await expect(
+      alice.responses.create({ ...ask, reasoning: { effort: 'low', summary: 'verbose' as never } }),
+    ).rejects.toMatchObject({ status: 400, code: 'unsupported_value', param: 'reasoning.summary' });
+    expect(anthropic.received.length).toBe(before);
+  });
+});
+
 describe('one conversion core', () => {
   it('the same conversation through /v1/chat/completions and /v1/responses reaches the provider as the same request', async () => {
     const png = `data:image/png;base64,${Buffer.from('89504e470d0a1a0a', 'hex').toString('base64')}`;

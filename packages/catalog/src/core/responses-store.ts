@@ -42,6 +42,9 @@ function responseContext(owner: string, id: string): string {
 
 const MAX_TIMER_MS = 2_147_483_647;
 
+/** Most days a stored response may be kept (`retentionDays`, `GATEWAY_RESPONSES_DAYS`): ten years. */
+export const MAX_RESPONSE_RETENTION_DAYS = 3650;
+
 /**
  * Stored Responses API responses in the catalog's database (`gw_responses`): each row holds the
  * response and its conversation items sealed with the catalog's {@link SecretBox} (AES-256-GCM,
@@ -62,9 +65,9 @@ export class DatabaseResponsesStore {
     if (typeof options.box?.seal !== 'function')
       throw new TypeError('DatabaseResponsesStore needs { box }: the catalog SecretBox that seals secrets.');
     const days = options.retentionDays ?? 30;
-    if (!Number.isInteger(days) || days < 1 || days > 3650)
+    if (!Number.isInteger(days) || days < 1 || days > MAX_RESPONSE_RETENTION_DAYS)
       throw new TypeError(
-        'DatabaseResponsesStore retentionDays must be a whole number of days from 1 to 3650, for example 30.',
+        `DatabaseResponsesStore retentionDays must be a whole number of days from 1 to ${MAX_RESPONSE_RETENTION_DAYS}, for example 30.`,
       );
     const every = options.retentionIntervalMs ?? 3_600_000;
     if (!(Number.isInteger(every) && every > 0 && every <= MAX_TIMER_MS))

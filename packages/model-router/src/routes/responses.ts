@@ -13,6 +13,7 @@ import { anthropicApi, IGNORED_PARAMS_HEADER, toAnthropicConversion } from '../p
 import {
   includesEncryptedReasoning,
   lowerResponsesRequest,
+  readReasoningSummary,
   refuseUnsupportedResponsesFields,
   renameParam,
   responsesParam,
@@ -180,6 +181,7 @@ export async function runCreateResponse(
     model,
     jsonTool,
     includeEncrypted,
+    summary: readReasoningSummary(body),
     seal: (blocks) => context.seal.seal(blocks, caller),
     echo: echoOf(body, store),
     frames: stream,

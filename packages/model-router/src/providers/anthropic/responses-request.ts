@@ -118,6 +118,25 @@ export function includesEncryptedReasoning(body: Json, ignored: string[]): boole
   return (body.include as string[]).includes(ENCRYPTED_REASONING);
 }
 
+/** The values of `reasoning.summary` OpenAI takes; each asks for the reasoning items' `summary`. */
+const SUMMARY_VALUES: ReadonlySet<unknown> = new Set(['auto', 'concise', 'detailed']);
+
+/**
+ * True when the request asks for reasoning summaries (`reasoning.summary` set): reasoning items then
+ * carry the provider's thinking text in `summary` (and the stream its `response.reasoning_summary_*`
+ * events); otherwise `summary` stays empty, as OpenAI leaves it. Anthropic has one level of detail:
+ * `auto`, `concise` and `detailed` give the same text.
+ */
+export function readReasoningSummary(body: Json): boolean {
+  if (!isObject(body.reasoning) || !present(body.reasoning.summary)) return false;
+  if (!SUMMARY_VALUES.has(body.reasoning.summary)) {
+    throw new UnsupportedValueError('reasoning.summary must be "auto", "concise" or "detailed" (or left out).', {
+      param: 'reasoning.summary',
+    });
+  }
+  return true;
+}
+
 /** Lowers a Responses request to a chat completion body. Throws ModelRouterError subclasses only. */
 export function lowerResponsesRequest(body: Json, context: ResponsesLoweringContext): ResponsesLowering {
   const ignored: string[] = [];
@@ -158,7 +177,7 @@ export function lowerResponsesRequest(body: Json, context: ResponsesLoweringCont
   if (present(body.reasoning)) {
     if (!isObject(body.reasoning)) invalid('reasoning must be an object.', 'reasoning');
     if (present(body.reasoning.effort)) chatBody.reasoning_effort = body.reasoning.effort;
-    if (present(body.reasoning.summary)) ignored.push('reasoning.summary');
+    readReasoningSummary(body);
   }
   if (present(body.metadata)) {
     const metadata = body.metadata;

@@ -21,6 +21,11 @@ export interface ResponsesStreamContext {
   jsonTool?: string;
   /** Whether reasoning items the client sees carry `encrypted_content`. */
   includeEncrypted: boolean;
+  /**
+   * Whether reasoning items carry the thinking text in `summary` (the request set
+   * `reasoning.summary`), with the `response.reasoning_summary_*` events. Otherwise `summary` is `[]`.
+   */
+  summary: boolean;
   /** Seals a reasoning item's thinking blocks into its `encrypted_content`. */
   seal(blocks: ThinkingBlock[]): string;
   /** The request's fields the response object repeats (instructions, tools, metadata, …). */
@@ -248,6 +253,7 @@ export class ResponsesStreamTranslator {
           },
         );
         const open = this.open.get(index) as OpenItem;
+        if (!this.context.summary) return out;
         return (
           out +
           this.frame('response.reasoning_summary_part.added', {
@@ -329,6 +335,7 @@ export class ResponsesStreamTranslator {
         if (open.thinking?.type !== 'thinking') return '';
         const piece = String(delta.thinking ?? '');
         open.thinking.thinking += piece;
+        if (!this.context.summary) return '';
         return this.frame('response.reasoning_summary_text.delta', {
           item_id: open.item.id,
           output_index: open.outputIndex,
@@ -370,7 +377,7 @@ export class ResponsesStreamTranslator {
       const sealed = this.context.seal([open.thinking]);
       const stored: Json = { ...item, encrypted_content: sealed };
       this.stored[outputIndex] = stored;
-      if (open.thinking.type === 'thinking') {
+      if (open.thinking.type === 'thinking' && this.context.summary) {
         const text = open.thinking.thinking;
         const part = { type: 'summary_text', text };
         item.summary = [part];
