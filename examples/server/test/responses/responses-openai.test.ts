@@ -184,6 +184,46 @@ describe('POST /v1/responses with the openai SDK', () => {
     await expect(alice.responses.retrieve(unstored.id)).rejects.toMatchObject({ status: 404 });
   });
 
+  it('lists a stored response input items in OpenAI list shape, paged, for its caller only', async () => {
+    anthropic.reply(
+      { json: message([{ type: 'text', text: 'first answer' }]) },
+      { json: message([{ type: 'text', text: 'second answer' }]) },
+    );
+    const first = await alice.responses.create({ model: MODEL, input: 'first question', max_output_tokens: 20 });
+    const second = await alice.responses.create({
+      model: MODEL,
+      previous_response_id: first.id,
+      input: [
+        { role: 'user', content: 'second question' },
+        { role: 'user', content: [{ type: 'input_text', text: 'and more' }] },
+      ],
+      max_output_tokens: 20,
+    });
+    // Every page of two, newest first: the SDK follows has_more and last_id.
+    const listed: { id: string; type: string; role?: string; content?: unknown }[] = [];
+    for await (const item of alice.responses.inputItems.list(second.id, { limit: 2 })) listed.push(item as never);
+    expect(listed.map((item) => item.content)).toEqual([
+      [{ type: 'input_text', text: 'and more' }],
+      [{ type: 'input_text', text: 'second question' }],
+      [{ type: 'output_text', text: 'first answer', annotations: [], logprobs: [] }],
+      [{ type: 'input_text', text: 'first question' }],
+    ]);
+    expect(new Set(listed.map((item) => item.id)).size).toBe(4);
+    const page = await alice.responses.inputItems.list(first.id, { order: 'asc' });
+    expect(page.data).toMatchObject([
+      { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'first question' }] },
+    ]);
+    expect(page.has_more).toBe(false);
+    await expect(bob.responses.inputItems.list(second.id)).rejects.toMatchObject({
+      status: 404,
+      code: 'response_not_found',
+    });
+    await expect(alice.responses.inputItems.list(second.id, { limit: 101 })).rejects.toMatchObject({
+      status: 400,
+      param: 'limit',
+    });
+  });
+
   it('refuses built-in tools and background mode with 400 unsupported_value', async () => {
     const before = anthropic.received.length;
     await expect(

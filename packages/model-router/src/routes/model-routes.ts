@@ -26,6 +26,7 @@ import {
   runCreateResponse,
   runDeleteResponse,
   runGetResponse,
+  runListInputItems,
   type ResponsesContext,
 } from './responses';
 
@@ -131,6 +132,7 @@ export interface ModelRoutes {
 const PROMPTS_PREFIX = '/prompts/';
 const PROMPTS_SUFFIX = '/completions';
 const RESPONSES_PREFIX = '/responses/';
+const INPUT_ITEMS_SUFFIX = '/input_items';
 
 /**
  * The model routes as data, with no web framework: `POST /chat/completions`, `POST /messages`,
@@ -375,6 +377,11 @@ export function createModelRoutes(options: ModelRouterOptions = {}): ModelRoutes
         return undefined;
       }
       if ((method === 'GET' || method === 'HEAD') && path === '/models') return models;
+      if (method === 'GET' && path.startsWith(RESPONSES_PREFIX) && path.endsWith(INPUT_ITEMS_SUFFIX)) {
+        const id = path.slice(RESPONSES_PREFIX.length, path.length - INPUT_ITEMS_SUFFIX.length);
+        if (id === '' || id.includes('/')) return undefined;
+        return storedResponse(runListInputItems, id);
+      }
       if ((method === 'GET' || method === 'DELETE') && path.startsWith(RESPONSES_PREFIX)) {
         const id = path.slice(RESPONSES_PREFIX.length);
         if (id === '' || id.includes('/')) return undefined;

@@ -18,7 +18,7 @@ import {
   renameParam,
   responsesParam,
 } from '../providers/anthropic/responses-request';
-import { ResponsesStreamTranslator, responseIdOfItem } from '../providers/anthropic/responses-stream';
+import { ResponsesStreamTranslator, responseIdOfItem, responseIdPart } from '../providers/anthropic/responses-stream';
 import { MAX_CACHED_ANSWER_BYTES, lookUp, planCache, remember } from './cache-flow';
 import { answerUpstreamError, startEventStream, type ChatContext } from './chat-completions';
 import { anthropicUsage, gatewayLocals, sendJson } from './respond';
@@ -292,4 +292,74 @@ export async function runDeleteResponse(
   const deleted = RESPONSE_ID.test(id) && (await context.responses.delete(responseOwner(req, context.callerId), id));
   if (!deleted) notFound(id, null);
   sendJson(res, 200, { id, object: 'response.deleted', deleted: true });
+}
+
+/** Most input items one page of `GET /v1/responses/<id>/input_items` lists (`limit`, OpenAI's range). */
+const MAX_INPUT_ITEMS_PAGE = 100;
+
+/**
+ * An input item as listed: its own `id`, or one derived from the response and its place
+ * (`in_<response part>_<n>`), and a message's string content as one text part, as OpenAI lists them.
+ */
+function listedInputItem(item: Json, responseId: string, index: number): Json {
+  const listed: Json = { ...item };
+  if (typeof listed.id !== 'string') listed.id = `in_${responseIdPart(responseId)}_${index}`;
+  if ((listed.type ?? 'message') === 'message' && typeof listed.content === 'string') {
+    listed.type = 'message';
+    listed.content = [{ type: listed.role === 'assistant' ? 'output_text' : 'input_text', text: listed.content }];
+  }
+  return listed;
+}
+
+/** Reads `limit`, `order` and `after` of an input items query; throws `400 invalid_request` naming the parameter. */
+function inputItemsQuery(url: string | undefined): { limit: number; order: 'asc' | 'desc'; after?: string } {
+  const query = new URLSearchParams((url ?? '').split('?')[1] ?? '');
+  const limitText = query.get('limit');
+  const limit = limitText === null ? 20 : Number(limitText);
+  if (!(Number.isInteger(limit) && limit >= 1 && limit <= MAX_INPUT_ITEMS_PAGE))
+    throw new InvalidRequestError(`limit must be a whole number from 1 to ${MAX_INPUT_ITEMS_PAGE}, for example 20.`, {
+      param: 'limit',
+    });
+  const order = query.get('order') ?? 'desc';
+  if (order !== 'asc' && order !== 'desc')
+    throw new InvalidRequestError('order must be "asc" or "desc".', { param: 'order' });
+  const after = query.get('after') ?? undefined;
+  return { limit, order, after: after?.slice(0, 128) };
+}
+
+/**
+ * Runs `GET /v1/responses/<id>/input_items`: the items the caller's stored response took as input
+ * (those of the response it continued included), in OpenAI's list shape, newest first unless
+ * `order=asc`, `limit` (1–100, default 20) at a time after the item `after`.
+ */
+export async function runListInputItems(
+  context: ResponsesContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  id: string,
+) {
+  const query = inputItemsQuery(req.url);
+  const stored = RESPONSE_ID.test(id)
+    ? await context.responses.get(responseOwner(req, context.callerId), id)
+    : undefined;
+  if (stored === undefined) notFound(id, null);
+  const outputs = Array.isArray(stored.response.output) ? stored.response.output.length : 0;
+  const inputs = stored.items
+    .slice(0, Math.max(0, stored.items.length - outputs))
+    .map((item, index) => listedInputItem(item, id, index));
+  if (query.order === 'desc') inputs.reverse();
+  let start = 0;
+  if (query.after !== undefined) {
+    const at = inputs.findIndex((item) => item.id === query.after);
+    if (at === -1) throw new InvalidRequestError('after names no input item of this response.', { param: 'after' });
+    start = at + 1;
+  }
+  const data = inputs.slice(start, start + query.limit);
+  sendJson(res, 200, {
+    object: 'list',
+    data,
+    first_id: data[0]?.id ?? null,
+    last_id: data.at(-1)?.id ?? null,
+    has_more: start + query.limit < inputs.length,
+  });
 }
