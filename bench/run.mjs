@@ -218,6 +218,18 @@ const anthropicBody = JSON.stringify({
   system: [{ type: 'text', text: 'Be brief.' }],
   messages: [{ role: 'user', content: 'Say something.' }],
 });
+/**
+ * The same request as `chatBody` through `/v1/responses` (`store: false`: the conversion alone, as
+ * for chat completions; a stored response adds one database write). It reaches the provider as the
+ * same Anthropic request.
+ */
+const responsesBody = JSON.stringify({
+  model: '@bench/claude-sonnet-4-5',
+  max_output_tokens: 64,
+  instructions: 'Be brief.',
+  input: 'Say something.',
+  store: false,
+});
 const json = { 'content-type': 'application/json' };
 
 /** Paired rounds: gateway then direct, `rounds` times, at one connection, after `warm` of each. */
@@ -911,6 +923,7 @@ async function main() {
   const streamDirect = JSON.stringify({ ...JSON.parse(anthropicBody), stream: true });
   const streamNative = JSON.stringify({ ...JSON.parse(streamDirect), model: '@bench/claude-sonnet-4-5' });
   const slugged = (slug) => JSON.stringify({ ...JSON.parse(streamChat), model: `@${slug}/claude-sonnet-4-5` });
+  const streamResponses = JSON.stringify({ ...JSON.parse(responsesBody), stream: true });
   let catalogGateway;
   try {
     // The same gateway with its providers and API keys in the catalog database, against this one,
@@ -982,6 +995,15 @@ async function main() {
       );
       results.scenarios.push(
         await paired(
+          '/v1/responses, non-streaming, with conversion',
+          gw('/v1/responses', responsesBody),
+          direct('/v1/messages', anthropicBody),
+          n,
+          counts.rounds,
+        ),
+      );
+      results.scenarios.push(
+        await paired(
           '/v1/messages pass-through',
           gw('/v1/messages', JSON.stringify({ ...JSON.parse(anthropicBody), model: '@bench/claude-sonnet-4-5' })),
           direct('/v1/messages', anthropicBody),
@@ -1023,6 +1045,16 @@ async function main() {
         await paired(
           'streaming conversion of 1,000 events, one event per chunk',
           gw('/v1/chat/completions', streamChat),
+          direct('/v1/messages', streamDirect),
+          counts.stream,
+          counts.rounds,
+          counts.stream,
+        ),
+      );
+      results.scenarios.push(
+        await paired(
+          '/v1/responses streaming conversion of 1,000 events, one event per chunk',
+          gw('/v1/responses', streamResponses),
           direct('/v1/messages', streamDirect),
           counts.stream,
           counts.rounds,
@@ -1081,6 +1113,7 @@ async function main() {
         await cpuUnderLoad(
           [
             { name: 'conversion', pid, target: gw('/v1/chat/completions', chatBody) },
+            { name: 'responses', pid, target: gw('/v1/responses', responsesBody) },
             {
               name: 'passThrough',
               pid,
@@ -1119,6 +1152,12 @@ async function main() {
             label: '/v1/chat/completions stream conversion, one event per chunk',
             pid,
             target: gw('/v1/chat/completions', streamChat),
+          },
+          {
+            name: 'responses',
+            label: '/v1/responses stream conversion, one event per chunk',
+            pid,
+            target: gw('/v1/responses', streamResponses),
           },
           {
             name: 'passThrough',

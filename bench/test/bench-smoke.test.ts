@@ -26,11 +26,13 @@ describe('pnpm bench', () => {
     expect(report.scenarios.map((s: { name: string }) => s.name)).toEqual([
       'bare node:http proxy (baseline), /v1/messages',
       '/v1/chat/completions, non-streaming, with conversion',
+      '/v1/responses, non-streaming, with conversion',
       '/v1/messages pass-through',
       'MCP tools/call, jwt_header, cached tokens (100 users)',
       'MCP tools/call, jwt_header, forced misses (a new user per request)',
       'signed Bedrock retrieve',
       'streaming conversion of 1,000 events, one event per chunk',
+      '/v1/responses streaming conversion of 1,000 events, one event per chunk',
       'stream pass-through, /v1/messages, 1,000 events, one event per chunk',
       'bare node:http proxy, paced stream, 25 events 5 ms apart',
       'paced stream conversion, 25 events 5 ms apart',
@@ -47,12 +49,21 @@ describe('pnpm bench', () => {
       'conversion',
       'mcpCached',
       'passThrough',
+      'responses',
       'stream',
     ]);
-    for (const path of ['bareProxy', 'bedrock', 'conversion', 'mcpCached', 'passThrough']) {
+    for (const path of ['bareProxy', 'bedrock', 'conversion', 'mcpCached', 'passThrough', 'responses']) {
       expect(Object.keys(report.load[path].overBare).sort()).toEqual(['max', 'median', 'min']);
     }
-    expect(Object.keys(report.streams.cpu).sort()).toEqual(['bareProxy', 'burst', 'conversion', 'passThrough']);
+    expect(Object.keys(report.streams.cpu).sort()).toEqual([
+      'bareProxy',
+      'burst',
+      'conversion',
+      'passThrough',
+      'responses',
+    ]);
+    // /v1/responses beside chat completions: CPU per event over the bare proxy's (per request: above).
+    expect(Object.keys(report.streams.cpu.responses.overFloor).sort()).toEqual(['max', 'median', 'min']);
     for (const path of Object.values(report.streams.cpu) as { cpuMicrosPerEvent: { median: number } }[])
       // Smoke counts use a few ms of CPU, near the clock's 10 ms ticks: a figure, possibly 0.
       expect(path.cpuMicrosPerEvent.median).toBeGreaterThanOrEqual(0);

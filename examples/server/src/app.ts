@@ -21,6 +21,7 @@ import {
 import {
   AdminAccess,
   DatabaseConsoleSessionStore,
+  DatabaseResponsesStore,
   RequestLogWriter,
   clientAddress,
   createAdminApi,
@@ -116,6 +117,12 @@ export interface GatewayOptions {
    * `publicBaseUrl`; without either, `oauth` is not served.
    */
   oauthPublicBaseUrl?: string;
+  /**
+   * Days a stored Responses API response is kept in the catalog's database
+   * (`GATEWAY_RESPONSES_DAYS`, CONTRACT section 13). Default 30. Without a catalog, responses are
+   * kept in memory (1000 at most, this process only).
+   */
+  responsesRetentionDays?: number;
 }
 
 /** The assembled gateway: the Express app and what operators observe. */
@@ -303,7 +310,23 @@ export function createGateway(options: GatewayOptions): Gateway {
   const mcpAuthenticator = new Authenticator({ apiKeys: view.apiKeys, jwtValidation, accessTokens });
   const modelLists = options.modelLists ?? new ProviderModelLists();
   const providerModels = (provider: ProviderEntry) => modelLists.list(provider);
+  // Stored Responses API responses: in the catalog's database, sealed like secrets (CONTRACT section 13).
+  const responsesStore = catalog
+    ? new DatabaseResponsesStore({
+        db: catalog.db,
+        box: catalog.box,
+        retentionDays: options.responsesRetentionDays,
+        onError: (error) =>
+          logger.warn(
+            { err: { message: String((error as Error)?.message).slice(0, 200) } },
+            'expired responses not deleted',
+          ),
+      })
+    : undefined;
   const models = createModelRoutes({
+    ...(responsesStore ? { responsesStore, reasoningKey: catalog?.reasoningKey } : {}),
+    onResponseStoreError: (error) =>
+      logger.error({ err: { message: String((error as Error)?.message).slice(0, 200) } }, 'a response was not stored'),
     catalog: {
       resolveProvider: (slug) => view.modelProviders.get(slug),
       listProviders: () => view.modelProviderList,
@@ -560,6 +583,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     close: async () => {
       unsubscribe?.();
       await currentOAuth?.oauth.server.stop();
+      responsesStore?.close();
       if (!options.modelLists) modelLists.stop();
       await requestLog?.close();
     },

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { isIP } from 'node:net';
-import { checkAdminKeyStrength, type AdminClaim } from '@gw/catalog';
+import { MAX_RESPONSE_RETENTION_DAYS, checkAdminKeyStrength, type AdminClaim } from '@gw/catalog';
 import { createIdentityTokenSigner, loadSigningKey, type IdentityTokenSigner } from '@gw/jwks';
 import {
   KNOWN_ANTHROPIC_MODELS,
@@ -48,7 +48,13 @@ function parsePublicBaseUrl(value: string): string {
  * A whole-number environment variable, or `fallback` when it is unset or empty. Anything else
  * stops start-up with a message that says what to write.
  */
-function wholeNumberEnv(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): number {
+function wholeNumberEnv(
+  env: NodeJS.ProcessEnv,
+  name: string,
+  fallback: number,
+  min = 0,
+  max = Number.MAX_SAFE_INTEGER,
+): number {
   const value = env[name]?.trim();
   if (value === undefined || value === '') return fallback;
   if (!/^\d+$/.test(value) || Number(value) < min || !Number.isSafeInteger(Number(value))) {
@@ -56,6 +62,8 @@ function wholeNumberEnv(env: NodeJS.ProcessEnv, name: string, fallback: number, 
       `${name} must be a whole number of at least ${min}, such as ${fallback} (got "${value.slice(0, 40)}").`,
     );
   }
+  if (Number(value) > max)
+    throw new Error(`${name} must be at most ${max}, such as ${fallback} (got "${value.slice(0, 40)}").`);
   return Number(value);
 }
 
@@ -286,6 +294,8 @@ export async function startFromEnvironment(
   // 0: records are logged only, not stored (those stored before stay readable).
   const requestLogDays = wholeNumberEnv(env, 'GATEWAY_REQUEST_LOG_DAYS', 30, 0);
   const requestLogQueue = wholeNumberEnv(env, 'GATEWAY_REQUEST_LOG_QUEUE', 10_000, 1);
+  // Stored Responses API responses: 1 day to 10 years (the catalog's store takes no more).
+  const responsesDays = wholeNumberEnv(env, 'GATEWAY_RESPONSES_DAYS', 30, 1, MAX_RESPONSE_RETENTION_DAYS);
   // The OpenTelemetry SDK only when an OTLP endpoint is set; otherwise nothing is started.
   const tracing = startTracing(env);
   if (tracing) cleanups.push(() => tracing.shutdown());
@@ -414,6 +424,7 @@ export async function startFromEnvironment(
     requestLog: requestLogDays === 0 ? false : { retentionDays: requestLogDays, maxQueue: requestLogQueue },
     tracingStats: tracing ? () => tracing.stats : undefined,
     cacheStore: cache.store,
+    responsesRetentionDays: responsesDays,
   });
   built.gateway = gateway;
   // First, while the database is open: the request records still queued are written.

@@ -18,4 +18,5 @@ export * from './core/console-sessions';
 export * from './core/admin-api';
 export * from './core/tool-pins';
 export * from './core/request-log';
+export * from './core/responses-store';
 export { adminApi } from './express';

@@ -43,6 +43,14 @@ export {
 export { parseDataUrl } from './core/input-checks/data-url';
 export { acceptsImages, acceptsPdf } from './core/input-checks/model-capabilities';
 export * from './providers/anthropic';
+export { ReasoningSeal, type ThinkingBlock } from './core/reasoning-seal';
+export {
+  MemoryResponsesStore,
+  responseOwner,
+  type MemoryResponsesStoreOptions,
+  type ResponsesStore,
+  type StoredResponse,
+} from './core/responses-store';
 export {
   createModelRoutes,
   type ModelRouterOptions,
@@ -65,7 +73,8 @@ export type ModelRouterMiddleware = RequestHandler & { readonly routes: ModelRou
 /**
  * Express middleware for the model routes, mounted at `/v1`: `POST /chat/completions`,
  * `POST /messages`, `POST /messages/count_tokens`, `GET /models`,
- * `POST /prompts/<id>/completions`. Other paths go to `next()`. Failures are answered in the
+ * `POST /prompts/<id>/completions`, `POST /responses`, `GET` and `DELETE /responses/<id>`,
+ * `GET /responses/<id>/input_items`. Other paths go to `next()`. Failures are answered in the
  * route family's error shape (CONTRACT section 7). Authentication is the host's (mount it before).
  * A thin adapter over {@link createModelRoutes}, which a node:http server can use directly.
  */

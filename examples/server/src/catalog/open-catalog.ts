@@ -34,6 +34,10 @@ export interface GatewayCatalog {
   toolPins: ToolPins;
   /** Authenticates response cache entries in a shared Redis: derived from the encryption key, so the same on every instance. */
   cacheMacKey: Buffer;
+  /** The secret box that seals the catalog's secrets (and stored responses, which are message content). */
+  box: SecretBox;
+  /** Seals the thinking in Responses reasoning items: derived from the encryption key, so the same on every instance. */
+  reasoningKey: Buffer;
   /** Stops following the database and closes it. */
   close(): Promise<void>;
 }
@@ -193,6 +197,8 @@ export async function openGatewayCatalog(options: OpenCatalogOptions): Promise<G
       sessionSecret: Buffer.from(hkdfSync('sha256', current, Buffer.alloc(0), 'gw-console-session', 32)),
       toolPins,
       cacheMacKey: Buffer.from(hkdfSync('sha256', current, Buffer.alloc(0), 'gw-response-cache-mac', 32)),
+      box,
+      reasoningKey: Buffer.from(hkdfSync('sha256', current, Buffer.alloc(0), 'gw-responses-reasoning', 32)),
       close: async () => {
         await toolPins.stop();
         await started.stop();

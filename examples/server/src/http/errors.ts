@@ -11,6 +11,7 @@ export function errorShape(path: string): ErrorShape {
     case 'chat':
     case 'models':
     case 'prompts':
+    case 'responses':
       return 'openai';
     case 'messages':
       return 'anthropic';

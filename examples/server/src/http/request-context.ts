@@ -46,7 +46,15 @@ export function requestState(req: IncomingMessage): RequestState {
 }
 
 /** Route families whose requests are recorded (model, MCP and AWS traffic; not health, metrics or admin). */
-const RECORDED: ReadonlySet<RouteFamily> = new Set(['chat', 'models', 'prompts', 'messages', 'mcp', 'aws']);
+const RECORDED: ReadonlySet<RouteFamily> = new Set([
+  'chat',
+  'models',
+  'prompts',
+  'messages',
+  'responses',
+  'mcp',
+  'aws',
+]);
 
 /**
  * The trace a request belongs to: the caller's `traceparent` (W3C Trace Context) when valid; else

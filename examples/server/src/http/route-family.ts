@@ -1,6 +1,6 @@
 /** Route families: each has its own error shape and metrics label. */
 export type RouteFamily =
-  'chat' | 'models' | 'prompts' | 'messages' | 'mcp' | 'aws' | 'jwks' | 'health' | 'metrics' | 'other';
+  'chat' | 'models' | 'prompts' | 'messages' | 'responses' | 'mcp' | 'aws' | 'jwks' | 'health' | 'metrics' | 'other';
 
 /** The family of a request path (without query string). */
 export function routeFamily(path: string): RouteFamily {
@@ -8,6 +8,7 @@ export function routeFamily(path: string): RouteFamily {
     if (path === '/v1/chat/completions') return 'chat';
     if (path === '/v1/models') return 'models';
     if (path.startsWith('/v1/prompts/')) return 'prompts';
+    if (path === '/v1/responses' || path.startsWith('/v1/responses/')) return 'responses';
     if (path === '/v1/messages' || path === '/v1/messages/count_tokens') return 'messages';
     return 'aws';
   }

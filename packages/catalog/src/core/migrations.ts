@@ -1,5 +1,6 @@
 import type { CatalogDatabase } from './database';
 import { REQUEST_LOG_MIGRATION_SQL } from './request-log';
+import { RESPONSES_MIGRATION_SQL } from './responses-store';
 
 /** One versioned schema change. Versions only ever grow; a released migration never changes. */
 export interface Migration {
@@ -146,6 +147,7 @@ export const MIGRATIONS: readonly Migration[] = [
     description: 'request records name the tool of an MCP tools/call',
     sql: 'ALTER TABLE gw_requests ADD COLUMN IF NOT EXISTS mcp_tool text;',
   },
+  { version: 8, description: 'stored Responses API responses, sealed, per caller', sql: RESPONSES_MIGRATION_SQL },
 ];
 
 /** An arbitrary constant: the advisory lock that lets one instance migrate at a time. */

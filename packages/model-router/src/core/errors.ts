@@ -237,3 +237,26 @@ export class UnsupportedParameterError extends ModelRouterError {
   readonly code = 'unsupported_parameter';
   readonly status = 400;
 }
+
+/**
+ * A Responses reasoning item's `encrypted_content` that the gateway did not seal for this caller
+ * (forged, changed, cut, or sealed under another key): refused, so no client can send the
+ * provider a thinking block or signature it did not receive.
+ */
+export class InvalidEncryptedContentError extends ModelRouterError {
+  readonly code = 'invalid_encrypted_content';
+  readonly status = 400;
+}
+
+/** `previous_response_id` (or `GET`/`DELETE /v1/responses/<id>`) names no stored response of this caller. */
+export class ResponseNotFoundError extends ModelRouterError {
+  readonly code = 'response_not_found';
+  readonly status = 404;
+  override readonly type = 'not_found_error';
+}
+
+/** An `item_reference` names no output item of a stored response of this caller. */
+export class ItemNotFoundError extends ModelRouterError {
+  readonly code = 'item_not_found';
+  readonly status = 400;
+}

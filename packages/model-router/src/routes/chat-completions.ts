@@ -1,6 +1,4 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Readable } from 'node:stream';
-import { createParser } from 'eventsource-parser';
 import type { Dispatcher } from 'undici';
 import { checkModelAccess, resolveModel, type Catalog, type ModelAuthorizer } from '../core/catalog';
 import type { CallerIdResolver } from '../core/caller';
@@ -18,11 +16,10 @@ import {
 } from '../providers/anthropic';
 import { sendJson } from './respond';
 import { StreamWriter } from './stream-writer';
+import { drainUpstream, pumpUpstreamEvents } from './upstream-events';
 import {
   MAX_UPSTREAM_ERROR_BYTES,
-  MAX_UPSTREAM_EVENT_BYTES,
   callProvider,
-  isBodyTimeout,
   providerBase,
   readUpstreamJson,
   readUpstreamText,
@@ -55,6 +52,28 @@ function upstreamErrorCode(error: unknown): string | undefined {
   return typeof code === 'string' ? code.slice(0, 64) : undefined;
 }
 
+/**
+ * Answers a provider's error (status 400 and above) in the OpenAI shape, keeping its status and
+ * `retry-after`; its code goes to the request's record.
+ */
+export async function answerUpstreamError(
+  res: ServerResponse,
+  response: Pick<Dispatcher.ResponseData, 'statusCode' | 'headers' | 'body'>,
+): Promise<void> {
+  const text = await readUpstreamText(response.body, MAX_UPSTREAM_ERROR_BYTES);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  const retryAfter = response.headers['retry-after'];
+  if (typeof retryAfter === 'string') res.setHeader('retry-after', retryAfter);
+  const error = toOpenAiError(response.statusCode, parsed);
+  gatewayLocals(res).errorCode = upstreamErrorCode(error);
+  sendJson(res, response.statusCode, error);
+}
+
 /** What the chat completion handler needs. */
 export interface ChatContext {
   catalog: Catalog;
@@ -72,7 +91,7 @@ export interface ChatContext {
  * does at shutdown). They are sent by the caller: with the frames of a cached answer, or by the
  * stream's writer (`StreamWriter.open`).
  */
-function startEventStream(res: ServerResponse): void {
+export function startEventStream(res: ServerResponse): void {
   res.statusCode = 200;
   res.setHeader('content-type', 'text/event-stream; charset=utf-8');
   res.setHeader('cache-control', 'no-cache');
@@ -138,18 +157,7 @@ export async function runChatCompletion(
   });
   const locals = gatewayLocals(res);
   if (response.statusCode >= 400) {
-    const text = await readUpstreamText(response.body, MAX_UPSTREAM_ERROR_BYTES);
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      parsed = undefined;
-    }
-    const retryAfter = response.headers['retry-after'];
-    if (typeof retryAfter === 'string') res.setHeader('retry-after', retryAfter);
-    const error = toOpenAiError(response.statusCode, parsed);
-    locals.errorCode = upstreamErrorCode(error);
-    sendJson(res, response.statusCode, error);
+    await answerUpstreamError(res, response);
     return;
   }
   if (!stream) {
@@ -169,87 +177,15 @@ export async function runChatCompletion(
   // The answer as one message, to cache it once the stream has ended normally.
   const assembler = plan ? new MessageAssembler(MAX_CACHED_ANSWER_BYTES) : undefined;
   startEventStream(res);
-  const streamEvent = startStreamSpan(res);
   const upstream = response.body;
   const writer = new StreamWriter(res, upstream, () => (locals.firstByteAt ??= performance.now()));
   writer.open();
-  // Bytes received since the last complete event: a provider that never ends an event (or a line)
-  // cannot make the gateway buffer without bound.
-  let pending = 0;
-  const parser = createParser({
-    onEvent(event) {
-      pending = 0;
-      streamEvent();
-      assembler?.push(event.data);
-      writer.write(translator.push(event.event ?? 'message', event.data));
+  const { oversized, idle } = await pumpUpstreamEvents(upstream, writer, startStreamSpan(res), {
+    onEvent(event, data) {
+      assembler?.push(data);
+      writer.write(translator.push(event, data));
     },
-  });
-  const decoder = new TextDecoder();
-  let oversized = false;
-  let idle = false;
-  // Each upstream chunk is converted as undici delivers it ('data' events, not an async iterator,
-  // which would join chunks that arrived while one was being converted); a large chunk (many
-  // events at once) in slices, one per turn of the event loop, so that other streams and new
-  // requests do not wait behind it.
-  await new Promise<void>((resolve) => {
-    let finished = false;
-    const finish = () => {
-      if (finished) return;
-      finished = true;
-      upstream.off('data', onData);
-      resolve();
-    };
-    /** Feeds converted text; false when the stream is over (ended, or an event too large). */
-    const feed = (text: string): boolean => {
-      parser.feed(text);
-      if (translator.done) {
-        finish();
-        return false;
-      }
-      if (pending > MAX_UPSTREAM_EVENT_BYTES) {
-        oversized = true;
-        upstream.destroy();
-        finish();
-        return false;
-      }
-      return true;
-    };
-    // While a chunk is converted in slices, the upstream's end (or break) waits for its last slice.
-    let slicing = false;
-    let endAfterSlices = false;
-    const onEnd = () => (slicing ? (endAfterSlices = true) : finish());
-    const feedSlices = (text: string, at: number) => {
-      if (finished) return;
-      const next = at + STREAM_SLICE_CHARS;
-      if (!feed(text.slice(at, next))) return;
-      if (next < text.length) {
-        setImmediate(feedSlices, text, next);
-        return;
-      }
-      slicing = false;
-      writer.release();
-      if (endAfterSlices) finish();
-    };
-    const onData = (chunk: Buffer) => {
-      pending += chunk.length;
-      const text = decoder.decode(chunk, { stream: true });
-      if (text.length <= STREAM_SLICE_CHARS) {
-        feed(text);
-        return;
-      }
-      slicing = true;
-      writer.hold();
-      feedSlices(text, 0);
-    };
-    upstream.on('data', onData);
-    // An upstream stream that breaks ends here too; the client gets an error frame below.
-    upstream.once('end', onEnd);
-    upstream.once('error', (error) => {
-      // undici's body timeout: the provider sent nothing for streamIdleTimeoutMs.
-      idle = isBodyTimeout(error);
-      onEnd();
-    });
-    upstream.once('close', onEnd);
+    done: () => translator.done,
   });
   locals.usage = anthropicUsage(translator.reportedUsage);
   locals.responseModel = translator.reportedModel.slice(0, 256);
@@ -269,34 +205,4 @@ export async function runChatCompletion(
   writer.end();
   drainUpstream(upstream);
   if (assembler) remember(context.cache, plan, assembler.result());
-}
-
-/**
- * Upstream text converted in one turn of the event loop at most (16 Ki characters, about 130
- * small events, well under a millisecond): a provider's larger chunk is converted over several
- * turns, the provider held back meanwhile.
- */
-const STREAM_SLICE_CHARS = 16 * 1024;
-
-/** Most bytes, and longest time, an upstream stream may take to close after its last event. */
-const DRAIN_LIMIT_BYTES = 64 * 1024;
-const DRAIN_LIMIT_MS = 5_000;
-
-/**
- * After `message_stop` the provider only closes its stream. Reading that close (rather than
- * destroying the body) keeps the keep-alive connection for the next request; a provider that
- * sends more than a little, or takes long, has its connection closed instead.
- */
-function drainUpstream(upstream: Readable): void {
-  if (upstream.destroyed || upstream.readableEnded) return;
-  let drained = 0;
-  const timer = setTimeout(() => upstream.destroy(), DRAIN_LIMIT_MS);
-  timer.unref();
-  upstream.once('close', () => clearTimeout(timer));
-  upstream.on('error', () => undefined);
-  upstream.on('data', (chunk: Buffer) => {
-    drained += chunk.length;
-    if (drained > DRAIN_LIMIT_BYTES) upstream.destroy();
-  });
-  upstream.resume();
 }

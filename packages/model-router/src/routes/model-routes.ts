@@ -19,6 +19,16 @@ import { CHAT_RAW_STRINGS, runChatCompletion, type ChatContext } from './chat-co
 import { NATIVE_RAW_STRINGS, runNativeMessages } from './messages';
 import { sendError, sendJson, type ErrorShape } from './respond';
 import { MemoryCacheStore, type ResponseCacheStore } from '../core/cache/store';
+import { ReasoningSeal } from '../core/reasoning-seal';
+import { MemoryResponsesStore, type ResponsesStore } from '../core/responses-store';
+import {
+  RESPONSES_RAW_STRINGS,
+  runCreateResponse,
+  runDeleteResponse,
+  runGetResponse,
+  runListInputItems,
+  type ResponsesContext,
+} from './responses';
 
 /** Options of {@link createModelRoutes} and `modelRouter`. */
 export interface ModelRouterOptions {
@@ -87,6 +97,20 @@ export interface ModelRouterOptions {
   cacheStore?: ResponseCacheStore;
   /** The clock of the response cache, in ms since the epoch. Default `Date.now`. */
   now?: () => number;
+  /**
+   * Where `POST /responses` keeps responses (`store`, default true in a request) for
+   * `previous_response_id`, `GET` and `DELETE /responses/<id>`, each under its caller. Default: a
+   * {@link MemoryResponsesStore} (1000 responses, 30 days, this process only).
+   */
+  responsesStore?: ResponsesStore;
+  /**
+   * 32 bytes that seal the thinking a Responses reasoning item carries in `encrypted_content`
+   * (AES-256-GCM), so a client can give back only thinking it received. Give every instance the same
+   * key (derived from the gateway's encryption key). Default: a random key of this process.
+   */
+  reasoningKey?: Buffer;
+  /** Called with a failure to store a response (the answer is still given), for the host's log. Default: none. */
+  onResponseStoreError?: (error: unknown) => void;
 }
 
 /**
@@ -107,6 +131,8 @@ export interface ModelRoutes {
 
 const PROMPTS_PREFIX = '/prompts/';
 const PROMPTS_SUFFIX = '/completions';
+const RESPONSES_PREFIX = '/responses/';
+const INPUT_ITEMS_SUFFIX = '/input_items';
 
 /**
  * The model routes as data, with no web framework: `POST /chat/completions`, `POST /messages`,
@@ -133,6 +159,9 @@ export function createModelRoutes(options: ModelRouterOptions = {}): ModelRoutes
       'authorize',
       'cacheStore',
       'now',
+      'responsesStore',
+      'reasoningKey',
+      'onResponseStoreError',
     ],
     'modelRouter',
   );
@@ -212,6 +241,27 @@ export function createModelRoutes(options: ModelRouterOptions = {}): ModelRoutes
     authorize,
     cache: { store: cacheStore ?? new MemoryCacheStore(), callerId, now: options.now ?? Date.now },
   };
+  const responsesStore = options.responsesStore;
+  if (
+    responsesStore !== undefined &&
+    (typeof responsesStore !== 'object' ||
+      responsesStore === null ||
+      typeof responsesStore.get !== 'function' ||
+      typeof responsesStore.put !== 'function' ||
+      typeof responsesStore.delete !== 'function')
+  ) {
+    throw new TypeError(
+      'responsesStore must be an object with put(owner, id, stored), get(owner, id) and delete(owner, id) methods.',
+    );
+  }
+  if (options.onResponseStoreError !== undefined && typeof options.onResponseStoreError !== 'function')
+    throw new TypeError('onResponseStoreError must be a function (error) => void.');
+  const responsesContext: ResponsesContext = {
+    ...context,
+    responses: responsesStore ?? new MemoryResponsesStore(),
+    seal: new ReasoningSeal(options.reasoningKey),
+    onStoreError: options.onResponseStoreError,
+  };
   const onInternalError = options.onInternalError;
 
   const fail = (res: ServerResponse, error: unknown, shape: ErrorShape) => {
@@ -254,6 +304,23 @@ export function createModelRoutes(options: ModelRouterOptions = {}): ModelRoutes
       runChatCompletion(context, req, res, prompts.render(promptId, (body ?? {}) as Record<string, unknown>)),
     );
 
+  const createResponse = withJsonBody(
+    'openai',
+    (req, res, body) => runCreateResponse(responsesContext, req, res, body),
+    RESPONSES_RAW_STRINGS,
+  );
+  const storedResponse =
+    (run: typeof runGetResponse, id: string): ModelRouteHandler =>
+    async (req, res) => {
+      try {
+        // A body (DELETE may carry one) is not read: the answer does not depend on it.
+        req.resume();
+        await run(responsesContext, req, res, id);
+      } catch (error) {
+        fail(res, error, 'openai');
+      }
+    };
+
   const models: ModelRouteHandler = async (req, res) => {
     try {
       const named = gatewayHeader(req.headers, 'provider');
@@ -295,6 +362,7 @@ export function createModelRoutes(options: ModelRouterOptions = {}): ModelRoutes
         if (path === '/chat/completions') return chatCompletions;
         if (path === '/messages') return messages;
         if (path === '/messages/count_tokens') return countTokens;
+        if (path === '/responses') return createResponse;
         if (path.startsWith(PROMPTS_PREFIX) && path.endsWith(PROMPTS_SUFFIX)) {
           const raw = path.slice(PROMPTS_PREFIX.length, path.length - PROMPTS_SUFFIX.length);
           if (raw === '' || raw.includes('/')) return undefined;
@@ -309,6 +377,16 @@ export function createModelRoutes(options: ModelRouterOptions = {}): ModelRoutes
         return undefined;
       }
       if ((method === 'GET' || method === 'HEAD') && path === '/models') return models;
+      if (method === 'GET' && path.startsWith(RESPONSES_PREFIX) && path.endsWith(INPUT_ITEMS_SUFFIX)) {
+        const id = path.slice(RESPONSES_PREFIX.length, path.length - INPUT_ITEMS_SUFFIX.length);
+        if (id === '' || id.includes('/')) return undefined;
+        return storedResponse(runListInputItems, id);
+      }
+      if ((method === 'GET' || method === 'DELETE') && path.startsWith(RESPONSES_PREFIX)) {
+        const id = path.slice(RESPONSES_PREFIX.length);
+        if (id === '' || id.includes('/')) return undefined;
+        return storedResponse(method === 'GET' ? runGetResponse : runDeleteResponse, id);
+      }
       return undefined;
     },
   };
