@@ -42,7 +42,7 @@ export interface AccessModeSettingOptions {
 
 /**
  * `GET` and `PUT /admin/v1/access/mode` (CONTRACT section 10) for the admin API's `accessMode`
- * option. The answer: `mode`, `source` (`environment`, `config`, `catalog` or `default`),
+ * option. The answer: `mode` (in force on this instance), `source` (`environment`, `config`, `catalog` or `default`),
  * `changeable`, `policies` (how many exist) and `policiesApplied` (false in `open` and `report`
  * while policies exist: the console warns then), plus `version` and `updatedAt` of a stored mode.
  */
@@ -58,20 +58,19 @@ export function accessModeSetting(options: AccessModeSettingOptions) {
       policiesApplied: mode === 'policies',
     });
     if (options.fixed) return base(options.fixed.mode, options.fixed.source);
-    let record;
+    let record: { version: number; updatedAt: string };
     try {
       record = await options.store.get('settings', RECORD_SLUG);
     } catch (error) {
       if (error instanceof RecordNotFoundError) return base('open', 'default');
       throw error;
     }
-    const stored = (record.value as { mode?: unknown } | undefined)?.mode;
-    const mode = (ACCESS_MODES as readonly unknown[]).includes(stored) ? (stored as AccessMode) : options.current();
-    return { ...base(mode, 'catalog'), version: record.version, updatedAt: record.updatedAt };
+    // The mode in force on this instance (another instance's change arrives within 1 s).
+    return { ...base(options.current(), 'catalog'), version: record.version, updatedAt: record.updatedAt };
   };
   return {
     read,
-    write: async (mode: unknown, actor: string): Promise<Record<string, unknown>> => {
+    write: async (mode: unknown, actor: string): Promise<void> => {
       if (options.fixed)
         throw new ManagedByConfigFileError(
           options.fixed.source === 'environment'
@@ -85,7 +84,6 @@ export function accessModeSetting(options: AccessModeSettingOptions) {
       const value = { mode };
       if (existing) await options.store.update('settings', RECORD_SLUG, { version: existing.version, value }, actor);
       else await options.store.create('settings', { slug: RECORD_SLUG, value }, actor);
-      return read();
     },
   };
 }

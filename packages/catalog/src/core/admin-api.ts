@@ -100,12 +100,12 @@ export interface AdminApiOptions {
   /**
    * `GET` and `PUT /admin/v1/access/mode` (CONTRACT section 10): `read` answers the mode in force
    * and where it comes from; `write` sets it (the host validates `mode`, throws
-   * {@link InvalidRecordError} or {@link ManagedByConfigFileError}) and answers as `read`. Only an
-   * `admin` may write it. Default: none (404).
+   * {@link InvalidRecordError} or {@link ManagedByConfigFileError}); the answer of a `PUT` is
+   * `read`'s after `afterWrite`. Only an `admin` may write it. Default: none (404).
    */
   accessMode?: {
     read(): Promise<Record<string, unknown>>;
-    write(mode: unknown, actor: string): Promise<Record<string, unknown>>;
+    write(mode: unknown, actor: string): Promise<unknown>;
   };
   /** Called with every failure that is not the admin API's own (answered `503 catalog_unavailable`), for the host's log. Default: none. */
   onInternalError?: (error: unknown) => void;
@@ -189,10 +189,12 @@ export function createAdminApi(options: AdminApiOptions): AdminApiHandler {
       if (typeof body !== 'object' || body === null || Array.isArray(body))
         throw new InvalidRecordError('The body must be {"mode": "open" | "report" | "policies"}.', null);
       const unknown = Object.keys(body).find((k) => k !== 'mode');
-      if (unknown !== undefined) throw new InvalidRecordError(`Unknown field "${unknown.slice(0, 64)}".`, unknown.slice(0, 64));
-      const answer = await options.accessMode.write((body as { mode?: unknown }).mode, principal.actor);
+      if (unknown !== undefined)
+        throw new InvalidRecordError(`Unknown field "${unknown.slice(0, 64)}".`, unknown.slice(0, 64));
+      await options.accessMode.write((body as { mode?: unknown }).mode, principal.actor);
+      // Answered once this instance applies it.
       await written('settings');
-      send(res, 200, answer);
+      send(res, 200, await options.accessMode.read());
       return;
     }
 
