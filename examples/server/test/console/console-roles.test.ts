@@ -120,6 +120,7 @@ describe('console sign-in at the OpenID Provider, with roles', () => {
     method: string,
     path: string,
     body?: unknown,
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
   ): Promise<{ status: number; body: any }> {
     const res = await fetch(`${base}/console/api${path}`, {
       method,
