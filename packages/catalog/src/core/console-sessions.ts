@@ -131,8 +131,8 @@ export class DatabaseConsoleSessionStore implements ConsoleSessionStore {
       lastSeenAt: ms(row.last_seen_at),
       expiresAt: ms(row.expires_at),
       revoked: row.revoked_at !== null,
-      role: row.role ?? null,
-      credentialKind: row.credential_kind ?? null,
+      ...(row.role ? { role: row.role } : {}),
+      ...(row.credential_kind ? { credentialKind: row.credential_kind } : {}),
     };
   }
 
