@@ -595,28 +595,28 @@ export function createGateway(options: GatewayOptions): Gateway {
                 method !== 'GET' && method !== 'HEAD' && (role ?? 'admin') !== 'admin'
                   ? Promise.resolve(roleForbiddenAnswer(role))
                   : path === '/settings'
-                  ? handleOAuthSettings(settingsOptions, method, body, actor).catch((error: unknown) => {
-                      const answer = oauthSettingsErrorAnswer(error);
-                      if (!answer) throw error;
-                      return answer;
-                    })
-                  : currentOAuth === undefined
-                    ? Promise.resolve({
-                        status: 404,
-                        body: {
-                          error: {
-                            message: 'OAuth is off: set the oauth settings (config file or admin API) to turn it on.',
-                            type: 'not_found_error',
-                            code: 'oauth_disabled',
-                            param: null,
-                          },
-                        },
+                    ? handleOAuthSettings(settingsOptions, method, body, actor).catch((error: unknown) => {
+                        const answer = oauthSettingsErrorAnswer(error);
+                        if (!answer) throw error;
+                        return answer;
                       })
-                    : handleOAuthAdmin(
-                        currentOAuth.oauth.server,
-                        { authorize: async () => ({ actor }) },
-                        { method, path, query, headers: {} },
-                      )
+                    : currentOAuth === undefined
+                      ? Promise.resolve({
+                          status: 404,
+                          body: {
+                            error: {
+                              message: 'OAuth is off: set the oauth settings (config file or admin API) to turn it on.',
+                              type: 'not_found_error',
+                              code: 'oauth_disabled',
+                              param: null,
+                            },
+                          },
+                        })
+                      : handleOAuthAdmin(
+                          currentOAuth.oauth.server,
+                          { authorize: async () => ({ actor }) },
+                          { method, path, query, headers: {} },
+                        )
             : undefined,
         }),
       },

@@ -53,6 +53,8 @@ export {
   sendError,
   sendJson,
   gatewayLocals,
+  recordedErrorMessage,
+  MAX_RECORDED_ERROR_MESSAGE,
   type ErrorShape,
   type GatewayLocals,
   type GatewayUsage,

@@ -62,7 +62,8 @@ export function consoleOidcSignIn(options: ConsoleOidcOptions): ConsoleOidcSignI
     const key = JSON.stringify([settings.issuer, settings.clientId, settings.clientSecret, settings.scopes]);
     if (built?.key !== key) {
       const issuer = new URL(settings.issuer);
-      const loopback = ['localhost', '127.0.0.1', '[::1]'].includes(issuer.hostname) || issuer.hostname.startsWith('127.');
+      const loopback =
+        ['localhost', '127.0.0.1', '[::1]'].includes(issuer.hostname) || issuer.hostname.startsWith('127.');
       built = {
         key,
         settings,
@@ -92,7 +93,8 @@ export function consoleOidcSignIn(options: ConsoleOidcOptions): ConsoleOidcSignI
     },
     finish: async (callbackUrl, state): Promise<AdminPrincipal> => {
       const found = current();
-      if (!found || !options.roles) throw new ConsoleSignInError('login_failed', 'Sign-in at an OpenID Provider is off.');
+      if (!found || !options.roles)
+        throw new ConsoleSignInError('login_failed', 'Sign-in at an OpenID Provider is off.');
       const claims = await found.login.finish(callbackUrl, state as unknown as OidcLoginState);
       const role = roleFromClaims(options.roles, claims);
       if (role === undefined)

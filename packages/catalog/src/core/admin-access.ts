@@ -55,8 +55,14 @@ export function checkAdminRoleMapping(mapping: unknown, where = 'adminRoles'): A
   for (const role of ADMIN_ROLES) {
     const list = m[role];
     if (list === undefined) continue;
-    if (!Array.isArray(list) || list.length > 100 || list.some((v) => typeof v !== 'string' || v === '' || v.length > 256))
-      throw new TypeError(`${where}.${role} must be a list of at most 100 non-empty claim values, such as ["gateway-${role}s"].`);
+    if (
+      !Array.isArray(list) ||
+      list.length > 100 ||
+      list.some((v) => typeof v !== 'string' || v === '' || v.length > 256)
+    )
+      throw new TypeError(
+        `${where}.${role} must be a list of at most 100 non-empty claim values, such as ["gateway-${role}s"].`,
+      );
     values += list.length;
   }
   if (values === 0) throw new TypeError(`${example}: name at least one value.`);
@@ -77,9 +83,7 @@ export function roleFromClaims(mapping: AdminRoleMapping, claims: Record<string,
 export function roleMappingFingerprint(mapping: AdminRoleMapping | undefined): string {
   return mapping === undefined
     ? 'none'
-    : fingerprint(
-        JSON.stringify([mapping.claim, ...ADMIN_ROLES.map((role) => [...(mapping[role] ?? [])].sort())]),
-      );
+    : fingerprint(JSON.stringify([mapping.claim, ...ADMIN_ROLES.map((role) => [...(mapping[role] ?? [])].sort())]));
 }
 
 /** A sign-in the admin credential check refused (never the credential itself). */
@@ -305,9 +309,7 @@ export class AdminAccess {
     this.claimFingerprint =
       claim === undefined && options.roles === undefined
         ? undefined
-        : fingerprint(
-            `token\0${claim?.claim ?? ''}\0${claim?.value ?? ''}\0${roleMappingFingerprint(options.roles)}`,
-          );
+        : fingerprint(`token\0${claim?.claim ?? ''}\0${claim?.value ?? ''}\0${roleMappingFingerprint(options.roles)}`);
     this.throttle = options.throttle === false ? undefined : (options.throttle ?? new SignInThrottle());
   }
 
@@ -402,7 +404,11 @@ export class AdminAccess {
     if (this.options.isApiKey?.(credential)) throw this.notAdmin(credential);
     const claim = this.options.adminClaim;
     const roles = this.options.roles;
-    if ((claim === undefined && roles === undefined) || !this.options.verifyToken || credential.split('.').length !== 3) {
+    if (
+      (claim === undefined && roles === undefined) ||
+      !this.options.verifyToken ||
+      credential.split('.').length !== 3
+    ) {
       throw new AdminCredentialsInvalidError('The admin credential is not valid.');
     }
     let claims: Record<string, unknown>;
@@ -415,7 +421,11 @@ export class AdminAccess {
     // Whole values only: "not-gateway-admin" is not "gateway-admin", in a string or in a list.
     const isAdmin =
       claim !== undefined && (Array.isArray(held) ? held.some((v) => v === claim.value) : held === claim.value);
-    const role: AdminRole | undefined = isAdmin ? 'admin' : roles === undefined ? undefined : roleFromClaims(roles, claims);
+    const role: AdminRole | undefined = isAdmin
+      ? 'admin'
+      : roles === undefined
+        ? undefined
+        : roleFromClaims(roles, claims);
     if (role === undefined)
       throw new AdminRequiredError(
         `The token carries neither the admin claim nor a role claim ("${(claim?.claim ?? roles?.claim ?? '').slice(0, 64)}").`,

@@ -238,7 +238,8 @@ export class CatalogStore {
       const opened = this.openSecrets(kind, row, Object.keys(changes));
       const merged: Record<string, unknown> = { ...publicData(row.data), ...opened, ...changes };
       // An API key's expiry or name given as null is removed.
-      if (kind === 'api-keys') for (const field of API_KEY_CHANGEABLE_FIELDS) if (merged[field] === null) delete merged[field];
+      if (kind === 'api-keys')
+        for (const field of API_KEY_CHANGEABLE_FIELDS) if (merged[field] === null) delete merged[field];
       const validated = validateInput(kind, merged);
       // The digest of an API key is not an operator field: it stays as stored.
       if (kind === 'api-keys') validated.keySha256 = row.data.keySha256;

@@ -214,7 +214,11 @@ export function createConsole(options: ConsoleOptions): ConsoleHandler {
     if (path === '/oidc' && (method === 'GET' || method === 'HEAD')) {
       // Read before sign-in: whether the sign-in page shows "Sign in with <name>".
       const name = options.oidcSignIn?.name();
-      return send(res, 200, name === undefined ? { enabled: false } : { enabled: true, name, startUrl: '/console/oidc/start' });
+      return send(
+        res,
+        200,
+        name === undefined ? { enabled: false } : { enabled: true, name, startUrl: '/console/oidc/start' },
+      );
     }
     if (path === '/oidc/start' || path === '/oidc/callback') {
       if (method !== 'GET') return send(res, 405, error('The sign-in takes GET.', 'method_not_allowed'));
@@ -224,7 +228,9 @@ export function createConsole(options: ConsoleOptions): ConsoleHandler {
           404,
           error('Sign-in at an OpenID Provider is off: set oauth.login (type oidc) and adminRoles.', 'oidc_disabled'),
         );
-      return path === '/oidc/start' ? oidcStart(req, res, options.oidcSignIn) : oidcCallback(req, res, fullPath, options.oidcSignIn);
+      return path === '/oidc/start'
+        ? oidcStart(req, res, options.oidcSignIn)
+        : oidcCallback(req, res, fullPath, options.oidcSignIn);
     }
     const isSession = path === '/session';
     if (!isSession && !path.startsWith('/api/'))
@@ -381,7 +387,9 @@ export function createConsole(options: ConsoleOptions): ConsoleHandler {
     if (state === undefined)
       return oidcFailure(res, { code: 'login_state_mismatch', message: 'No sign-in was started here; start again.' });
     const question = fullPath.indexOf('?');
-    const callbackUrl = new URL(`http://console.invalid/console/oidc/callback${question === -1 ? '' : fullPath.slice(question)}`);
+    const callbackUrl = new URL(
+      `http://console.invalid/console/oidc/callback${question === -1 ? '' : fullPath.slice(question)}`,
+    );
     let principal: AdminPrincipal;
     try {
       principal = await oidc.finish(callbackUrl, state);
@@ -482,7 +490,9 @@ function openState(secret: Buffer, value: string | undefined): Record<string, un
 
 /** A failed OpenID Provider sign-in: a short page with the reason (never a secret) and a way back. */
 function oidcFailure(res: ServerResponse, failure: unknown): void {
-  const code = String((failure as { code?: unknown })?.code ?? 'login_failed').replace(/[^a-z_]/g, '').slice(0, 64);
+  const code = String((failure as { code?: unknown })?.code ?? 'login_failed')
+    .replace(/[^a-z_]/g, '')
+    .slice(0, 64);
   const status = code === 'provider_unreachable' ? 502 : code === 'role_required' ? 403 : 400;
   const message = String((failure as { message?: unknown })?.message ?? 'The sign-in failed.').slice(0, 300);
   const escaped = message.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);

@@ -236,7 +236,12 @@ export class ConsoleSessions {
       idleExpiresAt: Math.max(row.lastSeenAt, now) + this.idleTimeoutMs,
       id,
       // A role the gateway does not know fails closed: read only.
-      role: row.role === null || row.role === undefined ? 'admin' : ADMIN_ROLES.includes(row.role as AdminRole) ? (row.role as AdminRole) : 'viewer',
+      role:
+        row.role === null || row.role === undefined
+          ? 'admin'
+          : ADMIN_ROLES.includes(row.role as AdminRole)
+            ? (row.role as AdminRole)
+            : 'viewer',
     };
   }
 

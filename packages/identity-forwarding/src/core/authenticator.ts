@@ -237,7 +237,9 @@ export class Authenticator {
       throw new TypeError(`${where} must be an object with "key" or "keySha256" and "user".`);
     rejectUnknownOptions(entry, ['key', 'keySha256', 'user', 'id', 'expiresAt'], where);
     if (entry.expiresAt !== undefined && (typeof entry.expiresAt !== 'number' || !Number.isFinite(entry.expiresAt)))
-      throw new TypeError(`${where}.expiresAt must be a time in ms since the epoch, such as Date.parse("2030-01-31T00:00:00Z").`);
+      throw new TypeError(
+        `${where}.expiresAt must be a time in ms since the epoch, such as Date.parse("2030-01-31T00:00:00Z").`,
+      );
     if ((entry.key === undefined) === (entry.keySha256 === undefined)) {
       throw new TypeError(`${where} needs exactly one of "key" or "keySha256".`);
     }

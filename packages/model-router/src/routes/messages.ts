@@ -233,8 +233,9 @@ function recordErrorType(body: UndiciDispatcher.ResponseData['body'], locals: Ga
   body.once('end', () => {
     let type: unknown;
     try {
-      const error = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { error?: { type?: unknown; message?: unknown } })
-        ?.error;
+      const error = (
+        JSON.parse(Buffer.concat(chunks).toString('utf8')) as { error?: { type?: unknown; message?: unknown } }
+      )?.error;
       type = error?.type;
       locals.errorMessage = recordedErrorMessage(error?.message);
     } catch {

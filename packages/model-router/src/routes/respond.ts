@@ -129,6 +129,7 @@ const CREDENTIAL_LIKE = [
 export function recordedErrorMessage(message: unknown): string | undefined {
   if (typeof message !== 'string' || message === '') return undefined;
   // Redacted before it is cut, so no cut can leave the start of a credential unrecognised.
+  // eslint-disable-next-line no-control-regex -- control characters are what is removed
   let text = message.slice(0, MAX_RECORDED_ERROR_MESSAGE * 4).replace(/[\u0000-\u001f\u007f]+/g, ' ');
   for (const pattern of CREDENTIAL_LIKE)
     text = text.replace(pattern, (match, prefix?: unknown) =>
