@@ -16,10 +16,12 @@ import {
   mcpResourceMetadataUrl,
   protectedResourceMetadata,
   type AccessTokenVerifier,
+  type GatewayIdentity,
   type IdentityForwardingMiddleware,
 } from '@gw/identity-forwarding';
 import {
   AdminAccess,
+  checkRole,
   DatabaseConsoleSessionStore,
   DatabaseResponsesStore,
   RequestLogWriter,
@@ -28,6 +30,9 @@ import {
   trustedProxySet,
   useParsedBody,
   type AdminClaim,
+  type AdminRole,
+  type AdminRoleMapping,
+  type CatalogSnapshot,
 } from '@gw/catalog';
 import { gatewayConsole } from '@gw/console';
 import { handleOAuthAdmin } from '@gw/oauth';
@@ -41,6 +46,9 @@ import {
 import { sigv4Proxy } from '@gw/sigv4-proxy';
 import type { AccessMode } from '@gw/access';
 import { accessHooks, CONSOLE_TEST_SUBJECT } from './access/access-hooks';
+import { accessModeSetting, storedAccessMode } from './access/access-mode';
+import { ApiKeyUse } from './catalog/api-key-use';
+import { consoleOidcFingerprint, consoleOidcSignIn } from './oauth/console-oidc';
 import { buildCatalogView, type CatalogView } from './catalog/catalog-view';
 import type { GatewayCatalog } from './catalog/open-catalog';
 import { providerModelList } from './catalog/record-checks';
@@ -48,7 +56,7 @@ import { CONSOLE_TEST_USER, testRecord } from './catalog/record-tests';
 import type { GatewayConfig } from './config/schema';
 import { createDirectListener } from './http/direct-listener';
 import { errorHandler, logUnhandled, refuseBadRequestTarget, routeNotFound } from './http/errors';
-import { requestContext } from './http/request-context';
+import { requestContext, requestState } from './http/request-context';
 import { mountRouteTable, type NodeMiddleware, type RouteTable, type RouteTableEntry } from './http/route-table';
 import { GatewayMetrics } from './observability/metrics';
 import type { RequestRecord } from './observability/request-record';
@@ -95,8 +103,14 @@ export interface GatewayOptions {
   adminClaim?: AdminClaim;
   /** Each provider's own model list (its `GET /v1/models`). Default: one of the gateway's own, stopped by `close`. */
   modelLists?: ProviderModelLists;
-  /** `access.mode` / `GATEWAY_ACCESS_MODE` (CONTRACT section 10). Default `open`. */
+  /**
+   * The access mode fixed by `GATEWAY_ACCESS_MODE` or the config file's `access.mode` (CONTRACT
+   * section 10): `PUT /admin/v1/access/mode` then answers `409 managed_by_config_file`. Default:
+   * none, and the mode lives in the catalog (`open` until an admin sets another).
+   */
   accessMode?: AccessMode;
+  /** Where {@link GatewayOptions.accessMode} comes from, as `GET /admin/v1/access/mode` says. Default `config`. */
+  accessModeSource?: 'environment' | 'config';
   /**
    * Request records in the catalog's database (CONTRACT section 9): `false` keeps them out of the
    * database (they are still logged, and records stored before stay readable through
@@ -169,16 +183,26 @@ export function createGateway(options: GatewayOptions): Gateway {
     : undefined;
   const extraKeys = consoleTestKey ? [consoleTestKey] : [];
   let selfUrl: string | undefined;
+  // The access mode: fixed at start-up, else the catalog's (changed live through the admin API).
+  const fixedMode = options.accessMode;
+  const accessModeOf = (snapshot: CatalogSnapshot | undefined): AccessMode =>
+    fixedMode ??
+    storedAccessMode(snapshot, (message) => logger.error({ record: 'settings/access-mode' }, message)) ??
+    'open';
   // What every request reads: replaced whole when the catalog changes (one assignment).
-  const accessMode = options.accessMode ?? 'open';
-  let view = buildCatalogView(config, catalog?.live.snapshot, logger, extraKeys, accessMode);
-  // Every hook reads the view of the moment; in open mode the model and integration routes get none (as before).
+  let view = buildCatalogView(config, catalog?.live.snapshot, logger, extraKeys, accessModeOf(catalog?.live.snapshot));
+  // Every hook reads the view of the moment.
   const access = accessHooks({
     view: () => view,
     groupsClaim: config.auth?.groups_claim ?? 'groups',
     toolPins: catalog?.toolPins,
+    // Mode `report`: the request goes on; its record, a log line and a metric say what `policies` would refuse.
+    report: (req, reason) => {
+      requestState(req).wouldDeny = reason;
+    },
   });
-  const enforcing = accessMode === 'policies';
+  // The model and integration routes ask the hooks whenever the mode is not fixed at `open`.
+  const enforcing = fixedMode === undefined ? catalog !== undefined : fixedMode !== 'open';
   const requestLog =
     catalog && options.requestLog !== false
       ? new RequestLogWriter({
@@ -225,6 +249,28 @@ export function createGateway(options: GatewayOptions): Gateway {
     originGuard(req, res, next);
   };
   const liveMcpSlugs = { has: (slug: string) => view.mcpSlugs.has(slug) };
+  // Mode `report` on MCP: the server and tool are known when the request ends; checked then.
+  const reportMcpAccess: NodeMiddleware = (req, _res, next) => {
+    const current = view;
+    const identity = (req as { callerIdentity?: GatewayIdentity }).callerIdentity;
+    if (current.access.mode === 'report' && identity !== undefined) {
+      requestState(req).wouldDeny = (gateway) =>
+        gateway.target === undefined
+          ? undefined
+          : access.mcpReport(identity, current, gateway.target, gateway.mcpMethod, gateway.mcpTool);
+    }
+    next();
+  };
+  // The last use of each API key, written back at most once a minute per key, off the request path.
+  const keyUse = catalog ? new ApiKeyUse(catalog.store, logger) : undefined;
+  const noteKeyUse: NodeMiddleware = (req, _res, next) => {
+    const identity = (req as { callerIdentity?: GatewayIdentity }).callerIdentity;
+    if (keyUse !== undefined && identity?.method === 'api_key') {
+      const id = view.apiKeyIds.get(identity.subject);
+      if (id !== undefined) keyUse.used(id);
+    }
+    next();
+  };
   // ---- OAuth authorization server (CONTRACT section 11): on with the config's `oauth` object or
   // the catalog's `settings/oauth` record. A change of the record builds a new server and swaps it
   // in; every route below reads the current one, so requests in flight finish with the old one.
@@ -345,7 +391,14 @@ export function createGateway(options: GatewayOptions): Gateway {
   /** Swaps in the catalog's new snapshot: every package reads it from the next request on. */
   const apply = () => {
     if (!catalog) return;
-    const next = buildCatalogView(config, catalog.live.snapshot, logger, extraKeys, accessMode);
+    const next = buildCatalogView(
+      config,
+      catalog.live.snapshot,
+      logger,
+      extraKeys,
+      accessModeOf(catalog.live.snapshot),
+    );
+    if (next.access.mode !== view.access.mode) logger.info({ accessMode: next.access.mode }, 'access mode changed');
     try {
       mcp.update(next.mcpServers);
     } catch (error) {
@@ -421,7 +474,9 @@ export function createGateway(options: GatewayOptions): Gateway {
         currentOAuth ? oauthMcpMetadataUrl?.(req) : validation ? validationMcpMetadataUrl(req) : undefined,
       resource: (req) => currentOAuth?.oauth.mcpResource(req),
       handlers: [
+        { kind: 'middleware', middleware: noteKeyUse },
         { kind: 'middleware', middleware: guardMcpOrigin },
+        { kind: 'middleware', middleware: reportMcpAccess },
         { kind: 'middleware', middleware: mcp as unknown as NodeMiddleware },
       ],
     },
@@ -432,6 +487,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       resource: () => currentOAuth?.oauth.v1Resource(),
       // Model routes come before the SigV4 proxy; the proxy reads raw bodies, so no JSON parser runs before it.
       handlers: [
+        { kind: 'middleware', middleware: noteKeyUse },
         { kind: 'routes', routes: models },
         { kind: 'middleware', middleware: bedrock as unknown as NodeMiddleware },
       ],
@@ -441,12 +497,22 @@ export function createGateway(options: GatewayOptions): Gateway {
     // Console sessions and sign-in events live in the catalog's database, shared by every instance.
     const consoleSessions = new DatabaseConsoleSessionStore(catalog.db);
     const proxies = trustedProxySet(options.trustedProxies);
+    const adminRoles = config.adminRoles as AdminRoleMapping | undefined;
+    const oidcLoginSettings = () => {
+      if (!oauthPossible) return undefined;
+      const login = oauthSettingsOf(config.oauth, catalog.live.snapshot, () => undefined).config?.login;
+      return login?.type === 'oidc' ? login : undefined;
+    };
     const adminAccess = new AdminAccess({
       adminKey: catalog.adminKey,
       adminClaim: options.adminClaim,
-      verifyToken: options.adminClaim
-        ? async (token) => (await v1Authenticator.authenticate(['authorization', `Bearer ${token}`])).claims
-        : undefined,
+      // Identity-provider tokens on the admin API: the admin claim, or a role of adminRoles (with jwt_validation).
+      roles: adminRoles && validation ? adminRoles : undefined,
+      verifyToken:
+        options.adminClaim || (adminRoles && validation)
+          ? async (token) => (await v1Authenticator.authenticate(['authorization', `Bearer ${token}`])).claims
+          : undefined,
+      oidcFingerprint: () => consoleOidcFingerprint(oidcLoginSettings(), adminRoles),
       isApiKey: (credential) => v1Authenticator.isApiKey(credential),
       clientAddress: (req) => clientAddress(req, proxies),
       // Failed sign-ins (slowed down per address by AdminAccess) are logged and audited, never the credential.
@@ -482,6 +548,12 @@ export function createGateway(options: GatewayOptions): Gateway {
         });
       },
       onInternalError: (error) => logUnhandled(logger, error),
+      accessMode: accessModeSetting({
+        store: catalog.store,
+        fixed: fixedMode === undefined ? undefined : { mode: fixedMode, source: options.accessModeSource ?? 'config' },
+        current: () => view.access.mode,
+        policyCount: () => view.counts.get('policies') ?? 0,
+      }),
     });
     const settingsOptions = {
       store: catalog.store,
@@ -501,7 +573,17 @@ export function createGateway(options: GatewayOptions): Gateway {
         kind: 'app',
         method: 'ALL',
         paths: ['/admin/v1/oauth'],
-        handler: (req, res, next) => (currentOAuth ? currentOAuth.oauth.admin(adminAccess)(req, res, next) : next()),
+        // Reads for every role; changes (revoking a grant) for admins only.
+        handler: (req, res, next) =>
+          currentOAuth
+            ? currentOAuth.oauth.admin({
+                authorize: async (headers) => {
+                  const principal = await adminAccess.authorize(headers);
+                  checkRole(principal, req.method, 'admin');
+                  return principal;
+                },
+              })(req, res, next)
+            : next(),
       });
     routes.push(
       {
@@ -525,32 +607,43 @@ export function createGateway(options: GatewayOptions): Gateway {
           sessionStore: consoleSessions,
           publicBaseUrl: options.publicBaseUrl,
           testRecord: (kind, slug) => testRecord(selfUrl, consoleTestKey?.key as string, view, kind, slug),
-          // The "Connected apps" page: the OAuth operator routes as the console's signed-in admin.
+          oidcSignIn:
+            oauthPossible && adminRoles
+              ? consoleOidcSignIn({
+                  login: oidcLoginSettings,
+                  roles: adminRoles,
+                  publicBaseUrl: oauthBase as string,
+                  groupsClaim: config.auth?.groups_claim ?? 'groups',
+                })
+              : undefined,
+          // The "Connected apps" page: the OAuth operator routes as the console's signed-in admin (changes: admins only).
           oauthAdmin: oauthPossible
-            ? ({ method, path, query, actor, body }) =>
-                path === '/settings'
-                  ? handleOAuthSettings(settingsOptions, method, body, actor).catch((error: unknown) => {
-                      const answer = oauthSettingsErrorAnswer(error);
-                      if (!answer) throw error;
-                      return answer;
-                    })
-                  : currentOAuth === undefined
-                    ? Promise.resolve({
-                        status: 404,
-                        body: {
-                          error: {
-                            message: 'OAuth is off: set the oauth settings (config file or admin API) to turn it on.',
-                            type: 'not_found_error',
-                            code: 'oauth_disabled',
-                            param: null,
-                          },
-                        },
+            ? ({ method, path, query, actor, role, body }) =>
+                method !== 'GET' && method !== 'HEAD' && (role ?? 'admin') !== 'admin'
+                  ? Promise.resolve(roleForbiddenAnswer(role))
+                  : path === '/settings'
+                    ? handleOAuthSettings(settingsOptions, method, body, actor).catch((error: unknown) => {
+                        const answer = oauthSettingsErrorAnswer(error);
+                        if (!answer) throw error;
+                        return answer;
                       })
-                    : handleOAuthAdmin(
-                        currentOAuth.oauth.server,
-                        { authorize: async () => ({ actor }) },
-                        { method, path, query, headers: {} },
-                      )
+                    : currentOAuth === undefined
+                      ? Promise.resolve({
+                          status: 404,
+                          body: {
+                            error: {
+                              message: 'OAuth is off: set the oauth settings (config file or admin API) to turn it on.',
+                              type: 'not_found_error',
+                              code: 'oauth_disabled',
+                              param: null,
+                            },
+                          },
+                        })
+                      : handleOAuthAdmin(
+                          currentOAuth.oauth.server,
+                          { authorize: async () => ({ actor }) },
+                          { method, path, query, headers: {} },
+                        )
             : undefined,
         }),
       },
@@ -582,10 +675,26 @@ export function createGateway(options: GatewayOptions): Gateway {
     requestLog,
     close: async () => {
       unsubscribe?.();
+      await keyUse?.close();
       await currentOAuth?.oauth.server.stop();
       responsesStore?.close();
       if (!options.modelLists) modelLists.stop();
       await requestLog?.close();
+    },
+  };
+}
+
+/** The answer to a change the signed-in role may not make (the OAuth routes of the console). */
+function roleForbiddenAnswer(role: AdminRole | undefined) {
+  return {
+    status: 403,
+    body: {
+      error: {
+        message: `The signed-in role "${role ?? 'admin'}" may not change the OAuth settings or grants: an "admin" may.`,
+        type: 'permission_error',
+        code: 'role_forbidden',
+        param: null,
+      },
     },
   };
 }

@@ -1,3 +1,4 @@
+import type { AccessMode } from '@gw/access';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { isIP } from 'node:net';
@@ -232,14 +233,26 @@ function parseAdminClaim(value: string | undefined, config: GatewayConfig): Admi
   return { claim: match[1] as string, value: match[2] as string };
 }
 
-/** The access mode: `GATEWAY_ACCESS_MODE`, else the config's `access.mode`, else `open`. */
-export function accessMode(env: NodeJS.ProcessEnv, config: GatewayConfig): 'open' | 'policies' {
+/**
+ * The access mode fixed at start-up: `GATEWAY_ACCESS_MODE`, else the config's `access.mode`; undefined
+ * when neither sets one (the mode then lives in the catalog, `open` until an admin sets another).
+ */
+export function fixedAccessMode(
+  env: NodeJS.ProcessEnv,
+  config: GatewayConfig,
+): { mode: AccessMode; source: 'environment' | 'config' } | undefined {
   const value = env.GATEWAY_ACCESS_MODE?.trim();
-  if (value === undefined || value === '') return config.access?.mode ?? 'open';
-  if (value !== 'open' && value !== 'policies') {
-    throw new Error(`GATEWAY_ACCESS_MODE must be "open" or "policies" (got "${value.slice(0, 40)}").`);
+  if (value === undefined || value === '')
+    return config.access?.mode === undefined ? undefined : { mode: config.access.mode, source: 'config' };
+  if (value !== 'open' && value !== 'report' && value !== 'policies') {
+    throw new Error(`GATEWAY_ACCESS_MODE must be "open", "report" or "policies" (got "${value.slice(0, 40)}").`);
   }
-  return value;
+  return { mode: value, source: 'environment' };
+}
+
+/** The access mode at start-up: {@link fixedAccessMode}'s, else `open`. */
+export function accessMode(env: NodeJS.ProcessEnv, config: GatewayConfig): AccessMode {
+  return fixedAccessMode(env, config)?.mode ?? 'open';
 }
 
 /**
@@ -267,6 +280,31 @@ function oauthPublicBaseUrl(
     return undefined;
   }
   return `http://${host}:${port}`;
+}
+
+/**
+ * The start-up banner of the development default for a terminal: the console's address and the
+ * generated admin key (and the demo API key) in a few readable lines.
+ */
+export function developmentBanner(details: {
+  consoleUrl: string;
+  adminUrl: string;
+  adminKey: string;
+  demoApiKey?: string;
+}): string {
+  const lines = [
+    'Gateway development default (not for production)',
+    '',
+    `  Console      ${details.consoleUrl}`,
+    `  Admin API    ${details.adminUrl}`,
+    `  Admin key    ${details.adminKey}`,
+    ...(details.demoApiKey === undefined ? [] : [`  Demo API key ${details.demoApiKey}`]),
+    '',
+    'The admin key changes on every start: set GATEWAY_ADMIN_KEY to keep one.',
+  ];
+  const width = Math.max(...lines.map((l) => l.length)) + 2;
+  const rule = `+${'-'.repeat(width)}+`;
+  return `\n${rule}\n${lines.map((l) => `| ${l.padEnd(width - 1)}|`).join('\n')}\n${rule}\n\n`;
 }
 
 /** Starts the gateway from the environment; resolves once it listens. */
@@ -315,8 +353,8 @@ export async function startFromEnvironment(
   // A short or guessable admin key stops start-up, with how to generate one.
   const adminKey = env.GATEWAY_ADMIN_KEY?.trim();
   if (adminKey) checkAdminKeyStrength(adminKey);
-  const access = accessMode(env, config);
-  if (access === 'open' && env.NODE_ENV === 'production') {
+  const fixedMode = fixedAccessMode(env, config);
+  if (fixedMode?.mode === 'open' && env.NODE_ENV === 'production') {
     logger.warn(
       { accessMode: 'open' },
       'access mode is open: every authenticated caller reaches every provider, MCP server and integration. Set GATEWAY_ACCESS_MODE=policies (or access.mode in the config) and define policies to limit them.',
@@ -420,7 +458,7 @@ export async function startFromEnvironment(
     catalog,
     adminClaim,
     modelLists,
-    accessMode: access,
+    ...(fixedMode ? { accessMode: fixedMode.mode, accessModeSource: fixedMode.source } : {}),
     requestLog: requestLogDays === 0 ? false : { retentionDays: requestLogDays, maxQueue: requestLogQueue },
     tracingStats: tracing ? () => tracing.stats : undefined,
     cacheStore: cache.store,
@@ -464,10 +502,23 @@ export async function startFromEnvironment(
       : `catalog: embedded database in ${dataDirectory(env)}`,
   );
   if (catalog.adminKey !== undefined && !env.GATEWAY_ADMIN_KEY) {
-    logger.warn(
-      { adminKey: catalog.adminKey },
-      `development admin key (GATEWAY_ADMIN_KEY is not set): "${catalog.adminKey}" for ${base}/admin/v1 and ${base}/console; it changes on every start. Set GATEWAY_ADMIN_KEY to keep one.`,
-    );
+    // A person at a terminal reads a short banner; anything else (a log collector) gets JSON lines.
+    if (process.stdout.isTTY === true) {
+      flushLogger(logger);
+      process.stdout.write(
+        developmentBanner({
+          consoleUrl: `${base}/console`,
+          adminUrl: `${base}/admin/v1`,
+          adminKey: catalog.adminKey,
+          demoApiKey: env.GATEWAY_CONFIG ? undefined : DEMO_API_KEY,
+        }),
+      );
+    } else {
+      logger.warn(
+        { adminKey: catalog.adminKey, consoleUrl: `${base}/console` },
+        `development admin key (GATEWAY_ADMIN_KEY is not set): "${catalog.adminKey}" for ${base}/admin/v1 and ${base}/console; it changes on every start. Set GATEWAY_ADMIN_KEY to keep one.`,
+      );
+    }
   } else if (catalog.adminKey === undefined && !adminClaim) {
     logger.info(
       {},

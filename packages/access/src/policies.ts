@@ -1,8 +1,15 @@
 import { rejectUnknownOptions } from '@gw/options';
 import { PatternSet } from './patterns';
 
-/** `open`: every authenticated caller reaches everything; `policies`: denied unless a policy allows. */
-export type AccessMode = 'open' | 'policies';
+/**
+ * `open`: every authenticated caller reaches everything; `policies`: denied unless a policy allows;
+ * `report`: decided as `policies` decides (every answer says what `policies` would do), but the host
+ * lets the request through and reports the refusal it would have made.
+ */
+export type AccessMode = 'open' | 'report' | 'policies';
+
+/** Every access mode, in order of strictness. */
+export const ACCESS_MODES: readonly AccessMode[] = ['open', 'report', 'policies'];
 
 /** Who a policy is for: exact user ids, group names and API key ids. Each list defaults to `[]`. */
 export interface PolicySubjects {
@@ -320,7 +327,7 @@ function compilePolicy(policy: AccessPolicy, where: string): CompiledPolicy {
 
 /** Options of {@link compileAccess}. */
 export interface CompileAccessOptions {
-  /** `open`: every authenticated caller reaches everything; `policies`: denied unless a policy allows. Default `open`. */
+  /** `open`: every authenticated caller reaches everything; `policies`: denied unless a policy allows; `report`: decided as `policies`, for the host to report rather than refuse. Default `open`. */
   mode?: AccessMode;
   /** The access policies (read in `policies` mode). Default `[]`. */
   policies?: readonly AccessPolicy[];
@@ -335,7 +342,7 @@ export function compileAccess(options: CompileAccessOptions): AccessSnapshot {
   if (typeof options !== 'object' || options === null) throw new TypeError('compileAccess needs { mode, policies }.');
   rejectUnknownOptions(options, ['mode', 'policies'], 'compileAccess');
   const mode = options.mode ?? 'open';
-  if (mode !== 'open' && mode !== 'policies') throw new TypeError('access mode must be "open" or "policies".');
+  if (!ACCESS_MODES.includes(mode)) throw new TypeError('access mode must be "open", "report" or "policies".');
   const policies = options.policies ?? [];
   if (!Array.isArray(policies)) throw new TypeError('policies must be a list of policies.');
   return new AccessSnapshot(mode, policies);
@@ -426,14 +433,14 @@ export function decide(snapshot: AccessSnapshot, caller: AccessCaller, resource:
   if (policies.length > 0) {
     return {
       allowed: true,
-      mode: 'policies',
+      mode: snapshot.mode,
       policies,
       reason: `allowed by ${policies.length === 1 ? 'policy' : 'policies'} ${policies.map((p) => `"${p}"`).join(', ')}`,
     };
   }
   return {
     allowed: false,
-    mode: 'policies',
+    mode: snapshot.mode,
     policies,
     reason:
       applicable.length === 0

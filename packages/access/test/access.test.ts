@@ -118,7 +118,7 @@ describe('decide', () => {
   it('refuses malformed resources and policies', () => {
     for (const bad of ['', 'x', '@', '@a/', 'mcp:', 'mcp:/t', 'integration:'])
       expect(() => parseResource(bad)).toThrow(/resource must be/);
-    expect(() => compileAccess({ mode: 'closed' as 'open' })).toThrow(/"open" or "policies"/);
+    expect(() => compileAccess({ mode: 'closed' as 'open' })).toThrow(/"open", "report" or "policies"/);
     expect(() => compileAccess({ policies: [{ slug: 'x', subjects: { user: ['a'] } as never, allow: {} }] })).toThrow(
       /policies\[x\]\.subjects has an unknown option "user"; the options are users, groups, apiKeys/,
     );

@@ -162,6 +162,42 @@ const SAMPLES: [method: string, path: string, status: number, body: unknown][] =
   ['DELETE', '/admin/v1/policies/support-team', 200, deleted(policy.id, 'policy')],
   [
     'GET',
+    '/admin/v1/access/mode',
+    200,
+    {
+      object: 'access_mode',
+      mode: 'open',
+      source: 'default',
+      changeable: true,
+      policies: 2,
+      policiesApplied: false,
+    },
+  ],
+  [
+    'PUT',
+    '/admin/v1/access/mode',
+    200,
+    {
+      object: 'access_mode',
+      mode: 'report',
+      source: 'catalog',
+      changeable: true,
+      policies: 2,
+      policiesApplied: false,
+      version: 1,
+      updatedAt: at,
+    },
+  ],
+  ['PUT', '/admin/v1/access/mode', 409, error('managed_by_config_file', 'mode')],
+  ['PUT', '/admin/v1/access/mode', 403, error('role_forbidden', null)],
+  [
+    'PATCH',
+    '/admin/v1/api-keys/key-alice',
+    200,
+    { ...apiKey, version: 2, expiresAt: '2030-01-01T00:00:00.000Z', lastUsedAt: null },
+  ],
+  [
+    'GET',
     '/admin/v1/access/explain?user=u-1&groups=support&resource=@anthropic-prod/claude-sonnet-4-5',
     200,
     { allowed: true, mode: 'policies', policies: ['support-team'], reason: 'allowed by policy "support-team"' },
@@ -313,6 +349,9 @@ describe('the admin API OpenAPI document', () => {
         'PATCH /admin/v1/policies/{slug}',
         'DELETE /admin/v1/policies/{slug}',
         'GET /admin/v1/access/explain',
+        'GET /admin/v1/access/mode',
+        'PUT /admin/v1/access/mode',
+        'PATCH /admin/v1/api-keys/{id}',
         'GET /admin/v1/mcp-servers/{slug}/tools',
         'POST /admin/v1/mcp-servers/{slug}/tools/{name}/approve',
         'GET /admin/v1/audit',
@@ -505,9 +544,7 @@ describe('expectMatchesOpenApi', () => {
     expect(() => expectMatchesOpenApi('PUT', '/admin/v1/providers/anthropic-prod', 200, anthropic)).toThrow(
       /PUT .* no such operation/,
     );
-    expect(() => expectMatchesOpenApi('PATCH', '/admin/v1/api-keys/key-alice', 200, apiKey)).toThrow(
-      /no such operation/,
-    );
+    expect(() => expectMatchesOpenApi('PUT', '/admin/v1/api-keys/key-alice', 200, apiKey)).toThrow(/no such operation/);
     // A status the operation does not list falls back to `default`: the Error schema, which a record is not.
     expect(() => expectMatchesOpenApi('GET', '/admin/v1/providers', 299, list())).toThrow(
       /GET \/admin\/v1\/providers → 299 does not match .*response default/,

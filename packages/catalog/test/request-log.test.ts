@@ -119,6 +119,9 @@ describe.each(ENGINES)('request records written to %s', (_name, open) => {
       cacheCreationTokens: 7,
       cacheStatus: 'MISS',
       metadata: { team: 'red', 'k\udfff': 'v' },
+      access: 'would_deny',
+      accessReason: 'no policy naming this caller allows @claude/claude-haiku-4-5',
+      errorMessage: 'Number of requests has exceeded your rate limit',
     });
     for (const r of [record(), odd]) expect(writer.push(r)).toBe(true);
     await writer.close();
@@ -147,8 +150,13 @@ describe.each(ENGINES)('request records written to %s', (_name, open) => {
         usage: { input_tokens: null, output_tokens: 12, cache_creation_input_tokens: 7, cache_read_input_tokens: 0 },
         cache_status: 'MISS',
         metadata: { team: 'red', 'k\uFFFD': 'v' },
+        access: 'would_deny',
+        access_reason: 'no policy naming this caller allows @claude/claude-haiku-4-5',
+        error_message: 'Number of requests has exceeded your rate limit',
       },
     ]);
+    const reported = await queryRequestRecords(db, new URLSearchParams('access=would_deny'));
+    expect(reported.data.map((r) => r.request_id)).toEqual(['req-odd']);
     const all = await queryRequestRecords(db, new URLSearchParams('user=u_alice'));
     expect(all.data.map((r) => [r.request_id, r.metadata, r.model_answered])).toEqual([['req-1', null, null]]);
   });

@@ -61,6 +61,8 @@ export {
   sendError,
   sendJson,
   gatewayLocals,
+  recordedErrorMessage,
+  MAX_RECORDED_ERROR_MESSAGE,
   type ErrorShape,
   type GatewayLocals,
   type GatewayUsage,

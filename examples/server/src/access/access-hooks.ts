@@ -3,6 +3,7 @@ import {
   decide,
   parseResource,
   type AccessCaller,
+  type AccessResource,
   type AccessDecision,
   type AccessSubject,
   type McpServerRule,
@@ -59,6 +60,11 @@ export interface AccessContext {
   groupsClaim: string;
   /** The recorded tools of pinned servers; without it every tool of a pinned server is held. */
   toolPins?: ToolPins;
+  /**
+   * Access mode `report`: called with a request `policies` would refuse (and why); the request goes
+   * on. Default: none.
+   */
+  report?: (req: IncomingMessage, reason: string) => void;
 }
 
 function identityOf(req: IncomingMessage): GatewayIdentity | undefined {
@@ -134,20 +140,60 @@ export function accessHooks(context: AccessContext) {
       },
     };
   };
+  /** Why `policies` refuses the caller `resource` (the reason of `decide`). */
+  const refusal = (identity: GatewayIdentity, view: CatalogView, resource: AccessResource): string =>
+    decide(view.access, accessCaller(identity, view, context.groupsClaim), resource).reason;
+  /**
+   * A refusal in mode `report`: reported (not for a `GET` listing, which `policies` would filter,
+   * not refuse) and let through.
+   */
+  const reported = (req: IncomingMessage, identity: GatewayIdentity, resource: AccessResource): true => {
+    if (req.method !== 'GET') context.report?.(req, refusal(identity, context.view(), resource));
+    return true;
+  };
   return {
     model: (req: IncomingMessage, resource: { provider: string; model: string }) => {
-      const subject = subjectOf(identityOf(req));
-      return typeof subject === 'boolean' ? subject : subject.model(resource.provider, resource.model);
+      const identity = identityOf(req);
+      const subject = subjectOf(identity);
+      if (typeof subject === 'boolean') return subject;
+      if (subject.model(resource.provider, resource.model)) return true;
+      if (subject.mode !== 'report') return false;
+      return reported(req, identity as GatewayIdentity, { kind: 'model', ...resource });
     },
     integration: (req: IncomingMessage, integration: { slug: string }) => {
-      const subject = subjectOf(identityOf(req));
-      return typeof subject === 'boolean' ? subject : subject.integration(integration.slug);
+      const identity = identityOf(req);
+      const subject = subjectOf(identity);
+      if (typeof subject === 'boolean') return subject;
+      if (subject.integration(integration.slug)) return true;
+      if (subject.mode !== 'report') return false;
+      return reported(req, identity as GatewayIdentity, { kind: 'integration', slug: integration.slug });
+    },
+    /**
+     * Access mode `report`, when an MCP request ends: why `policies` would have refused it (the
+     * server, or the tool of a `tools/call`), or undefined. A `tools/list` is never reported: under
+     * `policies` it is answered, with the tools the caller may not use left out.
+     */
+    mcpReport: (
+      identity: GatewayIdentity,
+      view: CatalogView,
+      server: string,
+      method: string | undefined,
+      tool: string | undefined,
+    ): string | undefined => {
+      if (view.access.mode !== 'report' || identity.subject === CONSOLE_TEST_SUBJECT) return undefined;
+      const rule = callerMemo(identity, view).subject.mcpServer(server);
+      if (!rule.server) return refusal(identity, view, { kind: 'mcp', server });
+      if (method === 'tools/call' && tool !== undefined && !rule.everyTool && !rule.tool(tool))
+        return refusal(identity, view, { kind: 'mcp', server, tool });
+      return undefined;
     },
     /** Decided once per caller, server and catalog view, then remembered (the view changes with the policies and pins). */
     mcp: (identity: GatewayIdentity, server: string): McpAccess => {
       const view = context.view();
-      if (view.access.mode === 'open' && !view.pinnedMcpServers.has(server)) return EVERY_TOOL;
-      if (identity.subject === CONSOLE_TEST_SUBJECT) return mcpAccess(view, undefined, server);
+      // Mode `report` decides nothing here: what `policies` would refuse is reported when the request ends.
+      if (view.access.mode !== 'policies' && !view.pinnedMcpServers.has(server)) return EVERY_TOOL;
+      if (identity.subject === CONSOLE_TEST_SUBJECT || view.access.mode !== 'policies')
+        return mcpAccess(view, undefined, server);
       const found = callerMemo(identity, view);
       const known = found.mcp.get(server);
       if (known !== undefined) return known;

@@ -154,9 +154,15 @@ export function buildCatalogView(
   const apiKeyIds = new Map<string, string>();
   configKeys.forEach((entry, index) => apiKeyIds.set(`key:${index}`, configApiKeyId(entry)));
   for (const record of records('api-keys')) {
-    const { keySha256, user } = record.data as { keySha256?: string; user?: ApiKeyEntry['user'] };
+    const { keySha256, user, expiresAt } = record.data as {
+      keySha256?: string;
+      user?: ApiKeyEntry['user'];
+      expiresAt?: string;
+    };
     if (typeof keySha256 === 'string' && user) {
-      apiKeys.push({ keySha256, user, id: record.id });
+      const expires = typeof expiresAt === 'string' ? Date.parse(expiresAt) : undefined;
+      // An expiry that does not read as a time fails closed: the key is expired.
+      apiKeys.push({ keySha256, user, id: record.id, ...(expires === undefined ? {} : { expiresAt: expires || 0 }) });
       apiKeyIds.set(`key:${record.id}`, record.id);
     }
   }

@@ -94,7 +94,21 @@ export const gatewayConfigSchema = z
         groups_claim: z.string().min(1).max(200).optional(),
       })
       .optional(),
-    access: z.strictObject({ mode: z.enum(['open', 'policies']).optional() }).optional(),
+    access: z.strictObject({ mode: z.enum(['open', 'report', 'policies']).optional() }).optional(),
+    // Roles of named admins (console sign-in at oauth.login's OpenID Provider, identity-provider
+    // tokens on the admin API): the claim, and which of its values make each role.
+    adminRoles: z
+      .strictObject({
+        claim: z.string().min(1).max(128),
+        admin: z.array(z.string().min(1).max(256)).max(100).optional(),
+        operator: z.array(z.string().min(1).max(256)).max(100).optional(),
+        viewer: z.array(z.string().min(1).max(256)).max(100).optional(),
+      })
+      .refine(
+        (roles) => (roles.admin?.length ?? 0) + (roles.operator?.length ?? 0) + (roles.viewer?.length ?? 0) > 0,
+        'must name at least one claim value, such as {"claim": "groups", "admin": ["gateway-admins"]}',
+      )
+      .optional(),
     policies: z.array(policy).optional(),
     providers: z.array(z.discriminatedUnion('provider', [anthropicProvider, bedrockProvider])).optional(),
     mcpServers: z.array(mcpServer).optional(),

@@ -35,6 +35,11 @@ export interface RequestState {
   keyHint?: string;
   /** The request's `x-gateway-metadata`. */
   metadata?: Record<string, string>;
+  /**
+   * Why access mode `report` let through a request that `policies` would refuse; or a check made
+   * when the request ends (an MCP request's server and tool are known only then) that answers it.
+   */
+  wouldDeny?: string | ((gateway: GatewayLocals & { mcpMethod?: string; mcpTool?: string }) => string | undefined);
 }
 
 const STATE = Symbol('gateway.requestState');
@@ -151,6 +156,17 @@ export function trackRequest(
       cacheStatus: gateway.cacheStatus ?? null,
       metadata: state.metadata ?? null,
     };
+    if (gateway.errorMessage !== undefined && status >= 400) record.errorMessage = gateway.errorMessage;
+    const wouldDeny = typeof state.wouldDeny === 'function' ? state.wouldDeny(gateway) : state.wouldDeny;
+    if (wouldDeny !== undefined) {
+      record.access = 'would_deny';
+      record.accessReason = wouldDeny.slice(0, 500);
+      metrics.recordWouldDeny(family);
+      logger.info(
+        { requestId, route: family, userId: record.userId, provider: record.provider, reason: record.accessReason },
+        'access mode report: policies would refuse this request',
+      );
+    }
     logRequest(logger, record, gateway, res.writableFinished);
     if (sink && RECORDED.has(family)) sink(record);
   });

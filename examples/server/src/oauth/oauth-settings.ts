@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   CatalogError,
+  checkRole,
   InvalidRecordError,
   ManagedByConfigFileError,
   RecordNotFoundError,
@@ -222,7 +223,10 @@ export function oauthSettingsRoutes(options: OAuthSettingsRoutesOptions) {
       res.end(JSON.stringify(answer.body));
     };
     (async () => {
-      const { actor } = await options.access.authorize(req.headers);
+      const principal = await options.access.authorize(req.headers);
+      // Reads for every role; changes for admins only.
+      checkRole(principal, req.method ?? 'GET', 'admin');
+      const { actor } = principal;
       const body = req.method === 'PUT' ? await readJson(req) : undefined;
       return handleOAuthSettings(options, req.method ?? 'GET', body, actor);
     })().then(send, (error: unknown) => {

@@ -41,6 +41,7 @@ export class GatewayMetrics {
   private readonly keySetFetches: Counter<'outcome'>;
   private readonly idleTimeouts: Counter<'route' | 'target'>;
   private readonly retries: Counter<'route' | 'target'>;
+  private readonly wouldDeny: Counter<'route'>;
   private readonly cacheRequests: Counter<'status'>;
   private readonly cacheTokensSaved: Counter<'kind'>;
   private readonly cacheRedisErrors: Counter<'operation'>;
@@ -70,6 +71,12 @@ export class GatewayMetrics {
       name: 'gateway_stream_idle_timeouts_total',
       help: 'Responses cut off because the upstream sent nothing for its idle timeout.',
       labelNames: ['route', 'target'],
+      registers,
+    });
+    this.wouldDeny = new Counter({
+      name: 'gateway_access_would_deny_total',
+      help: 'Requests access mode "report" let through that "policies" would refuse, by route family.',
+      labelNames: ['route'],
       registers,
     });
     this.retries = new Counter({
@@ -230,6 +237,11 @@ export class GatewayMetrics {
   /** Records one response cut off by an upstream idle timeout. */
   recordStreamIdleTimeout(route: string, target: string | undefined): void {
     this.idleTimeouts.inc({ route, target: target ?? 'none' });
+  }
+
+  /** Counts a request access mode `report` let through that `policies` would refuse. */
+  recordWouldDeny(route: string): void {
+    this.wouldDeny.inc({ route });
   }
 
   /** Records the retries of one request. */

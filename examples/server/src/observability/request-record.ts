@@ -56,7 +56,9 @@ export function logRequest(logger: Logger, record: RequestRecord, extras: Reques
     `,"cacheStatus":${text(record.cacheStatus)},"metadata":${metadataJson(record.metadata)}` +
     `${optional('target', extras.target)}${optional('upstreamStatus', extras.upstreamStatus)}` +
     `${optional('upstreamMs', upstreamMs)}${optional('upstreamAttempts', extras.upstreamAttempts)}` +
-    `${optional('streamIdleTimeout', extras.streamIdleTimeout)},"completed":${completed}`;
+    `${optional('streamIdleTimeout', extras.streamIdleTimeout)}${optional('access', record.access ?? undefined)}` +
+    `${optional('accessReason', record.accessReason ?? undefined)}${optional('errorMessage', record.errorMessage ?? undefined)}` +
+    `,"completed":${completed}`;
   if (writeInfoLine(logger, fields, 'request')) return;
   logger.info(
     {
@@ -88,6 +90,9 @@ export function logRequest(logger: Logger, record: RequestRecord, extras: Reques
       upstreamMs,
       upstreamAttempts: extras.upstreamAttempts,
       streamIdleTimeout: extras.streamIdleTimeout,
+      access: record.access ?? undefined,
+      accessReason: record.accessReason ?? undefined,
+      errorMessage: record.errorMessage ?? undefined,
       completed,
     },
     'request',

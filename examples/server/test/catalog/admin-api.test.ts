@@ -204,13 +204,17 @@ describe.each(engines)('the admin API on %s', (_name, database) => {
     const read = await admin('GET', `/api-keys/${created.body.id}`);
     expect(read.body).toMatchObject({ id: created.body.id, user: { user_id: 'by-id' }, source: 'admin' });
     expect(read.text).not.toContain(created.body.key);
-    // Not an operation of the document: an API key is revoked and created anew, never changed.
-    const patch = await fetch(`${gateway.url}/admin/v1/api-keys/${created.body.id}`, {
-      method: 'PATCH',
+    // Only its name and expiry change: the key and its user never do (revoke it and create another).
+    const renamed = await admin('PATCH', `/api-keys/${created.body.id}`, { version: 1, name: 'laptop' });
+    expect(renamed.body).toMatchObject({ version: 2, name: 'laptop', user: { user_id: 'by-id' }, expiresAt: null });
+    const user = await admin('PATCH', `/api-keys/${created.body.id}`, { version: 2, user: { user_id: 'other' } });
+    expect([user.status, user.body.error.param]).toEqual([400, 'user']);
+    const put = await fetch(`${gateway.url}/admin/v1/api-keys/${created.body.id}`, {
+      method: 'PUT',
       headers: { authorization: `Bearer ${env.GATEWAY_ADMIN_KEY}`, 'content-type': 'application/json' },
-      body: '{"version":1}',
+      body: '{"version":2}',
     });
-    expect([patch.status, patch.headers.get('allow')]).toEqual([405, 'GET, DELETE']);
+    expect([put.status, put.headers.get('allow')]).toEqual([405, 'GET, PATCH, DELETE']);
   });
 
   it('stores prompts and serves them', async () => {

@@ -83,6 +83,8 @@ describe('the gateway as OAuth authorization server', () => {
       PUBLIC_BASE_URL: base,
       JWT_PRIVATE_KEY: rsaPem().privateKey,
       GATEWAY_ADMIN_KEY: ADMIN_KEY,
+      // The users' group: an identity-provider token with it would be an admin credential.
+      GATEWAY_ADMIN_CLAIM: 'groups=eng',
     });
     mcp.setJwksUrl(`${base}/.well-known/jwks.json`);
   });
@@ -212,6 +214,17 @@ describe('the gateway as OAuth authorization server', () => {
     });
     expect(models.status).toBe(200);
     expect((await mcpPost(base, 'a', v1Flow.tokens.access_token)).status).toBe(401);
+  });
+
+  it("never takes the gateway's own access token as an admin credential, whatever claims it carries", async () => {
+    // u-oauth's groups include the admin claim's value; an MCP client holding its token is no admin.
+    const v1Flow = await manualFlow(base, USER_KEY, `${base}/v1`);
+    for (const path of ['/admin/v1/providers', '/admin/v1/api-keys']) {
+      const answer = await fetch(`${base}${path}`, {
+        headers: { authorization: `Bearer ${v1Flow.tokens.access_token}` },
+      });
+      expect([401, 403]).toContain(answer.status);
+    }
   });
 
   describe('the authorization request is refused on the gateway error page, never redirected', () => {

@@ -939,7 +939,7 @@ export const ROWS: readonly OptionRow[] = [
     path: 'mode',
     options: { mode: 'open' },
     wrong: 'closed',
-    error: /access mode must be "open" or "policies"/,
+    error: /access mode must be "open", "report" or "policies"/,
   },
   {
     factory: 'compileAccess',

@@ -18,6 +18,74 @@ export interface AdminClaim {
   value: string;
 }
 
+/**
+ * What a signed-in admin may do: `admin` everything; `operator` the catalog (providers, MCP
+ * servers, prompts, API keys, policies, tool approvals) but no gateway setting (access mode, OAuth
+ * settings); `viewer` only reads.
+ */
+export type AdminRole = 'admin' | 'operator' | 'viewer';
+
+/** Every role, from the most to the least allowed. */
+export const ADMIN_ROLES: readonly AdminRole[] = ['admin', 'operator', 'viewer'];
+
+/**
+ * Roles from an identity's claim: the claim (a string or a list of strings) holding one of the
+ * values of a role gives that role; the most allowed role wins; no value listed, no role.
+ */
+export interface AdminRoleMapping {
+  /** The claim's name, such as `groups`. Required (non-empty). */
+  claim: string;
+  /** Values that make an `admin`. Default `[]`. */
+  admin?: readonly string[];
+  /** Values that make an `operator`. Default `[]`. */
+  operator?: readonly string[];
+  /** Values that make a `viewer`. Default `[]`. */
+  viewer?: readonly string[];
+}
+
+/** Throws a `TypeError` saying what to write when `mapping` is not an {@link AdminRoleMapping}. */
+export function checkAdminRoleMapping(mapping: unknown, where = 'adminRoles'): AdminRoleMapping {
+  const example = `${where} must be { "claim": "groups", "admin": ["gateway-admins"], "operator": ["gateway-operators"], "viewer": ["gateway-viewers"] }`;
+  if (typeof mapping !== 'object' || mapping === null || Array.isArray(mapping)) throw new TypeError(`${example}.`);
+  rejectUnknownOptions(mapping, ['claim', ...ADMIN_ROLES], where);
+  const m = mapping as Record<string, unknown>;
+  if (typeof m.claim !== 'string' || m.claim === '' || m.claim.length > 128)
+    throw new TypeError(`${where}.claim must be the name of a claim (1 to 128 characters), such as "groups".`);
+  let values = 0;
+  for (const role of ADMIN_ROLES) {
+    const list = m[role];
+    if (list === undefined) continue;
+    if (
+      !Array.isArray(list) ||
+      list.length > 100 ||
+      list.some((v) => typeof v !== 'string' || v === '' || v.length > 256)
+    )
+      throw new TypeError(
+        `${where}.${role} must be a list of at most 100 non-empty claim values, such as ["gateway-${role}s"].`,
+      );
+    values += list.length;
+  }
+  if (values === 0) throw new TypeError(`${example}: name at least one value.`);
+  return mapping as AdminRoleMapping;
+}
+
+/** The role `claims` give under `mapping` (the most allowed one), or undefined for none. */
+export function roleFromClaims(mapping: AdminRoleMapping, claims: Record<string, unknown>): AdminRole | undefined {
+  const held = Object.hasOwn(claims, mapping.claim) ? claims[mapping.claim] : undefined;
+  const values = new Set(
+    (Array.isArray(held) ? held : [held]).filter((v): v is string => typeof v === 'string').slice(0, 1000),
+  );
+  // Whole values only: "not-gateway-admins" is not "gateway-admins".
+  return ADMIN_ROLES.find((role) => (mapping[role] ?? []).some((value) => values.has(value)));
+}
+
+/** A fingerprint of a role mapping: sessions signed in under another mapping end. */
+export function roleMappingFingerprint(mapping: AdminRoleMapping | undefined): string {
+  return mapping === undefined
+    ? 'none'
+    : fingerprint(JSON.stringify([mapping.claim, ...ADMIN_ROLES.map((role) => [...(mapping[role] ?? [])].sort())]));
+}
+
 /** A sign-in the admin credential check refused (never the credential itself). */
 export interface AdminSignInFailure {
   /** Where: `admin-api` (a bearer credential) or `console` (the console's sign-in form). */
@@ -54,6 +122,17 @@ export interface AdminAccessOptions {
   clientAddress?: (req: IncomingMessage) => string;
   /** Called with every refused sign-in, for the audit log. Default: none. */
   onSignInFailure?: (failure: AdminSignInFailure) => void;
+  /**
+   * Roles from a claim of an identity-provider token (needs `verifyToken`): a token without the
+   * admin claim but with a value of this mapping is accepted with that role. Default: none.
+   */
+  roles?: AdminRoleMapping;
+  /**
+   * The fingerprint of the console's OpenID Provider sign-in settings in force now (provider,
+   * client and role mapping), or undefined while that sign-in is off: console sessions signed in
+   * there end when it changes. Default: none (no such sessions hold).
+   */
+  oidcFingerprint?: () => string | undefined;
 }
 
 /**
@@ -65,6 +144,18 @@ export type AdminCredential =
       kind: 'admin-key';
       /** An HMAC-SHA256 of the admin key (hex): equal for the same key, another for a rotated one. */
       fingerprint: string;
+    }
+  | {
+      /** A console sign-in at the company's OpenID Provider (its ID token's claims). */
+      kind: 'oidc';
+      /** An HMAC-SHA256 (hex) of the sign-in settings (provider, client, role mapping) it was accepted under. */
+      fingerprint: string;
+      /** The ID token's `iss`. */
+      issuer: string;
+      /** The ID token's `sub`. */
+      subject: string;
+      /** The ID token's `exp`, in ms since the epoch. */
+      expiresAt: number | undefined;
     }
   | {
       kind: 'token';
@@ -87,6 +178,8 @@ export interface AdminPrincipal {
   actor: string;
   /** The credential it signed in with. Default: none (a principal the host vouches for). */
   credential?: AdminCredential;
+  /** What it may do. Default `admin` (the admin key, a token with the admin claim). */
+  role?: AdminRole;
 }
 
 /** The minimum length of `GATEWAY_ADMIN_KEY`. */
@@ -142,7 +235,7 @@ export function checkAdminKeyStrength(key: string, name = 'GATEWAY_ADMIN_KEY'): 
 }
 
 /** The text of a claim for an actor name: at most 128 characters, no control characters, no `#`. */
-function actorPart(value: unknown): string {
+export function actorPart(value: unknown): string {
   return typeof value === 'string' && value !== ''
     ? [...value.slice(0, 128)].map((c) => (c === '#' || c.charCodeAt(0) < 32 || c === '\u007f' ? '_' : c)).join('')
     : 'unknown';
@@ -165,10 +258,20 @@ export class AdminAccess {
       throw new TypeError('AdminAccess options must be an object such as { adminKey }.');
     rejectUnknownOptions(
       options,
-      ['adminKey', 'verifyToken', 'adminClaim', 'isApiKey', 'throttle', 'clientAddress', 'onSignInFailure'],
+      [
+        'adminKey',
+        'verifyToken',
+        'adminClaim',
+        'isApiKey',
+        'throttle',
+        'clientAddress',
+        'onSignInFailure',
+        'roles',
+        'oidcFingerprint',
+      ],
       'AdminAccess',
     );
-    for (const name of ['verifyToken', 'isApiKey', 'clientAddress', 'onSignInFailure'] as const) {
+    for (const name of ['verifyToken', 'isApiKey', 'clientAddress', 'onSignInFailure', 'oidcFingerprint'] as const) {
       if (options[name] !== undefined && typeof options[name] !== 'function')
         throw new TypeError(`AdminAccess ${name} must be a function.`);
     }
@@ -196,15 +299,28 @@ export class AdminAccess {
       if (typeof options.verifyToken !== 'function')
         throw new TypeError('adminClaim needs verifyToken: the identity provider that signs admin tokens.');
     }
+    if (options.roles !== undefined) {
+      checkAdminRoleMapping(options.roles, 'AdminAccess roles');
+      if (typeof options.verifyToken !== 'function')
+        throw new TypeError('AdminAccess roles needs verifyToken: the identity provider that signs admin tokens.');
+    }
     this.keyDigest = key === undefined ? undefined : hash('sha256', key, 'buffer');
     this.keyFingerprint = key === undefined ? undefined : fingerprint(`admin-key\0${key}`);
-    this.claimFingerprint = claim === undefined ? undefined : fingerprint(`token\0${claim.claim}\0${claim.value}`);
+    this.claimFingerprint =
+      claim === undefined && options.roles === undefined
+        ? undefined
+        : fingerprint(`token\0${claim?.claim ?? ''}\0${claim?.value ?? ''}\0${roleMappingFingerprint(options.roles)}`);
     this.throttle = options.throttle === false ? undefined : (options.throttle ?? new SignInThrottle());
   }
 
   /** Whether any admin credential can be accepted at all. */
   get enabled(): boolean {
-    return this.keyDigest !== undefined || this.options.adminClaim !== undefined;
+    return (
+      this.keyDigest !== undefined ||
+      this.options.adminClaim !== undefined ||
+      this.options.roles !== undefined ||
+      this.options.oidcFingerprint?.() !== undefined
+    );
   }
 
   /** Throws `403 admin_disabled` when no admin credential can be accepted. */
@@ -223,6 +339,7 @@ export class AdminAccess {
    * no longer this one has lost its credential.
    */
   credentialFingerprint(kind: AdminCredential['kind']): string | undefined {
+    if (kind === 'oidc') return this.options.oidcFingerprint?.();
     return kind === 'admin-key' ? this.keyFingerprint : this.claimFingerprint;
   }
 
@@ -286,7 +403,12 @@ export class AdminAccess {
     }
     if (this.options.isApiKey?.(credential)) throw this.notAdmin(credential);
     const claim = this.options.adminClaim;
-    if (claim === undefined || !this.options.verifyToken || credential.split('.').length !== 3) {
+    const roles = this.options.roles;
+    if (
+      (claim === undefined && roles === undefined) ||
+      !this.options.verifyToken ||
+      credential.split('.').length !== 3
+    ) {
       throw new AdminCredentialsInvalidError('The admin credential is not valid.');
     }
     let claims: Record<string, unknown>;
@@ -295,15 +417,25 @@ export class AdminAccess {
     } catch {
       throw new AdminCredentialsInvalidError('The token is not valid.');
     }
-    const held = Object.hasOwn(claims, claim.claim) ? claims[claim.claim] : undefined;
+    const held = claim === undefined ? undefined : Object.hasOwn(claims, claim.claim) ? claims[claim.claim] : undefined;
     // Whole values only: "not-gateway-admin" is not "gateway-admin", in a string or in a list.
-    const isAdmin = Array.isArray(held) ? held.some((v) => v === claim.value) : held === claim.value;
-    if (!isAdmin) throw new AdminRequiredError(`The token does not carry the admin claim "${claim.claim}".`);
+    const isAdmin =
+      claim !== undefined && (Array.isArray(held) ? held.some((v) => v === claim.value) : held === claim.value);
+    const role: AdminRole | undefined = isAdmin
+      ? 'admin'
+      : roles === undefined
+        ? undefined
+        : roleFromClaims(roles, claims);
+    if (role === undefined)
+      throw new AdminRequiredError(
+        `The token carries neither the admin claim nor a role claim ("${(claim?.claim ?? roles?.claim ?? '').slice(0, 64)}").`,
+      );
     const issuer = actorPart(claims.iss);
     const subject = actorPart(claims.sub);
     const exp = claims.exp;
     return {
       actor: `token:${issuer}#${subject}`,
+      role,
       credential: {
         kind: 'token',
         fingerprint: this.claimFingerprint as string,

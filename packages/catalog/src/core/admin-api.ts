@@ -16,11 +16,12 @@ import {
   ManagedByConfigFileError,
   MethodNotAllowedError,
   RecordNotFoundError,
+  RoleForbiddenError,
   SlugTakenError,
   UnsupportedMediaTypeError,
 } from './errors';
 import { RECORD_KINDS, type RecordKind } from './records';
-import type { CatalogStore } from './store';
+import type { CatalogStore, PublicRecord } from './store';
 import type { ToolPinView } from './tool-pins';
 
 /** The question of `GET /admin/v1/access/explain`. */
@@ -96,6 +97,16 @@ export interface AdminApiOptions {
    * `GET /admin/v1/usage` read it. Default: none (those routes answer 404).
    */
   requestRecords?: CatalogDatabase;
+  /**
+   * `GET` and `PUT /admin/v1/access/mode` (CONTRACT section 10): `read` answers the mode in force
+   * and where it comes from; `write` sets it (the host validates `mode`, throws
+   * {@link InvalidRecordError} or {@link ManagedByConfigFileError}); the answer of a `PUT` is
+   * `read`'s after `afterWrite`. Only an `admin` may write it. Default: none (404).
+   */
+  accessMode?: {
+    read(): Promise<Record<string, unknown>>;
+    write(mode: unknown, actor: string): Promise<unknown>;
+  };
   /** Called with every failure that is not the admin API's own (answered `503 catalog_unavailable`), for the host's log. Default: none. */
   onInternalError?: (error: unknown) => void;
 }
@@ -140,6 +151,17 @@ export function createAdminApi(options: AdminApiOptions): AdminApiHandler {
     throw new TypeError('bodyLimitBytes must be a positive whole number of bytes.');
   const { store, access, configRecords } = options;
 
+  /** API keys as answered: `name`, `expiresAt` and `lastUsedAt` always present (null when none). */
+  const withKeyUse = async (records: PublicRecord[]): Promise<PublicRecord[]> => {
+    const lastUse = await store.apiKeyLastUse();
+    return records.map((record) => ({
+      ...record,
+      name: record.name ?? null,
+      expiresAt: record.expiresAt ?? null,
+      lastUsedAt: lastUse.get(record.id) ?? null,
+    }));
+  };
+
   const written = async (kind: RecordKind) => {
     await options.afterWrite?.(kind);
   };
@@ -155,6 +177,26 @@ export function createAdminApi(options: AdminApiOptions): AdminApiHandler {
     if (segments.length > 5) throw new AdminRouteNotFoundError('No admin route has this path.');
     const method = req.method ?? 'GET';
     const [first, second, third, fourth, fifth] = segments.map(decodeSegment);
+    checkRole(principal, method, first === 'access' ? 'admin' : 'operator');
+
+    if (first === 'access' && second === 'mode' && segments.length === 2 && options.accessMode) {
+      allow(method, ['GET', 'PUT']);
+      if (method === 'GET') {
+        send(res, 200, await options.accessMode.read());
+        return;
+      }
+      const body = await readBody(req, limit);
+      if (typeof body !== 'object' || body === null || Array.isArray(body))
+        throw new InvalidRecordError('The body must be {"mode": "open" | "report" | "policies"}.', null);
+      const unknown = Object.keys(body).find((k) => k !== 'mode');
+      if (unknown !== undefined)
+        throw new InvalidRecordError(`Unknown field "${unknown.slice(0, 64)}".`, unknown.slice(0, 64));
+      await options.accessMode.write((body as { mode?: unknown }).mode, principal.actor);
+      // Answered once this instance applies it.
+      await written('settings');
+      send(res, 200, await options.accessMode.read());
+      return;
+    }
 
     if (first === 'access' && second === 'explain' && segments.length === 2 && options.explainAccess) {
       allow(method, ['GET']);
@@ -233,7 +275,7 @@ export function createAdminApi(options: AdminApiOptions): AdminApiHandler {
       const record = query.get('record') ?? undefined;
       if (
         record !== undefined &&
-        !/^(providers|mcp-servers|prompts|api-keys|policies|console|admin-api|oauth-grants|oauth-clients)\/[^/]{1,128}$/.test(
+        !/^(providers|mcp-servers|prompts|api-keys|policies|settings|console|admin-api|oauth-grants|oauth-clients)\/[^/]{1,128}$/.test(
           record,
         )
       ) {
@@ -265,7 +307,7 @@ export function createAdminApi(options: AdminApiOptions): AdminApiHandler {
       allow(method, ['GET', 'POST']);
       if (method === 'GET') {
         const records = [...(configRecords?.list(kind) ?? []), ...(await store.list(kind))];
-        send(res, 200, { object: 'list', data: records });
+        send(res, 200, { object: 'list', data: kind === 'api-keys' ? await withKeyUse(records) : records });
         return;
       }
       const body = await readBody(req, limit);
@@ -276,7 +318,7 @@ export function createAdminApi(options: AdminApiOptions): AdminApiHandler {
       }
       const created = await store.create(kind, body, principal.actor);
       await written(kind);
-      send(res, 201, created);
+      send(res, 201, kind === 'api-keys' ? { ...(await withKeyUse([created]))[0], key: created.key } : created);
       return;
     }
 
@@ -288,10 +330,11 @@ export function createAdminApi(options: AdminApiOptions): AdminApiHandler {
       return;
     }
 
-    allow(method, kind === 'api-keys' ? ['GET', 'DELETE'] : ['GET', 'PATCH', 'DELETE']);
+    allow(method, ['GET', 'PATCH', 'DELETE']);
     const fromConfig = configRecords?.get(kind, second);
     if (method === 'GET') {
-      send(res, 200, fromConfig ?? (await store.get(kind, second)));
+      const record = fromConfig ?? (await store.get(kind, second));
+      send(res, 200, kind === 'api-keys' ? (await withKeyUse([record]))[0] : record);
       return;
     }
     if (fromConfig) {
@@ -303,7 +346,7 @@ export function createAdminApi(options: AdminApiOptions): AdminApiHandler {
       const body = await readBody(req, limit);
       const updated = await store.update(kind, second, body, principal.actor);
       await written(kind);
-      send(res, 200, updated);
+      send(res, 200, kind === 'api-keys' ? (await withKeyUse([updated]))[0] : updated);
       return;
     }
     const id = (await store.get(kind, second)).id;
@@ -333,6 +376,23 @@ export function createAdminApi(options: AdminApiOptions): AdminApiHandler {
       );
     }
   };
+}
+
+/**
+ * Refuses a change the principal's role does not allow (`403 role_forbidden`): a `viewer` changes
+ * nothing; writes that `needs` an `admin` (a gateway setting) are refused to an `operator`. Reads
+ * are every role's.
+ */
+export function checkRole(principal: AdminPrincipal, method: string, needs: 'operator' | 'admin'): void {
+  if (method === 'GET' || method === 'HEAD') return;
+  const role = principal.role ?? 'admin';
+  if (role === 'admin') return;
+  if (role === 'operator' && needs === 'operator') return;
+  throw new RoleForbiddenError(
+    role === 'viewer'
+      ? 'The signed-in role "viewer" may only read.'
+      : 'The signed-in role "operator" may not change gateway settings (access mode, OAuth): an "admin" may.',
+  );
 }
 
 const NETWORK_CODES = new Set([
@@ -472,6 +532,7 @@ const ADMIN_API_OPTIONS = [
   'toolPins',
   'requestRecords',
   'onInternalError',
+  'accessMode',
 ];
 
 /** Refuses an unknown option, or one of the wrong type, when the admin API is created. */
@@ -491,6 +552,8 @@ function checkAdminApiOptions(options: AdminApiOptions): void {
     throw new TypeError(
       'adminApi toolPins must be an object with list(server) and approve(server, name, digest, actor), such as a ToolPins.',
     );
+  if (options.accessMode !== undefined && !has(options.accessMode, ['read', 'write']))
+    throw new TypeError('adminApi accessMode must be an object with read() and write(mode, actor).');
   if (options.requestRecords !== undefined && !has(options.requestRecords, ['query', 'transaction']))
     throw new TypeError('adminApi requestRecords must be a catalog database (openPostgres(url) or openEmbedded()).');
   for (const name of ['afterWrite', 'providerModels', 'explainAccess', 'onInternalError'] as const) {

@@ -19,6 +19,10 @@ export interface ConsoleSessionRow {
   expiresAt: number;
   /** Whether it was signed out. */
   revoked: boolean;
+  /** What its admin may do (`admin`, `operator`, `viewer`). Default (absent or null): `admin`. */
+  role?: string | null;
+  /** The kind of credential it signed in with (`admin-key`, `token`, `oidc`). Default: `token` when it has a token issuer, else `admin-key`. */
+  credentialKind?: string | null;
 }
 
 /** A sign-in, a refused sign-in or a sign-out, for the audit log (never the credential). */
@@ -65,6 +69,8 @@ interface StoredRow {
   last_seen_at: Date | string;
   expires_at: Date | string;
   revoked_at: Date | string | null;
+  role?: string | null;
+  credential_kind?: string | null;
 }
 
 const ms = (value: Date | string) => (value instanceof Date ? value : new Date(value)).getTime();
@@ -91,7 +97,8 @@ export class DatabaseConsoleSessionStore implements ConsoleSessionStore {
       ]);
       await tx.query(
         `INSERT INTO gw_console_sessions (id_hash, actor, credential, token_issuer, token_subject, token_expires_at,
-           created_at, last_seen_at, expires_at, revoked_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, NULL)`,
+           created_at, last_seen_at, expires_at, revoked_at, role, credential_kind)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, NULL, $10, $11)`,
         [
           row.idHash,
           row.actor,
@@ -102,6 +109,8 @@ export class DatabaseConsoleSessionStore implements ConsoleSessionStore {
           new Date(row.createdAt),
           new Date(row.lastSeenAt),
           new Date(row.expiresAt),
+          row.role ?? null,
+          row.credentialKind ?? null,
         ],
       );
       await audit(tx, event);
@@ -122,6 +131,8 @@ export class DatabaseConsoleSessionStore implements ConsoleSessionStore {
       lastSeenAt: ms(row.last_seen_at),
       expiresAt: ms(row.expires_at),
       revoked: row.revoked_at !== null,
+      ...(row.role ? { role: row.role } : {}),
+      ...(row.credential_kind ? { credentialKind: row.credential_kind } : {}),
     };
   }
 

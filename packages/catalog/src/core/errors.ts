@@ -86,6 +86,13 @@ export class AdminRequiredError extends CatalogError {
   override readonly type = 'permission_error';
 }
 
+/** The signed-in admin's role does not allow the change (a `viewer` changes nothing; an `operator` no gateway setting). */
+export class RoleForbiddenError extends CatalogError {
+  readonly code = 'role_forbidden';
+  readonly status = 403;
+  override readonly type = 'permission_error';
+}
+
 /** The request body is not valid JSON. */
 export class InvalidJsonError extends CatalogError {
   readonly code = 'invalid_json';

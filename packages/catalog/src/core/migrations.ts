@@ -148,6 +148,22 @@ export const MIGRATIONS: readonly Migration[] = [
     sql: 'ALTER TABLE gw_requests ADD COLUMN IF NOT EXISTS mcp_tool text;',
   },
   { version: 8, description: 'stored Responses API responses, sealed, per caller', sql: RESPONSES_MIGRATION_SQL },
+  {
+    version: 10,
+    description:
+      'request records keep access reports and upstream error messages; API keys their last use; console sessions their role',
+    sql: `
+      ALTER TABLE gw_requests ADD COLUMN IF NOT EXISTS access text;
+      ALTER TABLE gw_requests ADD COLUMN IF NOT EXISTS access_reason text;
+      ALTER TABLE gw_requests ADD COLUMN IF NOT EXISTS error_message text;
+      ALTER TABLE gw_console_sessions ADD COLUMN IF NOT EXISTS role text;
+      ALTER TABLE gw_console_sessions ADD COLUMN IF NOT EXISTS credential_kind text;
+      CREATE TABLE IF NOT EXISTS gw_api_key_use (
+        key_id text PRIMARY KEY,
+        last_used_at timestamptz NOT NULL
+      );
+    `,
+  },
 ];
 
 /** An arbitrary constant: the advisory lock that lets one instance migrate at a time. */

@@ -153,7 +153,25 @@ const apiKeyUser = z.looseObject({
   organisation_id: z.string().optional(),
   groups: z.array(z.string().min(1).max(256)).max(100).optional(),
 });
-const apiKey = z.strictObject({ user: apiKeyUser, name: z.string().min(1).max(200).optional() });
+const apiKey = z.strictObject({
+  user: apiKeyUser,
+  name: z.string().min(1).max(200).optional(),
+  expiresAt: z.iso
+    .datetime({ offset: true, error: 'must be an ISO 8601 time such as "2030-01-31T00:00:00Z"' })
+    .optional(),
+});
+
+/** The fields of an API key a PATCH may change (the key and its user never change). */
+export const API_KEY_CHANGEABLE_FIELDS: readonly string[] = ['name', 'expiresAt'];
+
+/**
+ * Throws {@link InvalidRecordError} naming `expiresAt` when an API key's expiry, given in a
+ * creation or a change, is not in the future.
+ */
+export function checkApiKeyExpiry(expiresAt: unknown, now = Date.now()): void {
+  if (typeof expiresAt === 'string' && Date.parse(expiresAt) <= now)
+    throw new InvalidRecordError('expiresAt: must be in the future.', 'expiresAt');
+}
 
 /** A `*` pattern of an access policy: `*` stands for any run of characters. */
 const pattern = z
@@ -204,7 +222,7 @@ export const recordSchemas = {
  * (stored as given), `clientSecret` the one secret a setting may carry (sealed).
  */
 const setting = z.strictObject({
-  slug: z.enum(['oauth'], 'must be "oauth"'),
+  slug: z.enum(['oauth', 'access-mode'], 'must be "oauth" or "access-mode"'),
   value: z.record(z.string(), z.unknown()),
   clientSecret: z.string().min(1).optional(),
 });

@@ -45,6 +45,12 @@ export interface RequestRecord {
   cacheStatus: string | null;
   /** `x-gateway-metadata`. */
   metadata: Record<string, string> | null;
+  /** `would_deny`: access mode `report` let the request through, but `policies` would refuse it. Default null. */
+  access?: 'would_deny' | null;
+  /** Why `policies` would refuse it (with {@link RequestRecord.access}). Default null. */
+  accessReason?: string | null;
+  /** The upstream's (or the gateway's) error message, at most 500 characters, redacted of anything credential-like. Default null. */
+  errorMessage?: string | null;
 }
 
 /** The schema of the request records (migration 2). */
@@ -107,7 +113,15 @@ const ROW_FIELDS = [
   ['cache_status', 'text'],
   ['metadata', 'jsonb'],
   ['mcp_tool', 'text'],
-].map(([column, type], i) => ({ column, type, key: String.fromCharCode(97 + i) }));
+  ['access', 'text'],
+  ['access_reason', 'text'],
+  ['error_message', 'text'],
+].map(([column, type], i) => ({
+  column,
+  type,
+  // `a` to `z`, then `aa`, `ab`…
+  key: i < 26 ? String.fromCharCode(97 + i) : `a${String.fromCharCode(97 + i - 26)}`,
+}));
 
 /**
  * The insert of a batch: the rows as one JSON array parameter, expanded by the database
@@ -166,7 +180,8 @@ export function recordRow(r: RequestRecord): string {
     `${real('p', r.ttfbMs)}${whole('q', r.inputTokens)}${whole('r', r.outputTokens)}` +
     `${whole('s', r.cacheCreationTokens)}${whole('t', r.cacheReadTokens)}${text('u', r.cacheStatus)}` +
     `${r.metadata === null || r.metadata === undefined ? '' : `,"v":${JSON.stringify(r.metadata)}`}` +
-    `${text('w', r.mcpTool)}}`;
+    `${text('w', r.mcpTool)}${text('x', r.access ?? null)}${text('y', r.accessReason ?? null)}` +
+    `${text('z', r.errorMessage ?? null)}}`;
   return UNSTORABLE_ESCAPE.test(row) ? JSON.stringify(storableValue(JSON.parse(row))) : row;
 }
 
@@ -385,6 +400,12 @@ export interface AdminRequestRecord {
   };
   cache_status: string | null;
   metadata: Record<string, string> | null;
+  /** `would_deny` when access mode `report` let through a request `policies` would refuse. */
+  access: 'would_deny' | null;
+  /** Why `policies` would refuse it. */
+  access_reason: string | null;
+  /** The upstream's error message (bounded, redacted), for refused and failed requests. */
+  error_message: string | null;
 }
 
 const num = (value: unknown): number | null => (value === null || value === undefined ? null : Number(value));
@@ -420,6 +441,9 @@ function toAdmin(row: Record<string, unknown>): AdminRequestRecord {
     },
     cache_status: str(row.cache_status),
     metadata: (metadata as Record<string, string> | null) ?? null,
+    access: row.access === 'would_deny' ? 'would_deny' : null,
+    access_reason: str(row.access_reason),
+    error_message: str(row.error_message),
   };
 }
 
@@ -460,7 +484,7 @@ function readCursor(value: string): [string, string] {
 
 /**
  * `GET /admin/v1/requests`: request records, newest first, filtered by `user`, `provider`,
- * `model` (asked or answered), `status`, `metadata.<key>=<value>` (all must match), `from`
+ * `model` (asked or answered), `status`, `access` (`would_deny`), `metadata.<key>=<value>` (all must match), `from`
  * (inclusive) and `to` (exclusive); `limit` 1–500 (default 50) and the `cursor` of the previous
  * page's `next_cursor` (null on the last page). Pages follow (time, insertion order), so paging
  * loses and repeats nothing.
@@ -490,6 +514,11 @@ export async function queryRequestRecords(
     if (!/^[1-5]\d\d$/.test(status))
       throw new InvalidRecordError('status must be an HTTP status, such as 429.', 'status');
     add((n) => `status = ${n}`, Number(status));
+  }
+  const access = query.get('access');
+  if (access !== null) {
+    if (access !== 'would_deny') throw new InvalidRecordError('access must be "would_deny".', 'access');
+    add((n) => `access = ${n}`, access);
   }
   const metadata: Record<string, string> = {};
   let metadataFilters = 0;

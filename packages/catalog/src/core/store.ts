@@ -7,7 +7,14 @@ import {
   SlugTakenError,
   VersionConflictError,
 } from './errors';
-import { SECRET_FIELDS, slugOf, validateInput, type RecordKind } from './records';
+import {
+  API_KEY_CHANGEABLE_FIELDS,
+  SECRET_FIELDS,
+  checkApiKeyExpiry,
+  slugOf,
+  validateInput,
+  type RecordKind,
+} from './records';
 import { SecretBox, secretContext, secretHint } from './secret-box';
 
 /** The NOTIFY channel every write announces itself on (payload: the kind that changed). */
@@ -153,6 +160,7 @@ export class CatalogStore {
     internal: Record<string, unknown> = {},
   ): Promise<PublicRecord & { key?: string }> {
     const validated = validateInput(kind, input);
+    if (kind === 'api-keys') checkApiKeyExpiry(validated.expiresAt);
     this.runCheck(kind, validated);
     const data = {
       ...validated,
@@ -205,8 +213,15 @@ export class CatalogStore {
     if (!Number.isInteger(version)) {
       throw new InvalidRecordError('version must be the version the change is based on.', 'version');
     }
-    if (kind === 'api-keys')
-      throw new InvalidRecordError('An API key cannot be changed: revoke it and create another.', null);
+    if (kind === 'api-keys') {
+      const other = Object.keys(changes).find((field) => !API_KEY_CHANGEABLE_FIELDS.includes(field));
+      if (other !== undefined)
+        throw new InvalidRecordError(
+          `${other.slice(0, 64)} of an API key cannot be changed (only name and expiresAt): revoke it and create another.`,
+          other.slice(0, 64),
+        );
+      checkApiKeyExpiry(changes.expiresAt);
+    }
     return this.db.transaction(async (tx) => {
       const row = await this.row(tx, kind, slug);
       if (Number(row.version) !== version) {
@@ -221,7 +236,13 @@ export class CatalogStore {
       }
       // A secret the change gives again need not open (a record whose secret no longer opens is mended so).
       const opened = this.openSecrets(kind, row, Object.keys(changes));
-      const validated = validateInput(kind, { ...publicData(row.data), ...opened, ...changes });
+      const merged: Record<string, unknown> = { ...publicData(row.data), ...opened, ...changes };
+      // An API key's expiry or name given as null is removed.
+      if (kind === 'api-keys')
+        for (const field of API_KEY_CHANGEABLE_FIELDS) if (merged[field] === null) delete merged[field];
+      const validated = validateInput(kind, merged);
+      // The digest of an API key is not an operator field: it stays as stored.
+      if (kind === 'api-keys') validated.keySha256 = row.data.keySha256;
       this.runCheck(kind, validated);
       const data = {
         ...validated,
@@ -257,7 +278,7 @@ export class CatalogStore {
     );
   }
 
-  /** Deletes a record (an API key: revokes it). */
+  /** Deletes a record (an API key: revokes it, and forgets its last use). */
   async delete(kind: RecordKind, slug: string, actor: string): Promise<void> {
     await this.db.transaction(async (tx) => {
       const [deleted] = await tx.query<Row>('DELETE FROM gw_records WHERE kind = $1 AND slug = $2 RETURNING *', [
@@ -265,8 +286,34 @@ export class CatalogStore {
         slug,
       ]);
       if (!deleted) throw new RecordNotFoundError(`No ${kind} record "${slug.slice(0, 64)}".`);
+      if (kind === 'api-keys') await tx.query('DELETE FROM gw_api_key_use WHERE key_id = $1', [String(deleted.id)]);
       await this.audit(tx, actor, kind === 'api-keys' ? 'revoke' : 'delete', kind, deleted, []);
     });
+  }
+
+  /**
+   * When each API key was last used, by key id (records' ids and the config file's `config-…`
+   * ids), as ISO 8601; a key never used is absent.
+   */
+  async apiKeyLastUse(): Promise<Map<string, string>> {
+    const rows = await this.db.query<{ key_id: string; last_used_at: Date | string }>(
+      'SELECT key_id, last_used_at FROM gw_api_key_use',
+    );
+    return new Map(rows.map((r) => [r.key_id, iso(r.last_used_at)]));
+  }
+
+  /**
+   * Writes the last use of API keys (`at`, a time for each key id): a later time replaces an
+   * earlier one, never the reverse. Neither audited nor announced: it is no change of the catalog.
+   */
+  async recordApiKeyUse(uses: ReadonlyMap<string, Date>): Promise<void> {
+    if (uses.size === 0) return;
+    await this.db.query(
+      `INSERT INTO gw_api_key_use (key_id, last_used_at)
+       SELECT u.key_id, u.at FROM json_to_recordset($1::json) AS u(key_id text, at timestamptz)
+       ON CONFLICT (key_id) DO UPDATE SET last_used_at = GREATEST(gw_api_key_use.last_used_at, EXCLUDED.last_used_at)`,
+      [JSON.stringify([...uses].map(([keyId, at]) => ({ key_id: keyId, at: at.toISOString() })))],
+    );
   }
 
   /** The audit log, newest first; of one record when `record` is `<kind>/<slug-or-id>`. At most `limit` lines. */

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
+import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 import {
   CatalogError,
   TooManyAttemptsError,
@@ -11,6 +12,7 @@ import {
   type AdminAccess,
   type AdminApiHandler,
   type AdminPrincipal,
+  type AdminRole,
   type ConsoleSessionStore,
 } from '@gw/catalog';
 import { ConsoleSessions, type ConsoleSession } from './sessions';
@@ -34,6 +36,8 @@ export interface ConsoleOAuthAdminRequest {
   query: URLSearchParams;
   /** The signed-in admin (the audit log's actor). */
   actor: string;
+  /** The signed-in admin's role. Default `admin`. */
+  role?: AdminRole;
   /** The JSON body of a `PUT` or `POST` (at most 64 KiB); undefined when there is none. */
   body?: unknown;
 }
@@ -42,6 +46,20 @@ export interface ConsoleOAuthAdminRequest {
 export interface ConsoleOAuthAdminAnswer {
   status: number;
   body: unknown;
+}
+
+/**
+ * The console's sign-in at the company's OpenID Provider (CONTRACT section 11's `oauth.login`
+ * settings), as the host provides it: `start` gives the provider's authorization URL and the state
+ * to keep; `finish` checks the callback against that state and answers the signed-in admin (with
+ * its role and an `oidc` credential carrying the ID token's `exp`), or throws an error with a
+ * stable `code` (`role_required` when the claims map to no role).
+ */
+export interface ConsoleOidcSignIn {
+  /** The provider's name for the sign-in link ("Sign in with <name>"). */
+  readonly name: () => string | undefined;
+  start(): Promise<{ url: string; state: Record<string, unknown> }>;
+  finish(callbackUrl: URL, state: Record<string, unknown>): Promise<AdminPrincipal>;
 }
 
 /** Options of {@link createConsole}. */
@@ -73,6 +91,11 @@ export interface ConsoleOptions {
    * has no `oauth`; `/api/oauth/…` answers `404 oauth_disabled` and the page says OAuth is off).
    */
   oauthAdmin?: (request: ConsoleOAuthAdminRequest) => Promise<ConsoleOAuthAdminAnswer>;
+  /**
+   * Sign-in at the company's OpenID Provider: `GET /console/oidc/start` sends the browser there,
+   * `GET /console/oidc/callback` opens the session. Default: none (those routes answer `404 oidc_disabled`).
+   */
+  oidcSignIn?: ConsoleOidcSignIn;
 }
 
 /** The console's handler: `path` is below its mount point (`/`, `/api/providers`). Never rejects. */
@@ -117,9 +140,15 @@ export function createConsole(options: ConsoleOptions): ConsoleHandler {
       'testRecord',
       'publicBaseUrl',
       'oauthAdmin',
+      'oidcSignIn',
     ],
     'gatewayConsole',
   );
+  if (
+    options.oidcSignIn !== undefined &&
+    (typeof options.oidcSignIn?.start !== 'function' || typeof options.oidcSignIn.finish !== 'function')
+  )
+    throw new TypeError('gatewayConsole oidcSignIn must be an object with start() and finish(callbackUrl, state).');
   if (options.now !== undefined && typeof options.now !== 'function')
     throw new TypeError('gatewayConsole now must be a function () => milliseconds since the epoch.');
   if (typeof options.access.authorize !== 'function')
@@ -182,6 +211,27 @@ export function createConsole(options: ConsoleOptions): ConsoleHandler {
       return send(res, 403, error('The request comes from another site.', 'cross_origin_refused'));
     }
     if (path === '/session' && method === 'POST') return signIn(req, res);
+    if (path === '/oidc' && (method === 'GET' || method === 'HEAD')) {
+      // Read before sign-in: whether the sign-in page shows "Sign in with <name>".
+      const name = options.oidcSignIn?.name();
+      return send(
+        res,
+        200,
+        name === undefined ? { enabled: false } : { enabled: true, name, startUrl: '/console/oidc/start' },
+      );
+    }
+    if (path === '/oidc/start' || path === '/oidc/callback') {
+      if (method !== 'GET') return send(res, 405, error('The sign-in takes GET.', 'method_not_allowed'));
+      if (!options.oidcSignIn || options.oidcSignIn.name() === undefined)
+        return send(
+          res,
+          404,
+          error('Sign-in at an OpenID Provider is off: set oauth.login (type oidc) and adminRoles.', 'oidc_disabled'),
+        );
+      return path === '/oidc/start'
+        ? oidcStart(req, res, options.oidcSignIn)
+        : oidcCallback(req, res, fullPath, options.oidcSignIn);
+    }
     const isSession = path === '/session';
     if (!isSession && !path.startsWith('/api/'))
       return send(res, 404, error('No console page has this path.', 'route_not_found'));
@@ -245,11 +295,12 @@ export function createConsole(options: ConsoleOptions): ConsoleHandler {
         path: rest.slice('/oauth'.length),
         query: new URLSearchParams(question === -1 ? '' : fullPath.slice(question + 1)),
         actor: session.actor,
+        role: session.role,
         body,
       });
       return send(res, answer.status, answer.body);
     }
-    withAdminPrincipal(req, { actor: session.actor });
+    withAdminPrincipal(req, { actor: session.actor, role: session.role });
     await options.adminApi(req, res, `${rest}${question === -1 ? '' : fullPath.slice(question)}`);
   }
 
@@ -308,10 +359,77 @@ export function createConsole(options: ConsoleOptions): ConsoleHandler {
     send(res, 200, sessionBody(created.session));
   }
 
+  /** `GET /console/oidc/start`: to the provider, the sign-in's state kept in a sealed cookie for the callback. */
+  async function oidcStart(req: IncomingMessage, res: ServerResponse, oidc: ConsoleOidcSignIn): Promise<void> {
+    let started: { url: string; state: Record<string, unknown> };
+    try {
+      started = await oidc.start();
+    } catch (failure) {
+      return oidcFailure(res, failure);
+    }
+    res.setHeader('set-cookie', oidcCookie(req, sealState(options.sessionSecret, started.state), OIDC_STATE_SECONDS));
+    res.statusCode = 303;
+    res.setHeader('location', started.url);
+    res.setHeader('cache-control', 'no-store');
+    res.end();
+  }
+
+  /** `GET /console/oidc/callback`: checks the sign-in, opens a session with the mapped role, back to the console. */
+  async function oidcCallback(
+    req: IncomingMessage,
+    res: ServerResponse,
+    fullPath: string,
+    oidc: ConsoleOidcSignIn,
+  ): Promise<void> {
+    const state = openState(options.sessionSecret, readCookie(req.headers.cookie, OIDC_STATE_COOKIE));
+    // The state is used once, whatever the outcome.
+    res.setHeader('set-cookie', oidcCookie(req, '', 0));
+    if (state === undefined)
+      return oidcFailure(res, { code: 'login_state_mismatch', message: 'No sign-in was started here; start again.' });
+    const question = fullPath.indexOf('?');
+    const callbackUrl = new URL(
+      `http://console.invalid/console/oidc/callback${question === -1 ? '' : fullPath.slice(question)}`,
+    );
+    let principal: AdminPrincipal;
+    try {
+      principal = await oidc.finish(callbackUrl, state);
+    } catch (failure) {
+      try {
+        await sessions.sessionStore.recordSignIn({
+          action: 'sign_in_failed',
+          via: 'console',
+          actor: 'anonymous',
+          address: access.addressOf(req),
+          code: String((failure as { code?: unknown })?.code ?? 'login_failed').slice(0, 64),
+        });
+      } catch {
+        // The audit line is best effort here; the answer is the same.
+      }
+      return oidcFailure(res, failure);
+    }
+    const created = await sessions.create(principal, access.addressOf(req));
+    const maxAge = Math.max(0, Math.floor((created.session.expiresAt - clock()) / 1000));
+    res.setHeader('set-cookie', [
+      oidcCookie(req, '', 0),
+      cookie(req, created.cookie, Math.min(sessions.lifetimeSeconds, maxAge)),
+    ]);
+    res.statusCode = 303;
+    res.setHeader('location', '/console/');
+    res.setHeader('cache-control', 'no-store');
+    res.end();
+  }
+
+  function oidcCookie(req: IncomingMessage, value: string, maxAge: number): string {
+    const secure = options.publicBaseUrl?.startsWith('https:') || (req.socket as TLSSocket).encrypted === true;
+    // Lax: the provider's redirect back is a top-level navigation from its site.
+    return `${OIDC_STATE_COOKIE}=${value}; Path=/console/oidc; HttpOnly; SameSite=Lax; Max-Age=${maxAge}${secure ? '; Secure' : ''}`;
+  }
+
   function sessionBody(session: ConsoleSession) {
     return {
       signedIn: true,
       actor: session.actor,
+      role: session.role,
       expiresAt: new Date(session.expiresAt).toISOString(),
       idleExpiresAt: new Date(session.idleExpiresAt).toISOString(),
       csrfToken: sessions.csrfToken(session),
@@ -335,6 +453,55 @@ export function createConsole(options: ConsoleOptions): ConsoleHandler {
     const scheme = (req.socket as TLSSocket).encrypted ? 'https' : 'http';
     return host !== undefined && origin === `${scheme}://${host}`;
   }
+}
+
+/** The cookie that carries a started OpenID Provider sign-in's state (sealed), and how long it lasts. */
+const OIDC_STATE_COOKIE = 'gw_console_oidc';
+const OIDC_STATE_SECONDS = 600;
+
+function stateKey(secret: Buffer): Buffer {
+  return createHmac('sha256', secret).update('console-oidc-state').digest();
+}
+
+/** The sign-in's state sealed with AES-256-GCM under a key derived from the session secret (base64url). */
+function sealState(secret: Buffer, state: Record<string, unknown>): string {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', stateKey(secret), iv);
+  const body = Buffer.concat([cipher.update(JSON.stringify(state), 'utf8'), cipher.final()]);
+  return Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64url');
+}
+
+/** The state a cookie carries, or undefined when it is missing, altered or not sealed here. */
+function openState(secret: Buffer, value: string | undefined): Record<string, unknown> | undefined {
+  if (value === undefined || value.length < 40 || value.length > 4096) return undefined;
+  try {
+    const raw = Buffer.from(value, 'base64url');
+    const decipher = createDecipheriv('aes-256-gcm', stateKey(secret), raw.subarray(0, 12));
+    decipher.setAuthTag(raw.subarray(12, 28));
+    const text = Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
+    const state = JSON.parse(text) as unknown;
+    return typeof state === 'object' && state !== null && !Array.isArray(state)
+      ? (state as Record<string, unknown>)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A failed OpenID Provider sign-in: a short page with the reason (never a secret) and a way back. */
+function oidcFailure(res: ServerResponse, failure: unknown): void {
+  const code = String((failure as { code?: unknown })?.code ?? 'login_failed')
+    .replace(/[^a-z_]/g, '')
+    .slice(0, 64);
+  const status = code === 'provider_unreachable' ? 502 : code === 'role_required' ? 403 : 400;
+  const message = String((failure as { message?: unknown })?.message ?? 'The sign-in failed.').slice(0, 300);
+  const escaped = message.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+  res.statusCode = status;
+  res.setHeader('content-type', 'text/html; charset=utf-8');
+  res.setHeader('cache-control', 'no-store');
+  res.end(
+    `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sign-in failed</title></head><body><main><h1>Sign-in failed</h1><p>${escaped}</p><p>Code: <code>${code}</code></p><p><a href="/console/">Back to the console</a></p></main></body></html>`,
+  );
 }
 
 /** A token without `exp` cannot sign in to the console: its session could not end with it. */

@@ -1,9 +1,11 @@
 import { rejectUnknownOptions } from '@gw/options';
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import {
+  ADMIN_ROLES,
   MemoryConsoleSessionStore,
   type AdminAccess,
   type AdminPrincipal,
+  type AdminRole,
   type ConsoleSessionRow,
   type ConsoleSessionStore,
 } from '@gw/catalog';
@@ -18,6 +20,8 @@ export interface ConsoleSession {
   idleExpiresAt: number;
   /** The random session id the cookie carries (its CSRF token is derived from it). Never stored. */
   id: string;
+  /** What its admin may do. */
+  role: AdminRole;
 }
 
 /** Options of {@link ConsoleSessions}. */
@@ -128,7 +132,7 @@ export class ConsoleSessions {
     if (!credential) throw new TypeError('A console session needs the credential its admin signed in with.');
     const now = this.now();
     const id = randomBytes(32).toString('base64url');
-    const token = credential.kind === 'token' ? credential : undefined;
+    const token = credential.kind === 'token' || credential.kind === 'oidc' ? credential : undefined;
     const expiresAt = Math.min(now + this.lifetimeMs, token?.expiresAt ?? Number.POSITIVE_INFINITY);
     const actor = `console:${principal.actor}`;
     const row: ConsoleSessionRow = {
@@ -142,6 +146,8 @@ export class ConsoleSessions {
       lastSeenAt: now,
       expiresAt,
       revoked: false,
+      role: principal.role ?? 'admin',
+      credentialKind: credential.kind,
     };
     await this.store.create(row, { action: 'sign_in', via: 'console', actor, address });
     return { session: this.sessionOf(row, id, now), cookie: `${id}.${this.mac(`session:${id}`)}` };
@@ -212,7 +218,13 @@ export class ConsoleSessions {
     if (now >= row.expiresAt || now >= row.createdAt + this.lifetimeMs) return 'time';
     if (now >= row.lastSeenAt + this.idleTimeoutMs) return 'time';
     if (row.tokenExpiresAt !== null && now >= row.tokenExpiresAt) return 'time';
-    const current = access.credentialFingerprint(row.tokenIssuer === null ? 'admin-key' : 'token');
+    const kind =
+      row.credentialKind === 'oidc' || row.credentialKind === 'token' || row.credentialKind === 'admin-key'
+        ? row.credentialKind
+        : row.tokenIssuer === null
+          ? 'admin-key'
+          : 'token';
+    const current = access.credentialFingerprint(kind);
     if (!access.enabled || current === undefined) return 'credential';
     return this.equal(row.credential, this.mac(`credential:${current}`)) ? undefined : 'credential';
   }
@@ -223,6 +235,13 @@ export class ConsoleSessions {
       expiresAt: Math.min(row.expiresAt, row.createdAt + this.lifetimeMs),
       idleExpiresAt: Math.max(row.lastSeenAt, now) + this.idleTimeoutMs,
       id,
+      // A role the gateway does not know fails closed: read only.
+      role:
+        row.role === null || row.role === undefined
+          ? 'admin'
+          : ADMIN_ROLES.includes(row.role as AdminRole)
+            ? (row.role as AdminRole)
+            : 'viewer',
     };
   }
 

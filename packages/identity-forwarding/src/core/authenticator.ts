@@ -35,6 +35,8 @@ interface ApiKeyEntryBase {
    * Default: the key's position in the list.
    */
   id?: string;
+  /** When the key stops being accepted (`401 invalid_credentials`), in ms since the epoch. Default: never. */
+  expiresAt?: number;
 }
 
 /**
@@ -119,6 +121,7 @@ export interface AuthenticatorOptions {
 interface KnownKey {
   digest: Buffer;
   identity: GatewayIdentity;
+  expiresAt: number | undefined;
 }
 
 const SHA256_HEX = /^[0-9a-f]{64}$/i;
@@ -232,7 +235,11 @@ export class Authenticator {
     const where = `auth.apiKeys[${index}]`;
     if (typeof entry !== 'object' || entry === null)
       throw new TypeError(`${where} must be an object with "key" or "keySha256" and "user".`);
-    rejectUnknownOptions(entry, ['key', 'keySha256', 'user', 'id'], where);
+    rejectUnknownOptions(entry, ['key', 'keySha256', 'user', 'id', 'expiresAt'], where);
+    if (entry.expiresAt !== undefined && (typeof entry.expiresAt !== 'number' || !Number.isFinite(entry.expiresAt)))
+      throw new TypeError(
+        `${where}.expiresAt must be a time in ms since the epoch, such as Date.parse("2030-01-31T00:00:00Z").`,
+      );
     if ((entry.key === undefined) === (entry.keySha256 === undefined)) {
       throw new TypeError(`${where} needs exactly one of "key" or "keySha256".`);
     }
@@ -259,6 +266,7 @@ export class Authenticator {
     keys.set(hex, {
       digest,
       identity: Object.freeze({ method: 'api_key', subject, claims: claimsFromApiKeyUser(entry.user) }),
+      expiresAt: entry.expiresAt,
     });
   }
 
@@ -287,6 +295,9 @@ export class Authenticator {
         this.challenge(challenge, true),
         'unknown_api_key',
       );
+    }
+    if (known.expiresAt !== undefined && Date.now() >= known.expiresAt) {
+      throw new InvalidCredentialsError('The API key has expired.', this.challenge(challenge, true), 'api_key_expired');
     }
     return known.identity;
   }

@@ -234,9 +234,19 @@ export function splitModel(model: string): { slug?: string; model: string } {
  * Resolves the provider of a request: the body model's `@slug/` prefix wins, then the
  * `x-gateway-provider` header (or its alias, or `provider` in `x-gateway-config`).
  */
-export function resolveModel(catalog: Catalog, bodyModel: unknown, headerProvider: string | undefined) {
+export function resolveModel(
+  catalog: Catalog,
+  bodyModel: unknown,
+  headerProvider: string | undefined,
+  record?: { target?: string; requestModel?: string },
+) {
   const split = typeof bodyModel === 'string' ? splitModel(bodyModel) : { model: '' };
   const slug = split.slug ?? headerProvider?.replace(/^@/, '');
+  // What was asked, recorded before any refusal: a refused request's record names it too.
+  if (record !== undefined) {
+    if (slug) record.target = slug.slice(0, 256);
+    if (split.model) record.requestModel = split.model.slice(0, 256);
+  }
   if (!slug)
     throw new ProviderRequiredError(
       'Name a provider: a model such as "@my-provider/claude-sonnet-4-5", or x-gateway-provider.',

@@ -26,7 +26,7 @@ import {
   startStreamSpan,
   type UpstreamLimits,
 } from './upstream-call';
-import { anthropicUsage, gatewayLocals } from './respond';
+import { anthropicUsage, gatewayLocals, recordedErrorMessage } from './respond';
 import { requestTraceContext } from '@gw/tracing';
 import { MessageAssembler, messageEvents } from '../core/cache/answer';
 import { MAX_CACHED_ANSWER_BYTES, lookUp, planCache, remember, type CacheContext } from './cache-flow';
@@ -70,7 +70,9 @@ export async function answerUpstreamError(
   const retryAfter = response.headers['retry-after'];
   if (typeof retryAfter === 'string') res.setHeader('retry-after', retryAfter);
   const error = toOpenAiError(response.statusCode, parsed);
-  gatewayLocals(res).errorCode = upstreamErrorCode(error);
+  const locals = gatewayLocals(res);
+  locals.errorCode = upstreamErrorCode(error);
+  locals.errorMessage = recordedErrorMessage((error as { error?: { message?: unknown } }).error?.message);
   sendJson(res, response.statusCode, error);
 }
 
@@ -111,6 +113,7 @@ export async function runChatCompletion(
     context.catalog,
     bodyModel,
     gatewayHeader(req.headers, 'provider') ?? config.provider,
+    gatewayLocals(res),
   );
   checkModelAccess(context.authorize, req, { provider: provider.slug, model });
   if (provider.provider !== 'anthropic')

@@ -9,7 +9,7 @@ import type { RawStringPolicy } from '../core/json-reader';
 import { callProvider, isBodyTimeout, providerBase, startStreamSpan, type UpstreamLimits } from './upstream-call';
 import { UsageTap } from './usage-tap';
 import { requestTraceContext } from '@gw/tracing';
-import { gatewayLocals, type GatewayLocals } from './respond';
+import { gatewayLocals, recordedErrorMessage, type GatewayLocals } from './respond';
 import { providerUserId, type CallerIdResolver } from '../core/caller';
 import { createParser } from 'eventsource-parser';
 import { MessageAssembler, messageEventStream } from '../core/cache/answer';
@@ -83,6 +83,7 @@ export async function runNativeMessages(
     context.catalog,
     body.model,
     gatewayHeader(req.headers, 'provider') ?? config.provider,
+    gatewayLocals(res),
   );
   checkModelAccess(context.authorize, req, { provider: provider.slug, model });
   if (provider.provider !== 'anthropic')
@@ -232,7 +233,11 @@ function recordErrorType(body: UndiciDispatcher.ResponseData['body'], locals: Ga
   body.once('end', () => {
     let type: unknown;
     try {
-      type = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { error?: { type?: unknown } })?.error?.type;
+      const error = (
+        JSON.parse(Buffer.concat(chunks).toString('utf8')) as { error?: { type?: unknown; message?: unknown } }
+      )?.error;
+      type = error?.type;
+      locals.errorMessage = recordedErrorMessage(error?.message);
     } catch {
       return;
     }

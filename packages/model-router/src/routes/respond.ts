@@ -23,6 +23,8 @@ export interface GatewayLocals {
   firstByteAt?: number;
   /** The `code` (or, for a provider's error, the error type) of an error answer. */
   errorCode?: string;
+  /** The message of an error answer (the gateway's own or the provider's), as {@link recordedErrorMessage} keeps it. */
+  errorMessage?: string;
   /** How the response cache answered (`x-gateway-cache-status`), when the request asked for it. */
   cacheStatus?: 'HIT' | 'MISS' | 'REFRESH' | 'DISABLED';
   /** The usage of an answer served from the cache: tokens the provider did not have to process. */
@@ -93,7 +95,9 @@ const BODIES: ReadonlyMap<ErrorShape, (r: RenderableError) => unknown> = new Map
  */
 export function sendError(res: ServerResponse, error: unknown, shape: ErrorShape): RenderableError {
   const renderable = toRenderable(error);
-  gatewayLocals(res).errorCode = renderable.code;
+  const locals = gatewayLocals(res);
+  locals.errorCode = renderable.code;
+  locals.errorMessage = recordedErrorMessage(renderable.message);
   if (res.headersSent) {
     res.destroy();
     return renderable;
@@ -101,4 +105,35 @@ export function sendError(res: ServerResponse, error: unknown, shape: ErrorShape
   for (const name in renderable.headers) res.setHeader(name, renderable.headers[name] as string);
   sendJson(res, renderable.status, (BODIES.get(shape) ?? openAiErrorBody)(renderable));
   return renderable;
+}
+
+/** Most characters of an error message a request record keeps. */
+export const MAX_RECORDED_ERROR_MESSAGE = 500;
+
+/** Runs of text that look like credentials: API keys, bearer tokens, AWS key ids, JWTs, long random strings. */
+const CREDENTIAL_LIKE = [
+  /\b(?:sk|pk|rk|gw)-[A-Za-z0-9_-]{8,}/g,
+  /\bBearer\s+[^\s"',;]+/gi,
+  /\b(?:AKIA|ASIA)[A-Z0-9]{12,}\b/g,
+  /\beyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*/g,
+  /\b((?:api[_-]?key|token|secret|password|authorization|signature|credential)[A-Za-z_-]*["']?\s*[:=]\s*["']?)[^\s"',;&]+/gi,
+  /[A-Za-z0-9+/_-]{32,}={0,2}/g,
+];
+
+/**
+ * An error message as a request record keeps it: at most {@link MAX_RECORDED_ERROR_MESSAGE}
+ * characters, control characters removed, and anything that looks like a credential (an API key,
+ * a bearer token, an AWS key id, a JWT, `key=value` of a credential's name, a long random string)
+ * replaced by `[redacted]`. Undefined for no message.
+ */
+export function recordedErrorMessage(message: unknown): string | undefined {
+  if (typeof message !== 'string' || message === '') return undefined;
+  // Redacted before it is cut, so no cut can leave the start of a credential unrecognised.
+  // eslint-disable-next-line no-control-regex -- control characters are what is removed
+  let text = message.slice(0, MAX_RECORDED_ERROR_MESSAGE * 4).replace(/[\u0000-\u001f\u007f]+/g, ' ');
+  for (const pattern of CREDENTIAL_LIKE)
+    text = text.replace(pattern, (match, prefix?: unknown) =>
+      typeof prefix === 'string' ? `${prefix}[redacted]` : '[redacted]',
+    );
+  return text.length > MAX_RECORDED_ERROR_MESSAGE ? `${text.slice(0, MAX_RECORDED_ERROR_MESSAGE - 1)}…` : text;
 }
