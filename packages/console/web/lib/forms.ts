@@ -175,7 +175,9 @@ export function showErrors(form: HTMLFormElement, errors: FieldError[]): void {
 export function showError(form: HTMLFormElement, answer: Answer | undefined): void {
   if (!answer) return clearErrors(form);
   const error = (answer.body.error ?? {}) as ApiError;
-  showErrors(form, [{ param: error.param ?? '', message: messageOf(error, answer.status) }]);
+  // The stable code stays beside the words: it is what the docs and logs name.
+  const message = `${messageOf(error, answer.status)}${error.code ? ` (${error.code})` : ''}`;
+  showErrors(form, [{ param: error.param ?? '', message }]);
 }
 
 /** Shows a check of the page itself beside the field it names, as an error of the admin API. */
