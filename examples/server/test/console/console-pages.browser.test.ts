@@ -51,6 +51,7 @@ beforeAll(async () => {
   admin = adminClient(gateway.url, adminKey);
   ({ browser, context, page } = await launchConsoleBrowser());
   await context.grantPermissions(['clipboard-read', 'clipboard-write']);
+  await signIn(page, gateway.url, adminKey);
 });
 
 afterAll(async () => {
@@ -65,13 +66,20 @@ async function hasModeRoute(): Promise<boolean> {
 }
 
 describe('the console pages', () => {
+  // Each test starts signed in, also after one that ended on the sign-in page.
+  beforeEach(async () => {
+    if ((await page.getByLabel('Admin key').count()) > 0) await signIn(page, gateway.url, adminKey);
+  });
+
   test('the signed-out page shows no navigation and no sign-out button', async () => {
-    await page.goto(`${gateway.url}/console/#/models`);
-    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
-    expect(await page.locator('#nav').isVisible()).toBe(false);
-    expect(await page.getByRole('button', { name: 'Sign out' }).isVisible()).toBe(false);
-    expect(await page.getByRole('navigation', { name: 'Sections' }).count()).toBe(0);
-    await signIn(page, gateway.url, adminKey);
+    const fresh = await browser.newContext();
+    const signedOut = await fresh.newPage();
+    await signedOut.goto(`${gateway.url}/console/#/models`);
+    await signedOut.getByRole('heading', { name: 'Sign in' }).waitFor();
+    expect(await signedOut.locator('#nav').isVisible()).toBe(false);
+    expect(await signedOut.getByRole('button', { name: 'Sign out' }).isVisible()).toBe(false);
+    expect(await signedOut.getByRole('navigation', { name: 'Sections' }).count()).toBe(0);
+    await fresh.close();
     expect(await page.getByRole('navigation', { name: 'Sections' }).isVisible()).toBe(true);
   });
 
