@@ -275,7 +275,7 @@ describe('a pinned MCP server', () => {
     expect(await askAs()).toBe(403);
     const row = page.getByRole('row').filter({ hasText: 'policy bot' });
     await row.getByRole('button', { name: /^Copy key id / }).click();
-    const id = String(await page.evaluate(() => (navigator as any).clipboard.readText())); // eslint-disable-line @typescript-eslint/no-explicit-any
+    const id = String(await page.evaluate(() => (globalThis as any).navigator.clipboard.readText())); // eslint-disable-line @typescript-eslint/no-explicit-any
     expect(id).not.toBe('');
     await goTo(page, 'Access');
     const policy = page.getByRole('form', { name: 'Create a policy' });

@@ -14,7 +14,7 @@ import { goTo, launchConsoleBrowser, shot, signIn } from './browser-support';
 jest.setTimeout(180_000);
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
-declare const document: any, sessionStorage: any;
+declare const sessionStorage: any;
 
 const CALLER = 'gw-console-pages-caller-0001';
 const PROVIDER_KEY = 'sk-ant-console-pages-secret-7f3a';
@@ -90,7 +90,9 @@ describe('the console pages', () => {
     for (const label of ['Name', 'Slug', 'API key']) {
       const input = form.getByLabel(label, { exact: false }).first();
       expect(await input.getAttribute('aria-invalid')).toBe('true');
-      const errorId = String(await input.getAttribute('aria-describedby')).split(' ').at(-1);
+      const errorId = String(await input.getAttribute('aria-describedby'))
+        .split(' ')
+        .at(-1);
       expect(await form.locator(`[id="${errorId}"]`).textContent()).toMatch(/^Enter the /);
     }
   });
@@ -177,14 +179,17 @@ describe('the console pages', () => {
     await row.getByRole('cell', { name: 'u-bot', exact: true }).waitFor();
     await row.getByRole('cell', { name: 'support, eu' }).waitFor();
     await row.getByRole('button', { name: `Copy key id ${listed.id}` }).click();
-    expect(await page.evaluate(() => (navigator as any).clipboard.readText())).toBe(listed.id);
+    expect(await page.evaluate(() => (globalThis as any).navigator.clipboard.readText())).toBe(listed.id);
     expect(await row.textContent()).not.toMatch(/\d{4}-\d{2}-\d{2}T/);
     if (listed.lastUsedAt !== undefined) expect(await row.textContent()).not.toContain('never');
     await shot(page, 'pages-keys');
   });
 
   test('a key is created with an expiry, shown in the table (when the gateway takes expiresAt)', async () => {
-    const probe = await admin('POST', '/api-keys', { user: { user_id: 'u-probe' }, expiresAt: '2031-01-01T00:00:00.000Z' });
+    const probe = await admin('POST', '/api-keys', {
+      user: { user_id: 'u-probe' },
+      expiresAt: '2031-01-01T00:00:00.000Z',
+    });
     const form = page.getByRole('form', { name: 'Create an API key' });
     await form.getByLabel('Name', { exact: true }).fill('expiring bot');
     await form.getByLabel('User id').fill('u-expiring');
@@ -218,7 +223,9 @@ describe('the console pages', () => {
     await page.getByRole('button', { name: 'Edit kb' }).click();
     const form = page.getByRole('form', { name: 'Settings of @kb' });
     await form.getByLabel('Default region', { exact: false }).fill('eu-west-1');
-    await form.getByLabel('Allowed custom hosts').fill('https://vpce-1.bedrock-agent-runtime.eu-west-1.vpce.amazonaws.com');
+    await form
+      .getByLabel('Allowed custom hosts')
+      .fill('https://vpce-1.bedrock-agent-runtime.eu-west-1.vpce.amazonaws.com');
     await form.getByLabel('Models', { exact: true }).selectOption('custom');
     await form.getByLabel('Chosen models').fill('anthropic.claude-3-haiku');
     await form.getByRole('button', { name: 'Save settings' }).click();
@@ -260,7 +267,9 @@ describe('the console pages', () => {
     await page.getByRole('button', { name: 'Test moving' }).click();
     await edited.getByText('The MCP server answered initialize.').waitFor();
     const bearer = page.getByRole('listitem').filter({ has: page.getByRole('heading', { name: '/mcp/passthrough' }) });
-    await bearer.getByText(/Test is not available here: this server receives the caller's own identity-provider token/).waitFor();
+    await bearer
+      .getByText(/Test is not available here: this server receives the caller's own identity-provider token/)
+      .waitFor();
     expect(await page.getByRole('button', { name: 'Test passthrough' }).count()).toBe(0);
     await shot(page, 'pages-mcp');
   });
@@ -340,7 +349,11 @@ describe('the console pages', () => {
     await signIn(tab, gateway.url, adminKey);
     await tab.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'API keys' }).click();
     const created = (await admin('GET', '/api-keys')).body.data.find((k: any) => k.name === 'support bot').createdAt;
-    const shown = new Date(created).toLocaleString('de-DE', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'Europe/Berlin' });
+    const shown = new Date(created).toLocaleString('de-DE', {
+      dateStyle: 'medium',
+      timeStyle: 'short',
+      timeZone: 'Europe/Berlin',
+    });
     const row = tab.getByRole('row').filter({ hasText: 'support bot' });
     await row.getByRole('cell', { name: shown, exact: true }).waitFor();
     expect(shown).toMatch(/^\d{2}\.\d{2}\.\d{4}, \d{2}:\d{2}$/);
@@ -351,7 +364,10 @@ describe('the console pages', () => {
     expect((await chat(gateway.url, CALLER, '@chosen/claude-sonnet-4-5')).status).toBe(403);
     await page.goto(`${gateway.url}/console/#/requests?status=403`);
     await page.getByRole('heading', { level: 1, name: 'Requests' }).waitFor();
-    await page.getByRole('button', { name: /^Open request/ }).first().click();
+    await page
+      .getByRole('button', { name: /^Open request/ })
+      .first()
+      .click();
     const detail = page.locator('#request-detail');
     await detail.getByText('403 model_not_enabled').waitFor();
     await detail.getByText('Access', { exact: true }).waitFor();

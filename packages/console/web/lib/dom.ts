@@ -61,16 +61,28 @@ export function recordItem(title: string, lines: (string | HTMLElement)[], ...ac
   );
 }
 
-/** A table with a caption and column headings. */
+/**
+ * A table with a caption and column headings. On a narrow screen its rows stack as cards, each
+ * cell labelled with its column's heading (`data-label`).
+ */
 export function table(caption: string, headings: string[], rows: HTMLElement[], numeric: string[] = []): HTMLElement {
+  for (const row of rows) {
+    [...row.children].forEach((cell, i) => {
+      if (headings[i] !== undefined) cell.setAttribute('data-label', headings[i]);
+    });
+  }
   return el(
     'table',
-    {},
+    { class: 'stack' },
     el('caption', { text: caption }),
     el(
       'thead',
       {},
-      el('tr', {}, ...headings.map((h) => el('th', { scope: 'col', class: numeric.includes(h) ? 'number' : '', text: h }))),
+      el(
+        'tr',
+        {},
+        ...headings.map((h) => el('th', { scope: 'col', class: numeric.includes(h) ? 'number' : '', text: h })),
+      ),
     ),
     el('tbody', {}, ...rows),
   );

@@ -60,7 +60,9 @@ export async function restoreDraft(hash: string): Promise<void> {
   if (!draft || draft.hash !== hash) return;
   sessionStorage.removeItem(KEY);
   const find = () =>
-    [...document.querySelectorAll<HTMLFormElement>('main form')].find((f) => f.getAttribute('aria-label') === draft.form);
+    [...document.querySelectorAll<HTMLFormElement>('main form')].find(
+      (f) => f.getAttribute('aria-label') === draft.form,
+    );
   let form = find();
   if (!form && draft.opener) {
     const opener = [...document.querySelectorAll<HTMLElement>('main button')].find(
@@ -83,7 +85,8 @@ export async function restoreDraft(hash: string): Promise<void> {
     }
   }
   const note = form.querySelector<HTMLElement>('.form-error');
-  if (note) note.textContent = 'Your session had ended: your input is back. Check it, retype any secret, and send it again.';
+  if (note)
+    note.textContent = 'Your session had ended: your input is back. Check it, retype any secret, and send it again.';
   say('Signed in again: your unsent form is back.');
   form.querySelector<HTMLElement>('input:not([type=hidden]), select, textarea')?.focus();
 }

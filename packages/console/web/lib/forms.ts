@@ -190,7 +190,10 @@ function missingFields(form: HTMLFormElement): FieldError[] {
   const missing: FieldError[] = [];
   for (const input of form.querySelectorAll<HTMLInputElement>('[required]')) {
     if (input.type === 'checkbox' || input.value.trim() !== '') continue;
-    missing.push({ param: input.dataset.param ?? input.name, message: `Enter the ${input.dataset.label?.toLowerCase() ?? input.name}.` });
+    missing.push({
+      param: input.dataset.param ?? input.name,
+      message: `Enter the ${input.dataset.label?.toLowerCase() ?? input.name}.`,
+    });
   }
   return missing;
 }
@@ -219,7 +222,10 @@ export function formOf(
     if (missing.length > 0) {
       showErrors(form, [
         ...missing,
-        { param: '', message: missing.length === 1 ? 'One field needs a value.' : `${missing.length} fields need a value.` },
+        {
+          param: '',
+          message: missing.length === 1 ? 'One field needs a value.' : `${missing.length} fields need a value.`,
+        },
       ]);
       return;
     }

@@ -10,7 +10,11 @@ import { rerender } from './nav.js';
 import { canWrite } from './records.js';
 
 const MODES: [string, string, string][] = [
-  ['open', 'Open', 'every signed-in caller reaches every provider, MCP server and integration; policies are not applied.'],
+  [
+    'open',
+    'Open',
+    'every signed-in caller reaches every provider, MCP server and integration; policies are not applied.',
+  ],
   [
     'report',
     'Report',
@@ -39,8 +43,7 @@ export async function accessModeBanner(): Promise<HTMLElement | undefined> {
   const known = MODES.find(([m]) => m === mode);
   if (!known) return undefined;
   const source = String(answer.body.source ?? '');
-  let policyCount: number | undefined =
-    typeof answer.body.policies === 'number' ? answer.body.policies : undefined;
+  let policyCount: number | undefined = typeof answer.body.policies === 'number' ? answer.body.policies : undefined;
   if (policyCount === undefined) {
     const policies = await api('GET', '/policies');
     if (policies.status < 400) policyCount = dataOf(policies).length;
@@ -77,7 +80,9 @@ export async function accessModeBanner(): Promise<HTMLElement | undefined> {
         if (next === mode) return;
         if (
           next === 'policies' &&
-          !window.confirm('Switch to policies? Every caller that no policy names is refused at once, on every instance.')
+          !window.confirm(
+            'Switch to policies? Every caller that no policy names is refused at once, on every instance.',
+          )
         )
           return;
         const saved = await api('PUT', '/access/mode', { mode: next });

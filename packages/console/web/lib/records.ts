@@ -27,7 +27,12 @@ export function testButton(kind: 'providers' | 'mcp-servers', slug: string): HTM
 }
 
 /** Deletes (or, for API keys, revokes) a record after a confirmation, then draws the page again. */
-export function deleteButton(kind: string, slug: string, what: string, after: () => void = () => void rerender()): HTMLButtonElement {
+export function deleteButton(
+  kind: string,
+  slug: string,
+  what: string,
+  after: () => void = () => void rerender(),
+): HTMLButtonElement {
   const verb = kind === 'api-keys' ? 'Revoke' : 'Delete';
   return button(
     verb,

@@ -73,7 +73,10 @@ async function render(): Promise<void> {
   } catch (failure) {
     if (failure instanceof SignedOutError) return; // the sign-in page is showing
     if (mine === generation)
-      main.replaceChildren(heading('Gateway console'), el('p', { class: 'error', role: 'alert', text: 'This page could not be shown: reload to try again.' }));
+      main.replaceChildren(
+        heading('Gateway console'),
+        el('p', { class: 'error', role: 'alert', text: 'This page could not be shown: reload to try again.' }),
+      );
   }
 }
 
@@ -120,9 +123,7 @@ function showSignIn(): void {
   const returning = expired && pageName() !== '' && pageName() !== 'sign-in';
   main.replaceChildren(
     heading('Gateway console'),
-    ...(returning
-      ? [el('p', { class: 'hint', text: 'Your session has ended: sign in to return to this page.' })]
-      : []),
+    ...(returning ? [el('p', { class: 'hint', text: 'Your session has ended: sign in to return to this page.' })] : []),
     form,
   );
   document.title = 'Sign in · Gateway console';

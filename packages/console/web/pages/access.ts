@@ -254,21 +254,21 @@ export async function accessPage(): Promise<HTMLElement[]> {
           : !canWrite()
             ? []
             : [
-              button(
-                'Edit',
-                () => {
-                  const form = openedBy(
-                    policyForm(p, () => rerender()),
-                    `Edit policy ${pslug}`,
-                  );
-                  editor.replaceChildren(form);
-                  (form.querySelector('input, textarea') as HTMLElement).focus();
-                },
-                'secondary',
-                `Edit policy ${pslug}`,
-              ),
-              deleteButton('policies', pslug, `policy ${pslug}`),
-            ]),
+                button(
+                  'Edit',
+                  () => {
+                    const form = openedBy(
+                      policyForm(p, () => rerender()),
+                      `Edit policy ${pslug}`,
+                    );
+                    editor.replaceChildren(form);
+                    (form.querySelector('input, textarea') as HTMLElement).focus();
+                  },
+                  'secondary',
+                  `Edit policy ${pslug}`,
+                ),
+                deleteButton('policies', pslug, `policy ${pslug}`),
+              ]),
         editor,
       ),
     );
@@ -303,10 +303,7 @@ async function policyPage(slug: string): Promise<HTMLElement[]> {
   fact('Users', subjects.users?.join(', ') || 'none');
   fact('Groups', subjects.groups?.join(', ') || 'none');
   fact('API key ids', subjects.apiKeys?.join(', ') || 'none');
-  fact(
-    'Source',
-    `${String(p.source)}, version ${String(p.version)}, changed ${when(p.updatedAt, '')}`,
-  );
+  fact('Source', `${String(p.source)}, version ${String(p.version)}, changed ${when(p.updatedAt, '')}`);
   const rows: [string, string, string][] = [
     ...(allow.models ?? []).map((m): [string, string, string] => ['Model', m, '']),
     ...(allow.mcpServers ?? []).map((s): [string, string, string] => [
@@ -335,7 +332,10 @@ async function policyPage(slug: string): Promise<HTMLElement[]> {
     p.source === 'config'
       ? [el('p', { class: 'hint', text: 'Defined in the config file: change it there.' })]
       : canWrite()
-        ? [policyForm(p, () => rerender()), deleteButton('policies', slug, `policy ${slug}`, () => navigate('#/access'))]
+        ? [
+            policyForm(p, () => rerender()),
+            deleteButton('policies', slug, `policy ${slug}`, () => navigate('#/access')),
+          ]
         : [];
   return [
     heading(`Policy ${String(p.name ?? slug)}`),
@@ -347,4 +347,3 @@ async function policyPage(slug: string): Promise<HTMLElement[]> {
     ...actions,
   ];
 }
-

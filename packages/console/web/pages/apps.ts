@@ -256,4 +256,3 @@ function revokeGrantButton(id: string, what: string): HTMLButtonElement {
     `Revoke ${what}`,
   );
 }
-

@@ -26,11 +26,20 @@ export async function integrationsPage(): Promise<HTMLElement[]> {
         ...(canWrite() && p.source !== 'config'
           ? [
               button('Edit', () => editForm(editor, p), 'secondary', `Edit ${slug}`),
-              button('Rotate credentials', () => rotateCredentialsForm(editor, p), 'secondary', `Rotate credentials of ${slug}`),
+              button(
+                'Rotate credentials',
+                () => rotateCredentialsForm(editor, p),
+                'secondary',
+                `Rotate credentials of ${slug}`,
+              ),
             ]
           : []),
         testButton('providers', slug) ?? el('span'),
-        p.source === 'config' ? fromConfigNote() : canWrite() ? deleteButton('providers', slug, `integration @${slug}`) : el('span'),
+        p.source === 'config'
+          ? fromConfigNote()
+          : canWrite()
+            ? deleteButton('providers', slug, `integration @${slug}`)
+            : el('span'),
         editor,
       ),
     );
@@ -110,7 +119,14 @@ function editForm(container: HTMLElement, integration: Json): void {
         value: ((integration.allowedHosts as string[] | undefined) ?? []).join('\n'),
         hint: 'One origin per line; empty for AWS Bedrock hosts only.',
       },
-      { name: 'mode', label: 'Models', type: 'select', options: MODEL_MODES, value: models?.mode ?? 'all', param: 'models.mode' },
+      {
+        name: 'mode',
+        label: 'Models',
+        type: 'select',
+        options: MODEL_MODES,
+        value: models?.mode ?? 'all',
+        param: 'models.mode',
+      },
       {
         name: 'models',
         label: 'Chosen models',
@@ -180,4 +196,3 @@ function rotateCredentialsForm(container: HTMLElement, integration: Json): void 
   container.replaceChildren(openedBy(form, `Rotate credentials of ${slug}`));
   (form.querySelector('input') as HTMLElement).focus();
 }
-

@@ -68,7 +68,13 @@ function createForm(): HTMLFormElement {
     'Create an API key',
     [
       { name: 'name', label: 'Name', hint: 'What the key is for.' },
-      { name: 'user_id', label: 'User id', required: true, param: 'user.user_id', hint: 'Policies name callers by it.' },
+      {
+        name: 'user_id',
+        label: 'User id',
+        required: true,
+        param: 'user.user_id',
+        hint: 'Policies name callers by it.',
+      },
       { name: 'groups', label: 'Groups', param: 'user.groups', hint: 'Comma-separated, such as support, eu.' },
       { name: 'email', label: 'Email', param: 'user.email' },
       { name: 'username', label: 'Username', param: 'user.username' },

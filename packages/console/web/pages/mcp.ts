@@ -22,7 +22,6 @@ function verificationSnippet(url: string): string {
   ].join('\n');
 }
 
-
 interface Forwarding {
   method?: string;
   include_claims?: string[];
@@ -125,7 +124,11 @@ export async function mcpPage(): Promise<HTMLElement[]> {
         ...(writable ? [button('Edit', () => serverForm(editor, s), 'secondary', `Edit ${slug}`)] : []),
         pinned ? button('Tools', () => void toolsPanel(tools, slug), 'secondary', `Tools of ${slug}`) : el('span'),
         forwarding.method === 'bearer' ? bearerNote() : (testButton('mcp-servers', slug) ?? el('span')),
-        s.source === 'config' ? fromConfigNote() : canWrite() ? deleteButton('mcp-servers', slug, `MCP server ${slug}`) : el('span'),
+        s.source === 'config'
+          ? fromConfigNote()
+          : canWrite()
+            ? deleteButton('mcp-servers', slug, `MCP server ${slug}`)
+            : el('span'),
         editor,
         ...extra,
       ),
@@ -194,7 +197,11 @@ function serverForm(container: HTMLElement | undefined, server: Json | undefined
       if (method === 'jwt_header' && value(f, 'jwt_expiry_seconds')) {
         const seconds = Number(value(f, 'jwt_expiry_seconds'));
         if (!Number.isInteger(seconds) || seconds < 1 || seconds > 86_400) {
-          refuse(f, 'user_identity_forwarding.jwt_expiry_seconds', 'The token lifetime must be a whole number of seconds from 1 to 86400.');
+          refuse(
+            f,
+            'user_identity_forwarding.jwt_expiry_seconds',
+            'The token lifetime must be a whole number of seconds from 1 to 86400.',
+          );
           return;
         }
         next.jwt_expiry_seconds = seconds;
@@ -360,4 +367,3 @@ async function toolsPanel(container: HTMLElement, slug: string): Promise<void> {
   if (tools.length) section.append(items);
   container.replaceChildren(section);
 }
-

@@ -30,7 +30,12 @@ function cacheField(mode: string): Json {
 }
 
 /** A whole number of at least 1 typed in `name`; refuses the form (and answers undefined) otherwise. */
-export function positiveInteger(form: HTMLFormElement, name: string, param: string, what: string): number | null | undefined {
+export function positiveInteger(
+  form: HTMLFormElement,
+  name: string,
+  param: string,
+  what: string,
+): number | null | undefined {
   const text = value(form, name);
   if (text === '') return null;
   const n = Number(text);
@@ -42,7 +47,9 @@ export function positiveInteger(form: HTMLFormElement, name: string, param: stri
 }
 
 /** A model selection in words. */
-export function modelsSummary(models: { mode: string; models?: string[]; autoEnableNew?: boolean } | undefined): string {
+export function modelsSummary(
+  models: { mode: string; models?: string[]; autoEnableNew?: boolean } | undefined,
+): string {
   return !models || models.mode === 'all'
     ? 'All models'
     : `${models.models?.length ?? 0} chosen model(s): ${(models.models ?? []).join(', ') || 'none'}${models.autoEnableNew ? '; new models enabled automatically' : ''}`;
@@ -199,7 +206,11 @@ function settingsForm(container: HTMLElement, provider: Json): void {
 async function modelEditor(container: HTMLElement, provider: Json): Promise<void> {
   const slug = String(provider.slug);
   const { body } = await api('GET', `/providers/${encodeURIComponent(slug)}/models`);
-  const models = (Array.isArray(body.data) ? body.data : []) as { id: string; enabled: boolean; display_name?: string }[];
+  const models = (Array.isArray(body.data) ? body.data : []) as {
+    id: string;
+    enabled: boolean;
+    display_name?: string;
+  }[];
   const selection = provider.models as { mode: string; autoEnableNew?: boolean } | undefined;
   const boxes = el(
     'fieldset',
@@ -258,7 +269,16 @@ function cacheForm(container: HTMLElement, provider: Json): void {
   const slug = String(provider.slug);
   const form = formOf(
     `Response cache of @${slug}`,
-    [{ name: 'cache', label: 'Response cache', type: 'select', options: CACHE_MODES, value: cacheMode(provider), param: 'cache' }],
+    [
+      {
+        name: 'cache',
+        label: 'Response cache',
+        type: 'select',
+        options: CACHE_MODES,
+        value: cacheMode(provider),
+        param: 'cache',
+      },
+    ],
     'Save cache',
     async (f) => {
       const saved = await write(f, 'PATCH', `/providers/${encodeURIComponent(slug)}`, {

@@ -27,7 +27,8 @@ function simpleMessages(messages: Message[]): { system: string; user: string } |
 function variablesOf(messages: Message[]): string[] {
   const names = new Set<string>();
   for (const m of messages.slice(0, 100)) {
-    for (const match of JSON.stringify(m.content ?? '').matchAll(/\{\{\s*([A-Za-z0-9_.-]+)\s*\}\}/g)) names.add(match[1] as string);
+    for (const match of JSON.stringify(m.content ?? '').matchAll(/\{\{\s*([A-Za-z0-9_.-]+)\s*\}\}/g))
+      names.add(match[1] as string);
   }
   return [...names];
 }
@@ -52,7 +53,11 @@ export async function promptsPage(): Promise<HTMLElement[]> {
           `Source: ${String(p.source ?? 'admin')}`,
         ],
         ...(writable ? [button('Edit', () => editPrompt(editor, p), 'secondary', `Edit prompt ${id}`)] : []),
-        p.source === 'config' ? fromConfigNote() : canWrite() ? deleteButton('prompts', id, `prompt ${id}`) : el('span'),
+        p.source === 'config'
+          ? fromConfigNote()
+          : canWrite()
+            ? deleteButton('prompts', id, `prompt ${id}`)
+            : el('span'),
         editor,
       ),
     );
@@ -81,8 +86,20 @@ function promptForm(prompt: Json | undefined): HTMLFormElement {
   const simple = prompt ? simpleMessages(messages) : { system: '', user: '' };
   const fields: Field[] = [
     ...(prompt ? [] : [{ name: 'id', label: 'Id', required: true, hint: 'Called as /v1/prompts/<id>/completions.' }]),
-    { name: 'provider', label: 'Provider', required: true, value: String(prompt?.provider ?? ''), hint: 'As @slug, such as @anthropic-prod.' },
-    { name: 'model', label: 'Model', required: true, value: String(prompt?.model ?? ''), hint: 'Such as claude-sonnet-4-5.' },
+    {
+      name: 'provider',
+      label: 'Provider',
+      required: true,
+      value: String(prompt?.provider ?? ''),
+      hint: 'As @slug, such as @anthropic-prod.',
+    },
+    {
+      name: 'model',
+      label: 'Model',
+      required: true,
+      value: String(prompt?.model ?? ''),
+      hint: 'Such as claude-sonnet-4-5.',
+    },
     {
       name: 'max_tokens',
       label: 'max_tokens',
@@ -92,7 +109,14 @@ function promptForm(prompt: Json | undefined): HTMLFormElement {
     },
     ...(simple
       ? [
-          { name: 'system', label: 'System message', type: 'textarea' as const, value: simple.system, param: 'messages', hint: 'Optional.' },
+          {
+            name: 'system',
+            label: 'System message',
+            type: 'textarea' as const,
+            value: simple.system,
+            param: 'messages',
+            hint: 'Optional.',
+          },
           {
             name: 'user',
             label: 'User message',
@@ -115,30 +139,36 @@ function promptForm(prompt: Json | undefined): HTMLFormElement {
         ]),
   ];
   const id = prompt ? String(prompt.id) : '';
-  return formOf(prompt ? `Edit prompt ${id}` : 'Create a prompt', fields, prompt ? 'Save prompt' : 'Create prompt', async (f) => {
-    const maxTokens = positiveInteger(f, 'max_tokens', 'max_tokens', 'max_tokens');
-    if (maxTokens === undefined) return;
-    let next: Message[];
-    if (simple) {
-      next = [
-        ...(value(f, 'system') ? [{ role: 'system', content: value(f, 'system') }] : []),
-        { role: 'user', content: value(f, 'user') },
-      ];
-    } else {
-      try {
-        next = JSON.parse(value(f, 'messages')) as Message[];
-      } catch {
-        return refuse(f, 'messages', 'The messages are not valid JSON.');
+  return formOf(
+    prompt ? `Edit prompt ${id}` : 'Create a prompt',
+    fields,
+    prompt ? 'Save prompt' : 'Create prompt',
+    async (f) => {
+      const maxTokens = positiveInteger(f, 'max_tokens', 'max_tokens', 'max_tokens');
+      if (maxTokens === undefined) return;
+      let next: Message[];
+      if (simple) {
+        next = [
+          ...(value(f, 'system') ? [{ role: 'system', content: value(f, 'system') }] : []),
+          { role: 'user', content: value(f, 'user') },
+        ];
+      } else {
+        try {
+          next = JSON.parse(value(f, 'messages')) as Message[];
+        } catch {
+          return refuse(f, 'messages', 'The messages are not valid JSON.');
+        }
+        if (!Array.isArray(next) || next.length === 0)
+          return refuse(f, 'messages', 'Write an array of at least one message.');
       }
-      if (!Array.isArray(next) || next.length === 0) return refuse(f, 'messages', 'Write an array of at least one message.');
-    }
-    const body: Json = { provider: value(f, 'provider'), model: value(f, 'model'), messages: next };
-    if (maxTokens !== null) body.max_tokens = maxTokens;
-    const saved = prompt
-      ? await write(f, 'PATCH', `/prompts/${encodeURIComponent(id)}`, { version: prompt.version, ...body })
-      : await write(f, 'POST', '/prompts', { id: value(f, 'id'), ...body });
-    if (!saved) return;
-    say(`Prompt ${String(saved.id ?? id)} ${prompt ? 'saved' : 'created'}.`);
-    await rerender();
-  });
+      const body: Json = { provider: value(f, 'provider'), model: value(f, 'model'), messages: next };
+      if (maxTokens !== null) body.max_tokens = maxTokens;
+      const saved = prompt
+        ? await write(f, 'PATCH', `/prompts/${encodeURIComponent(id)}`, { version: prompt.version, ...body })
+        : await write(f, 'POST', '/prompts', { id: value(f, 'id'), ...body });
+      if (!saved) return;
+      say(`Prompt ${String(saved.id ?? id)} ${prompt ? 'saved' : 'created'}.`);
+      await rerender();
+    },
+  );
 }

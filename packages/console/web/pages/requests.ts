@@ -3,7 +3,7 @@
  * time, and each record's own panel (provider, model, error message, what policies would do).
  */
 import { api, dataOf } from '../lib/api.js';
-import { button, el, heading, when, type Json } from '../lib/dom.js';
+import { button, el, heading, table, when, type Json } from '../lib/dom.js';
 import { formOf, list, refuse, showError, value } from '../lib/forms.js';
 import { hashParams, navigate } from '../lib/nav.js';
 
@@ -50,7 +50,8 @@ function accessText(record: Json): string {
   const reason = record.access_reason ?? record.accessReason;
   const why = typeof reason === 'string' && reason !== '' ? `: ${reason}` : '';
   if (record.access === 'would_deny') return `Would be refused in policies mode (let through in report mode)${why}`;
-  if (record.access === 'denied' || record.error_code === 'access_denied') return `Refused by the access policies${why}`;
+  if (record.access === 'denied' || record.error_code === 'access_denied')
+    return `Refused by the access policies${why}`;
   if (typeof record.access === 'string') return `${record.access}${why}`;
   return 'Allowed';
 }
@@ -198,23 +199,17 @@ export async function requestsPage(): Promise<HTMLElement[]> {
     next.set('cursor', nextCursor);
     pager.append(el('a', { href: `#/requests?${next.toString()}`, text: 'Next page' }));
   }
-  const table = el(
-    'table',
-    {},
-    el('caption', { text: `${records.length} request(s), newest first` }),
-    el(
-      'thead',
-      {},
-      el(
-        'tr',
-        {},
-        ...['Time', 'User', 'Provider', 'Model', 'Status', 'Total', 'Tokens in / out', 'Record'].map((h) =>
-          el('th', { scope: 'col', class: h === 'Total' || h.startsWith('Tokens') ? 'number' : '', text: h }),
-        ),
-      ),
-    ),
-    el('tbody', {}, ...rows),
+  const recordsTable = table(
+    `${records.length} request(s), newest first`,
+    ['Time', 'User', 'Provider', 'Model', 'Status', 'Total', 'Tokens in / out', 'Record'],
+    rows,
+    ['Total', 'Tokens in / out'],
   );
-  return [heading('Requests'), filter, detail, records.length ? table : el('p', { text: 'No requests match.' }), pager];
+  return [
+    heading('Requests'),
+    filter,
+    detail,
+    records.length ? recordsTable : el('p', { text: 'No requests match.' }),
+    pager,
+  ];
 }
-

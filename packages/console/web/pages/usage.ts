@@ -183,4 +183,3 @@ export async function usagePage(): Promise<HTMLElement[]> {
     ...(groups.length ? [chart, table] : [el('p', { text: 'No requests in this range.' })]),
   ];
 }
-
