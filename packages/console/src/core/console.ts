@@ -85,10 +85,16 @@ export const SESSION_COOKIE = 'gw_console';
 export const CONSOLE_CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
+/** The built page script: `dist/web` beside this file once compiled (from the sources, the package's `dist/web`). */
+const WEB_BUILD =
+  [join(__dirname, '..', 'web'), join(__dirname, '..', '..', 'dist', 'web')].find((dir) =>
+    existsSync(join(dir, 'console.js')),
+  ) ?? join(__dirname, '..', 'web');
+
 const ASSETS = new Map<string, { file: string; type: string }>([
   ['/', { file: join(__dirname, '..', '..', 'web', 'index.html'), type: 'text/html; charset=utf-8' }],
   ['/console.css', { file: join(__dirname, '..', '..', 'web', 'console.css'), type: 'text/css; charset=utf-8' }],
-  ['/console.js', { file: join(__dirname, '..', 'web', 'console.js'), type: 'text/javascript; charset=utf-8' }],
+  ['/console.js', { file: join(WEB_BUILD, 'console.js'), type: 'text/javascript; charset=utf-8' }],
 ]);
 const assetCache = new Map<string, Buffer>();
 /** The page script's modules, built into `dist/web/lib` and `dist/web/pages`: `/lib/forms.js`, `/pages/keys.js`. */
@@ -100,7 +106,7 @@ function assetOf(path: string): { file: string; type: string } | undefined {
   if (fixed) return fixed;
   const module = MODULE_PATH.exec(path);
   if (!module) return undefined;
-  const file = join(__dirname, '..', 'web', module[1] as string, `${module[2] as string}.js`);
+  const file = join(WEB_BUILD, module[1] as string, `${module[2] as string}.js`);
   return existsSync(file) ? { file, type: 'text/javascript; charset=utf-8' } : undefined;
 }
 
