@@ -221,7 +221,11 @@ export async function connectedAppsPage(): Promise<HTMLElement[]> {
       el('td', { text: when(g.createdAt) }),
       el('td', { text: when(g.lastUsedAt) }),
       el('td', { text: grantStatus(g) }),
-      el('td', {}, active ? revokeGrantButton(String(g.id), `the grant of ${name} to ${String(g.user)}`) : undefined),
+      el(
+        'td',
+        {},
+        active && canWrite() ? revokeGrantButton(String(g.id), `the grant of ${name} to ${String(g.user)}`) : undefined,
+      ),
     );
   });
   return [
