@@ -149,3 +149,28 @@ describe('failed sign-ins', () => {
     }
   });
 });
+
+describe("the page script's modules", () => {
+  it('serves each module of lib/ and pages/ as JavaScript under the CSP, and nothing else by that route', async () => {
+    for (const path of ['/console/console.js', '/console/lib/forms.js', '/console/pages/keys.js']) {
+      const answer = await call(gateway.base, 'GET', path);
+      expect({ path, status: answer.status }).toEqual({ path, status: 200 });
+      expect(answer.headers['content-type']).toBe('text/javascript; charset=utf-8');
+      expect(answer.headers['content-security-policy']).toContain("script-src 'self'");
+    }
+    const entry = await call(gateway.base, 'GET', '/console/console.js');
+    expect(String(entry.body)).toContain("from './pages/keys.js'");
+    for (const path of [
+      '/console/pages/nope.js',
+      '/console/pages/keys.ts',
+      '/console/other/keys.js',
+      '/console/lib/Forms.js',
+    ]) {
+      const answer = await call(gateway.base, 'GET', path);
+      expect({ path, status: answer.status }).toEqual({ path, status: 404 });
+    }
+    expect(
+      (await call(gateway.base, 'POST', '/console/lib/forms.js', { headers: { cookie: signed.cookie } })).status,
+    ).toBe(405);
+  });
+});

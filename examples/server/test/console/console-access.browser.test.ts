@@ -255,4 +255,37 @@ describe('a pinned MCP server', () => {
     });
     await client.close();
   });
+
+  it("a key's id copied from the keys page and pasted into a policy gives that key access", async () => {
+    await context.grantPermissions(['clipboard-read', 'clipboard-write']);
+    await goTo(page, 'API keys');
+    const form = page.getByRole('form', { name: 'Create an API key' });
+    await form.getByLabel('Name', { exact: true }).fill('policy bot');
+    await form.getByLabel('User id').fill('u-policy-bot');
+    await form.getByRole('button', { name: 'Create key' }).click();
+    const key = await page.locator('#new-key').inputValue();
+    const caller = new OpenAI({ apiKey: key, baseURL: `${gateway.url}/v1`, maxRetries: 0 });
+    const askAs = () =>
+      caller.chat.completions
+        .create({ model: '@anthropic/claude-opus-4-1', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] })
+        .then(
+          () => 200,
+          (e: { status?: number }) => e.status,
+        );
+    expect(await askAs()).toBe(403);
+    const row = page.getByRole('row').filter({ hasText: 'policy bot' });
+    await row.getByRole('button', { name: /^Copy key id / }).click();
+    const id = String(await page.evaluate(() => (globalThis as any).navigator.clipboard.readText())); // eslint-disable-line @typescript-eslint/no-explicit-any
+    expect(id).not.toBe('');
+    await goTo(page, 'Access');
+    const policy = page.getByRole('form', { name: 'Create a policy' });
+    await policy.getByLabel('Slug').fill('bot-by-key');
+    await policy.getByLabel('API key ids').focus();
+    await page.keyboard.press('Control+V');
+    expect(await policy.getByLabel('API key ids').inputValue()).toBe(id);
+    await policy.getByLabel('Allowed models').fill('@anthropic/claude-opus-*');
+    await policy.getByRole('button', { name: 'Create policy' }).click();
+    await page.getByRole('heading', { name: 'bot-by-key' }).waitFor();
+    expect(await askAs()).toBe(200);
+  });
 });

@@ -1,5 +1,5 @@
 import { rejectUnknownOptions } from '@gw/options';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
@@ -108,12 +108,30 @@ export const SESSION_COOKIE = 'gw_console';
 export const CONSOLE_CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
+/** The built page script: `dist/web` beside this file once compiled (from the sources, the package's `dist/web`). */
+const WEB_BUILD =
+  [join(__dirname, '..', 'web'), join(__dirname, '..', '..', 'dist', 'web')].find((dir) =>
+    existsSync(join(dir, 'console.js')),
+  ) ?? join(__dirname, '..', 'web');
+
 const ASSETS = new Map<string, { file: string; type: string }>([
   ['/', { file: join(__dirname, '..', '..', 'web', 'index.html'), type: 'text/html; charset=utf-8' }],
   ['/console.css', { file: join(__dirname, '..', '..', 'web', 'console.css'), type: 'text/css; charset=utf-8' }],
-  ['/console.js', { file: join(__dirname, '..', 'web', 'console.js'), type: 'text/javascript; charset=utf-8' }],
+  ['/console.js', { file: join(WEB_BUILD, 'console.js'), type: 'text/javascript; charset=utf-8' }],
 ]);
 const assetCache = new Map<string, Buffer>();
+/** The page script's modules, built into `dist/web/lib` and `dist/web/pages`: `/lib/forms.js`, `/pages/keys.js`. */
+const MODULE_PATH = /^\/(lib|pages)\/([a-z][a-z0-9-]{0,63})\.js$/;
+
+/** The asset a path names: a fixed file, or one of the page script's modules; undefined otherwise. */
+function assetOf(path: string): { file: string; type: string } | undefined {
+  const fixed = ASSETS.get(path === '' || path === '/index.html' ? '/' : path);
+  if (fixed) return fixed;
+  const module = MODULE_PATH.exec(path);
+  if (!module) return undefined;
+  const file = join(WEB_BUILD, module[1] as string, `${module[2] as string}.js`);
+  return existsSync(file) ? { file, type: 'text/javascript; charset=utf-8' } : undefined;
+}
 
 const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
@@ -196,7 +214,7 @@ export function createConsole(options: ConsoleOptions): ConsoleHandler {
     const question = fullPath.indexOf('?');
     const path = question === -1 ? fullPath : fullPath.slice(0, question);
     const method = req.method ?? 'GET';
-    const asset = ASSETS.get(path === '' || path === '/index.html' ? '/' : path);
+    const asset = assetOf(path);
     if (asset) {
       if (method !== 'GET' && method !== 'HEAD') return send(res, 405, error('Assets take GET.', 'method_not_allowed'));
       let body = assetCache.get(asset.file);

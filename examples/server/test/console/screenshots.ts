@@ -1,0 +1,156 @@
+/**
+ * Regenerates the console's screenshots in docs/images/console: every page at 1280 and 390 px
+ * wide, against a gateway started here with example records (an Anthropic stand-in on
+ * 127.0.0.1, nothing from the network). Run it with `npx -y pnpm@10 run screenshots`; it is not
+ * part of the test run.
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium, type Page } from 'playwright-core';
+import { startGateway, writeConfig } from '../support';
+import { chat, newAdminKey, newEncryptionKey, startAnthropicDouble, startMcpDouble } from '../catalog/catalog-support';
+
+const OUT = join(__dirname, '..', '..', '..', '..', 'docs', 'images', 'console');
+const CALLER = 'gw-screenshots-caller-0001';
+const WIDTHS: [number, string][] = [
+  [1280, ''],
+  [390, '-390px'],
+];
+
+async function main(): Promise<void> {
+  mkdirSync(OUT, { recursive: true });
+  const [anthropic, mcp] = await Promise.all([startAnthropicDouble(), startMcpDouble()]);
+  const adminKey = newAdminKey();
+  const gateway = await startGateway({
+    GATEWAY_CONFIG: writeConfig({
+      auth: { apiKeys: [{ key: CALLER, user: { user_id: 'u-ada', email: 'ada@example.com', groups: ['support'] } }] },
+    }),
+    GATEWAY_ADMIN_KEY: adminKey,
+    GATEWAY_ENCRYPTION_KEY: newEncryptionKey(),
+  });
+  const admin = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${gateway.url}/admin/v1${path}`, {
+      method,
+      headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    if (res.status >= 400 && res.status !== 404)
+      throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+    return res;
+  };
+  const browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu'],
+  });
+  try {
+    await admin('POST', '/providers', {
+      provider: 'anthropic',
+      slug: 'claude',
+      name: 'Claude (production)',
+      apiKey: 'sk-ant-screenshots-0000000000001234',
+      baseUrl: anthropic.url,
+      defaultMaxTokens: 1024,
+      models: { mode: 'custom', models: ['claude-haiku-4-5', 'claude-sonnet-4-5'] },
+    });
+    await admin('POST', '/providers', {
+      provider: 'bedrock',
+      slug: 'kb-eu',
+      name: 'Knowledge bases (EU)',
+      accessKeyId: 'AKIASCREENSHOTS00001',
+      secretAccessKey: 'screenshots-secret-0000000000005678',
+      region: 'eu-west-1',
+    });
+    await admin('POST', '/mcp-servers', {
+      slug: 'crm',
+      url: mcp.url,
+      user_identity_forwarding: { method: 'claims_header', include_claims: ['sub', 'email', 'groups'] },
+      forward_headers: { mode: 'all-except', headers: ['cookie'] },
+      tool_pinning: true,
+    });
+    await admin('POST', '/prompts', {
+      id: 'support-reply',
+      provider: '@claude',
+      model: 'claude-sonnet-4-5',
+      max_tokens: 512,
+      messages: [
+        { role: 'system', content: 'You answer as {{persona}}.' },
+        { role: 'user', content: '{{question}}' },
+      ],
+    });
+    await admin('POST', '/api-keys', { name: 'support bot', user: { user_id: 'u-bot', groups: ['support'] } });
+    await admin('POST', '/policies', {
+      slug: 'support',
+      name: 'Support team',
+      subjects: { groups: ['support'] },
+      allow: { models: ['@claude/claude-haiku-*'], mcpServers: [{ server: 'crm', tools: ['search_*'] }] },
+    });
+    for (const model of ['claude-haiku-4-5', 'claude-sonnet-4-5', 'claude-opus-4-1', 'claude-haiku-4-5'])
+      await chat(gateway.url, CALLER, `@claude/${model}`);
+
+    for (const [width, suffix] of WIDTHS) {
+      const context = await browser.newContext({ viewport: { width, height: 900 }, locale: 'en-GB' });
+      const page = await context.newPage();
+      page.on('dialog', (dialog) => void dialog.accept());
+      const shoot = async (name: string) => {
+        await page.evaluate('document.getElementById("status").textContent = ""');
+        await page.screenshot({ path: join(OUT, `${name}${suffix}.png`), fullPage: true });
+      };
+      await page.goto(`${gateway.url}/console/#/models`);
+      await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+      await shoot('sign-in');
+      await page.getByLabel('Admin key').fill(adminKey);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      const visit = async (
+        hash: string,
+        title: string | RegExp,
+        name: string,
+        then?: (page: Page) => Promise<void>,
+      ) => {
+        await page.goto(`${gateway.url}/console/${hash}`);
+        await page.getByRole('heading', { level: 1, name: title }).waitFor();
+        await page.waitForTimeout(400);
+        if (then) await then(page);
+        await shoot(name);
+      };
+      await visit('#/models', 'Model catalog', 'model-catalog');
+      await visit('#/models', 'Model catalog', 'model-selection', async (p) => {
+        await p.getByRole('button', { name: 'Models of claude' }).click();
+        await p.getByRole('form', { name: 'Model selection of @claude' }).waitFor();
+      });
+      await visit('#/models', 'Model catalog', 'provider-edit', async (p) => {
+        await p.getByRole('button', { name: 'Edit claude' }).click();
+        await p.getByRole('form', { name: 'Settings of @claude' }).waitFor();
+      });
+      await visit('#/integrations', 'Integrations', 'integrations');
+      await visit('#/mcp', 'MCP servers', 'mcp-servers');
+      await visit('#/prompts', 'Prompts', 'prompts');
+      await visit('#/keys', 'API keys', 'api-keys');
+      await visit('#/access', 'Access', 'access-explain');
+      await visit('#/access?policy=support', /^Policy /, 'access-policy');
+      await visit('#/requests', 'Requests', 'requests');
+      await visit('#/requests', 'Requests', 'request-detail', async (p) => {
+        await p
+          .getByRole('button', { name: /^Open request/ })
+          .first()
+          .click();
+        await p.locator('#request-detail').waitFor();
+      });
+      await visit('#/usage', 'Usage', 'usage');
+      await visit('#/apps', 'Connected apps', 'connected-apps');
+      await visit('#/audit', 'Audit log', 'audit-log');
+      await context.close();
+    }
+  } finally {
+    await browser.close();
+    await gateway.stop();
+    await Promise.all([anthropic.close(), mcp.close()]);
+  }
+}
+
+main().then(
+  () => console.log(`Screenshots written to ${OUT}`),
+  (error: unknown) => {
+    console.error(error);
+    process.exitCode = 1;
+  },
+);
