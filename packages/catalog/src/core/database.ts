@@ -66,10 +66,10 @@ export async function openEmbeddedDatabase(dataDir: string): Promise<CatalogData
   // Loaded here, not at the top: a gateway on `DATABASE_URL` never loads PGlite (its code and
   // WebAssembly are about 100 MB resident).
   const { PGlite: Engine } = await import('@electric-sql/pglite');
-  // The catalog is small: 16 MB of shared buffers instead of PostgreSQL's 128 MB keeps an idle
-  // gateway near 190 MB resident instead of 320 MB (docs/decisions.md).
+  // The catalog is small: 8 MB of shared buffers instead of PostgreSQL's 128 MB (16 MB cost 9 MB
+  // more resident at start; 128 MB, 130 MB more: docs/decisions.md).
   const db = await Engine.create(dataDir, {
-    startParams: [...Engine.defaultStartParams, '-c', 'shared_buffers=16MB'],
+    startParams: [...Engine.defaultStartParams, '-c', 'shared_buffers=8MB'],
   });
   return {
     kind: 'embedded',
