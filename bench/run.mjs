@@ -60,7 +60,13 @@ if (shapes && (shapes.length === 0 || shapes.some((s) => !SHAPES.includes(s)))) 
 const only = onlyIndex === -1 ? (shapes ? new Set(['shapes']) : undefined) : new Set(args[onlyIndex + 1].split(','));
 /** `--peers`: also measure a peer gateway beside this one (bench/peers.mjs; installed on first use). */
 const peers = args.includes('--peers') || Boolean(only?.has('peers'));
-const want = (section) => (section === 'peers' ? peers : !only || only.has(section));
+// The shapes start PostgreSQL and Redis: in full and quick runs, and smoke runs that ask for them.
+const want = (section) =>
+  section === 'peers'
+    ? peers
+    : section === 'shapes'
+      ? Boolean(shapes) || only?.has('shapes') || (!only && !smoke)
+      : !only || only.has(section);
 const counts = smoke
   ? {
       latency: 15,
