@@ -57,6 +57,12 @@ if (shapes && (shapes.length === 0 || shapes.some((s) => !SHAPES.includes(s)))) 
   process.stderr.write(`bench: --shape takes ${SHAPES.join(', ')} (comma-separated)\n`);
   process.exit(2);
 }
+const shapeBaselineIndex = args.indexOf('--shape-baseline');
+/**
+ * `--shape-baseline <commit>`: each shape also runs on the gateway built from that commit (as
+ * baseline.mjs builds earlier gateways), in the same rounds: before and after, measured together.
+ */
+const shapeBaselineCommit = shapeBaselineIndex === -1 ? undefined : args[shapeBaselineIndex + 1];
 const only = onlyIndex === -1 ? (shapes ? new Set(['shapes']) : undefined) : new Set(args[onlyIndex + 1].split(','));
 /** `--peers`: also measure a peer gateway beside this one (bench/peers.mjs; installed on first use). */
 const peers = args.includes('--peers') || Boolean(only?.has('peers'));
@@ -935,6 +941,12 @@ async function main() {
   let catalogGateway;
   try {
     if (want('shapes')) {
+      const shapeBaseline = shapeBaselineCommit && {
+        label: `before: ${shapeBaselineCommit.slice(0, 7)}`,
+        main: buildBaseline(root, {
+          commit: spawnSync('git', ['rev-parse', shapeBaselineCommit], { cwd: root, encoding: 'utf8' }).stdout.trim(),
+        }),
+      };
       const passThroughBody = JSON.stringify({ ...JSON.parse(anthropicBody), model: '@bench/claude-sonnet-4-5' });
       const mcpCall = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{}}}';
       const retrieveBody = '{"retrievalQuery":{"text":"How long do refunds take?"}}';
@@ -947,11 +959,9 @@ async function main() {
       const shortStream = JSON.stringify({ ...JSON.parse(anthropicBody), stream: true });
       results.shapes = await shapeBenchmarks({
         shapes: shapes ?? SHAPES,
-        startGatewayWith: async (extra) => {
-          const proc = await startProcess(
-            join(root, 'examples/server/dist/main.js'),
-            gatewayEnv(configPath, privateKey, extra),
-          );
+        baseline: shapeBaseline,
+        startGatewayWith: async (extra, main = join(root, 'examples/server/dist/main.js')) => {
+          const proc = await startProcess(main, gatewayEnv(configPath, privateKey, extra));
           proc.child.stdout.resume();
           return proc;
         },

@@ -135,9 +135,26 @@ async function idleTtfb(target, n) {
  * the bare proxy's for the same names (the same upstream call); `direct` the mock's; `idle` the
  * paced stream whose first byte is timed after 20 ms idle (`gateway(port)`, `bare`).
  */
-export async function shapeBenchmarks({ shapes, startGatewayWith, bare, paths, floors, direct, idle, counts, log }) {
+export async function shapeBenchmarks({
+  shapes,
+  startGatewayWith,
+  bare,
+  paths,
+  floors,
+  direct,
+  idle,
+  counts,
+  log,
+  baseline,
+}) {
   const infra = [];
   const running = [];
+  // With a baseline (`{ label, main }`: an earlier build), each shape also runs on it, in the same
+  // rounds: before and after, measured together.
+  const builds = [
+    { suffix: '', main: undefined },
+    ...(baseline ? [{ suffix: ` (${baseline.label})`, main: baseline.main }] : []),
+  ];
   try {
     for (const shape of shapes) {
       if (shape === 'production') {
@@ -145,13 +162,21 @@ export async function shapeBenchmarks({ shapes, startGatewayWith, bare, paths, f
         if (!redisBinary) throw new Error('the production shape needs redis-server (apt-get install -y redis-server)');
         const [postgres, redis] = await Promise.all([startPostgres(), startRedis(redisBinary)]);
         infra.push(postgres, { stop: async () => redis.child.kill('SIGTERM') });
-        running.push(
-          await startShape(shape, () => startGatewayWith({ DATABASE_URL: postgres.url, REDIS_URL: redis.url })),
-        );
+        // Instances of one shape share its PostgreSQL and Redis, as instances of a deployment do.
+        for (const build of builds)
+          running.push(
+            await startShape(shape + build.suffix, () =>
+              startGatewayWith({ DATABASE_URL: postgres.url, REDIS_URL: redis.url }, build.main),
+            ),
+          );
       } else if (shape === 'embedded') {
-        // An empty data directory: the embedded database's first start.
-        const dataDir = join(mkdtempSync(join(tmpdir(), 'gw-bench-shape-')), 'data');
-        running.push(await startShape(shape, () => startGatewayWith({ GATEWAY_DATA_DIR: dataDir })));
+        for (const build of builds) {
+          // An empty data directory: the embedded database's first start.
+          const dataDir = join(mkdtempSync(join(tmpdir(), 'gw-bench-shape-')), 'data');
+          running.push(
+            await startShape(shape + build.suffix, () => startGatewayWith({ GATEWAY_DATA_DIR: dataDir }, build.main)),
+          );
+        }
       } else throw new Error(`unknown shape "${shape}": one of ${SHAPES.join(', ')}`);
       log(`shape ${shape}: started in ${running.at(-1).startMillis} ms`);
     }
@@ -202,7 +227,7 @@ export async function shapeBenchmarks({ shapes, startGatewayWith, bare, paths, f
     const row = (shape, figure, measured, floor, ratio, target, met) =>
       out.rows.push({ shape, figure, measured, floor, ratio, target, met });
     for (const s of running) {
-      const memoryTargets = MEMORY_TARGETS_MB[s.name];
+      const memoryTargets = MEMORY_TARGETS_MB[s.name.split(' ')[0]];
       const result = {
         startMillis: s.startMillis,
         firstStartPeakBytes: s.firstStartPeak,
@@ -231,7 +256,7 @@ export async function shapeBenchmarks({ shapes, startGatewayWith, bare, paths, f
         const added = p50[s.name][name].map((v, i) => v - p50.direct[name][i]);
         const floorAdded = p50.bare[name].map((v, i) => v - p50.direct[name][i]);
         const ratio = summary(added.map((a, i) => a / floorAdded[i]));
-        const target = LATENCY_TARGETS[name] + (s.name === 'embedded' ? EMBEDDED_LATENCY_EXTRA : 0);
+        const target = LATENCY_TARGETS[name] + (s.name.startsWith('embedded') ? EMBEDDED_LATENCY_EXTRA : 0);
         result.addedP50Micros[name] = { ...summary(added), floor: summary(floorAdded), overBare: ratio };
         row(
           s.name,
