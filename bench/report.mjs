@@ -1,4 +1,6 @@
 // Targets and the generated docs/benchmarks.md.
+import { renderShapes } from './shapes.mjs';
+
 const ms = (micros) => (micros === undefined || micros === null ? 'n/a' : `${(micros / 1000).toFixed(3)} ms`);
 const us = (micros) => (micros === undefined || micros === null ? 'n/a' : `${micros.toFixed(1)} µs`);
 const mb = (bytes) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
@@ -580,6 +582,7 @@ export function renderMarkdown(report) {
         `| ${t.metric} | ${t.target} | ${t.measured} | ${t.floor} | ${t.ratio} | ${t.met === null ? 'skipped' : t.met ? 'yes' : '**no**'} |`,
     ),
     '',
+    ...renderShapes(report.shapes, report.counts),
     '## Paired latency at 1 connection (median of rounds, min – max)',
     '',
     'For streams, "added token arrival" is how much later than straight from the mock a text delta reached the client, averaged over the stream (tokens held back in the gateway show there, where the first byte and the end do not). The mock paces a stream from the moment the request reaches it, so a request that reaches it later shifts every token: what exceeds the added time to first byte is what the path adds per event.',

@@ -26,6 +26,7 @@ import { STREAM_EVENTS, streamCpu, ttfbAmongStreams } from './streams.mjs';
 import { scalingBenchmarks, scalingConfig } from './scaling.mjs';
 import { peerBenchmarks } from './peers.mjs';
 import { mcpAuthBenchmarks } from './mcp-auth.mjs';
+import { SHAPES, renderShapes, shapeBenchmarks } from './shapes.mjs';
 
 // Every temporary folder of this run (databases, configs, keys) in one, removed at exit.
 benchScratch('gateway-bench-run-');
@@ -45,10 +46,33 @@ const onlyIndex = args.indexOf('--only');
  * and print their figures as JSON (no targets, nothing written unless `--out` is given): for
  * working on one part.
  */
-const only = onlyIndex === -1 ? undefined : new Set(args[onlyIndex + 1].split(','));
+const shapeIndex = args.indexOf('--shape');
+/**
+ * `--shape production`, `--shape embedded` or `--shape production,embedded`: the gateway in the
+ * shapes operators run (bench/shapes.mjs) against the bare proxy, alone, with each target's
+ * verdict; a full run measures both.
+ */
+const shapes = shapeIndex === -1 ? undefined : args[shapeIndex + 1]?.split(',');
+if (shapes && (shapes.length === 0 || shapes.some((s) => !SHAPES.includes(s)))) {
+  process.stderr.write(`bench: --shape takes ${SHAPES.join(', ')} (comma-separated)\n`);
+  process.exit(2);
+}
+const shapeBaselineIndex = args.indexOf('--shape-baseline');
+/**
+ * `--shape-baseline <commit>`: each shape also runs on the gateway built from that commit (as
+ * baseline.mjs builds earlier gateways), in the same rounds: before and after, measured together.
+ */
+const shapeBaselineCommit = shapeBaselineIndex === -1 ? undefined : args[shapeBaselineIndex + 1];
+const only = onlyIndex === -1 ? (shapes ? new Set(['shapes']) : undefined) : new Set(args[onlyIndex + 1].split(','));
 /** `--peers`: also measure a peer gateway beside this one (bench/peers.mjs; installed on first use). */
 const peers = args.includes('--peers') || Boolean(only?.has('peers'));
-const want = (section) => (section === 'peers' ? peers : !only || only.has(section));
+// The shapes start PostgreSQL and Redis: in full and quick runs, and smoke runs that ask for them.
+const want = (section) =>
+  section === 'peers'
+    ? peers
+    : section === 'shapes'
+      ? Boolean(shapes) || only?.has('shapes') || (!only && !smoke)
+      : !only || only.has(section);
 const counts = smoke
   ? {
       latency: 15,
@@ -59,6 +83,7 @@ const counts = smoke
       streamCpu: 16,
       streamBusy: 2,
       rounds: 3,
+      idle: 5,
       misses: 20,
       warm: 20,
       catalog: { providers: 20, apiKeys: 100, adminProviders: 10, adminApiKeys: 20, rounds: 2, cpu: 40, cpuRounds: 1 },
@@ -83,6 +108,7 @@ const counts = smoke
         streamCpu: 30,
         streamBusy: 10,
         rounds: 3,
+        idle: 20,
         misses: 100,
         warm: 200,
         catalog: {
@@ -114,6 +140,7 @@ const counts = smoke
         streamCpu: 100,
         streamBusy: 20,
         rounds: 5,
+        idle: 40,
         misses: 400,
         warm: 1000,
         catalog: {
@@ -926,6 +953,62 @@ async function main() {
   const streamResponses = JSON.stringify({ ...JSON.parse(responsesBody), stream: true });
   let catalogGateway;
   try {
+    if (want('shapes')) {
+      const shapeBaseline = shapeBaselineCommit && {
+        label: `before: ${shapeBaselineCommit.slice(0, 7)}`,
+        main: buildBaseline(root, {
+          commit: spawnSync('git', ['rev-parse', shapeBaselineCommit], { cwd: root, encoding: 'utf8' }).stdout.trim(),
+        }),
+      };
+      const passThroughBody = JSON.stringify({ ...JSON.parse(anthropicBody), model: '@bench/claude-sonnet-4-5' });
+      const mcpCall = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{}}}';
+      const retrieveBody = '{"retrievalQuery":{"text":"How long do refunds take?"}}';
+      const at = (port, path, body, headers = {}) => ({
+        port,
+        path,
+        body,
+        headers: { ...json, 'x-gateway-api-key': GATEWAY_KEY, ...headers },
+      });
+      const shortStream = JSON.stringify({ ...JSON.parse(anthropicBody), stream: true });
+      results.shapes = await shapeBenchmarks({
+        shapes: shapes ?? SHAPES,
+        baseline: shapeBaseline,
+        startGatewayWith: async (extra, main = join(root, 'examples/server/dist/main.js')) => {
+          const proc = await startProcess(main, gatewayEnv(configPath, privateKey, extra));
+          proc.child.stdout.resume();
+          return proc;
+        },
+        bare,
+        paths: (port) => ({
+          passThrough: at(port, '/v1/messages', passThroughBody),
+          conversion: at(port, '/v1/chat/completions', chatBody),
+          mcpCached: at(port, '/mcp/tools', mcpCall, { 'x-gateway-api-key': 'gw-bench-user-000001' }),
+          bedrock: at(port, '/v1/knowledgebases/KB1/retrieve', retrieveBody, {
+            'x-gateway-provider': '@kb',
+            'x-gateway-custom-host': `http://127.0.0.1:${mock.port}`,
+          }),
+        }),
+        floors: {
+          passThrough: { port: bare.port, path: '/v1/messages', body: anthropicBody, headers: json },
+          conversion: { port: bare.port, path: '/v1/messages', body: anthropicBody, headers: json },
+          mcpCached: { port: bare.port, path: '/mcp', body: mcpCall, headers: json },
+          bedrock: { port: bare.port, path: '/knowledgebases/KB1/retrieve', body: retrieveBody, headers: json },
+        },
+        direct: {
+          passThrough: direct('/v1/messages', anthropicBody),
+          conversion: direct('/v1/messages', anthropicBody),
+          mcpCached: direct('/mcp', mcpCall),
+        },
+        idle: {
+          gateway: (port) =>
+            at(port, '/v1/messages', JSON.stringify({ ...JSON.parse(shortStream), model: '@short/claude-sonnet-4-5' })),
+          bare: { port: bare.port, path: '/short/v1/messages', body: shortStream, headers: json },
+        },
+        counts,
+        log: (line) => process.stdout.write(`${line}\n`),
+      });
+      if (shapes) process.stdout.write(`${renderShapes(results.shapes, counts).join('\n')}\n`);
+    }
     // The same gateway with its providers and API keys in the catalog database, against this one,
     // first: both processes then have served the same requests when they are compared.
     if (want('catalog')) {

@@ -1,3 +1,5 @@
+// First: sets V8's start-up memory flags before the gateway's modules load.
+import { startupFinished } from './start-footprint';
 import type { AccessMode } from '@gw/access';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
@@ -495,6 +497,7 @@ export async function startFromEnvironment(
     `http://${host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host}:${typeof address === 'object' && address ? address.port : port}`,
   );
   logger.info({ url: base, kid: keys.key?.kid }, `gateway listening on ${base}`);
+  startupFinished();
   logger.info(
     { catalog: catalog.db.kind },
     catalog.db.kind === 'postgres'

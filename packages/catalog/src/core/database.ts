@@ -1,5 +1,5 @@
-import { mkdirSync } from 'node:fs';
-import { PGlite } from '@electric-sql/pglite';
+import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { rejectUnknownOptions } from '@gw/options';
 import { Pool, type PoolClient } from 'pg';
 
@@ -35,13 +35,41 @@ export interface PostgresOptions {
   onListenError?: (error: Error) => void;
 }
 
-/** The embedded database: PGlite (PostgreSQL compiled to WebAssembly) in `dataDir`, created when missing. */
+/**
+ * The prepared data directory (PostgreSQL's initdb, run when the package was built) for the
+ * installed PGlite version: `dist/pglite-data/<version>`, or `undefined` when the package was
+ * built with another version (then PGlite runs initdb itself).
+ */
+export function preparedDataDirectory(): string | undefined {
+  const entry = require.resolve('@electric-sql/pglite');
+  const { version } = JSON.parse(readFileSync(join(dirname(entry), '..', 'package.json'), 'utf8')) as {
+    version: string;
+  };
+  const dir = join(__dirname, '..', '..', 'dist', 'pglite-data', version);
+  return existsSync(join(dir, 'PG_VERSION')) ? dir : undefined;
+}
+
+/**
+ * The embedded database: PGlite (PostgreSQL compiled to WebAssembly) in `dataDir`, created when
+ * missing. An empty directory is filled from the prepared data directory built with the package
+ * ({@link preparedDataDirectory}): PGlite's own initdb peaks near 800 MB resident; a copied
+ * directory opens like any later start (under 300 MB).
+ */
 export async function openEmbeddedDatabase(dataDir: string): Promise<CatalogDatabase> {
   mkdirSync(dataDir, { recursive: true });
-  // The catalog is small: 16 MB of shared buffers instead of PostgreSQL's 128 MB keeps an idle
-  // gateway near 190 MB resident instead of 320 MB (docs/decisions.md).
-  const db = await PGlite.create(dataDir, {
-    startParams: [...PGlite.defaultStartParams, '-c', 'shared_buffers=16MB'],
+  const prepared = existsSync(join(dataDir, 'PG_VERSION')) ? undefined : preparedDataDirectory();
+  if (prepared !== undefined) {
+    // PG_VERSION last: a copy cut short is copied again at the next start.
+    cpSync(prepared, dataDir, { recursive: true, filter: (from) => from !== join(prepared, 'PG_VERSION') });
+    copyFileSync(join(prepared, 'PG_VERSION'), join(dataDir, 'PG_VERSION'));
+  }
+  // Loaded here, not at the top: a gateway on `DATABASE_URL` never loads PGlite (its code and
+  // WebAssembly are about 100 MB resident).
+  const { PGlite: Engine } = await import('@electric-sql/pglite');
+  // The catalog is small: 8 MB of shared buffers instead of PostgreSQL's 128 MB (16 MB cost 9 MB
+  // more resident at start; 128 MB, 130 MB more: docs/decisions.md).
+  const db = await Engine.create(dataDir, {
+    startParams: [...Engine.defaultStartParams, '-c', 'shared_buffers=8MB'],
   });
   return {
     kind: 'embedded',

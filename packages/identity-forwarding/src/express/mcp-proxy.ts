@@ -8,6 +8,7 @@ import {
 } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import { isIP } from 'node:net';
+import { parse as parseLegacyUrl } from 'node:url';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { createProxyMiddleware } from 'http-proxy-middleware';
 import type { IdentityTokenSigner } from '@gw/jwks';
@@ -606,7 +607,9 @@ function createUpstreamProxy(url: URL, timeoutMs: number, idleTimeoutMs: number)
       ? new HttpsAgent({ keepAlive: true, maxSockets: 256 })
       : new HttpAgent({ keepAlive: true, maxSockets: 256 });
   return createProxyMiddleware<Request, Response>({
-    target: url.origin,
+    // Parsed once here, as http-proxy would parse the string again on every request (legacy
+    // `url.parse`, ~9 µs of CPU a request in a profile of MCP tools/call).
+    target: parseLegacyUrl(url.origin),
     changeOrigin: true,
     agent,
     // The response is written here (proxyRes below): the proxy's own copy would pass hop-by-hop
