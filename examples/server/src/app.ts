@@ -305,6 +305,7 @@ export function createGateway(options: GatewayOptions): Gateway {
         mcpServerSlugs: liveMcpSlugs,
         apiKeys: () => mcpAuthenticator,
         apiKeyIds: () => view.apiKeyIds,
+        apiKeyExpiry: () => view.apiKeyExpiry,
         clientAddress: (req) => clientAddress(req, oauthProxies),
         groupsClaim: config.auth?.groups_claim,
         logger,

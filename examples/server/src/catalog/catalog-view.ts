@@ -27,6 +27,8 @@ export interface CatalogView {
   readonly apiKeys: readonly ApiKeyEntry[];
   /** The API key id of each API-key caller's subject (`key:<…>`): a record's id, or `config-<digest>` for the config file's. */
   readonly apiKeyIds: ReadonlyMap<string, string>;
+  /** When each catalog API key with an expiry expires (ms since the epoch), by its id. */
+  readonly apiKeyExpiry: ReadonlyMap<string, number>;
   /** The access policies (config file and database), compiled. */
   readonly access: AccessSnapshot;
   /** The slugs of the MCP servers with `tool_pinning: true`. */
@@ -152,6 +154,7 @@ export function buildCatalogView(
   const configKeys = (config.auth?.apiKeys ?? []) as ApiKeyEntry[];
   const apiKeys: ApiKeyEntry[] = [...configKeys, ...extraApiKeys];
   const apiKeyIds = new Map<string, string>();
+  const apiKeyExpiry = new Map<string, number>();
   configKeys.forEach((entry, index) => apiKeyIds.set(`key:${index}`, configApiKeyId(entry)));
   for (const record of records('api-keys')) {
     const { keySha256, user, expiresAt } = record.data as {
@@ -164,6 +167,7 @@ export function buildCatalogView(
       // An expiry that does not read as a time fails closed: the key is expired.
       apiKeys.push({ keySha256, user, id: record.id, ...(expires === undefined ? {} : { expiresAt: expires || 0 }) });
       apiKeyIds.set(`key:${record.id}`, record.id);
+      if (expires !== undefined) apiKeyExpiry.set(record.id, expires || 0);
     }
   }
 
@@ -202,6 +206,7 @@ export function buildCatalogView(
     prompts,
     apiKeys,
     apiKeyIds,
+    apiKeyExpiry,
     access,
     pinnedMcpServers,
     counts,

@@ -53,6 +53,8 @@ export interface GatewayOAuthOptions {
    * with its key. Default: the subject is the id, and every sign-in holds.
    */
   apiKeyIds?: () => ReadonlyMap<string, string>;
+  /** When a key expires (ms since the epoch), by its id; a sign-in ends with its key's expiry. Default: keys do not expire. */
+  apiKeyExpiry?: () => ReadonlyMap<string, number>;
   logger: Logger;
   /** The claim access policies read the caller's groups from (`auth.groups_claim`). Default `groups`. */
   groupsClaim?: string;
@@ -67,6 +69,7 @@ function apiKeyLogin(
   apiKeys: () => Authenticator,
   groupsClaim: string,
   apiKeyIds: (() => ReadonlyMap<string, string>) | undefined,
+  apiKeyExpiry: (() => ReadonlyMap<string, number>) | undefined,
 ): LoginMethod {
   // The ids of the current keys, computed once per catalog snapshot (the map changes with it).
   let idsOf: ReadonlyMap<string, string> | undefined;
@@ -84,7 +87,9 @@ function apiKeyLogin(
     signInHolds: (subject) => {
       if (!apiKeyIds) return true;
       if (!subject.startsWith('api_key:')) return false;
-      return currentIds().has(subject.slice('api_key:'.length));
+      const keyId = subject.slice('api_key:'.length);
+      const expiresAt = apiKeyExpiry?.().get(keyId);
+      return currentIds().has(keyId) && (expiresAt === undefined || expiresAt > Date.now());
     },
     async checkApiKey(key: string): Promise<SignedInUser | undefined> {
       let identity;
@@ -155,7 +160,7 @@ export function createGatewayOAuth(options: GatewayOAuthOptions): GatewayOAuth {
   const { config, publicBaseUrl, catalog } = options;
   let login: LoginMethod;
   if (config.login.type === 'api_key') {
-    login = apiKeyLogin(options.apiKeys, options.groupsClaim ?? 'groups', options.apiKeyIds);
+    login = apiKeyLogin(options.apiKeys, options.groupsClaim ?? 'groups', options.apiKeyIds, options.apiKeyExpiry);
   } else {
     login = oidcLogin(config.login, publicBaseUrl.replace(/\/$/, ''), options.groupsClaim ?? 'groups');
   }

@@ -394,6 +394,26 @@ describe('the gateway as OAuth authorization server', () => {
     ).toBe(200);
   });
 
+  it('ends a grant when the API key it was signed in with expires', async () => {
+    const expiresAt = new Date(Date.now() + 3_000);
+    const created = await fetch(`${base}/admin/v1/api-keys`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ user: { user_id: 'u-oauth' }, expiresAt: expiresAt.toISOString() }),
+    });
+    expect(created.status).toBe(201);
+    const flow = await manualFlow(base, ((await created.json()) as { key: string }).key, `${base}/mcp/a`);
+    expect((await mcpPost(base, 'a', flow.tokens.access_token)).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, expiresAt.getTime() - Date.now()) + 100));
+    expect((await mcpPost(base, 'a', flow.tokens.access_token)).status).toBe(401);
+    const refresh = await tokenRequest(base, {
+      grant_type: 'refresh_token',
+      refresh_token: flow.tokens.refresh_token,
+      client_id: flow.clientId,
+    });
+    expect(refresh.body.error).toBe('invalid_grant');
+  });
+
   it('asks consent once per user and client, again when the resource grows; a client cannot skip or forge it', async () => {
     const redirectUri = 'http://127.0.0.1:7/consent-callback';
     const clientId = await registerClient(base, redirectUri, 'consent client');
