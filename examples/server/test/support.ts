@@ -74,8 +74,13 @@ function baseEnv(extra: Record<string, string | undefined>): NodeJS.ProcessEnv {
 }
 
 /** Starts `node dist/main.js` and resolves once its "listening" log line names the URL. */
-export function startGateway(env: Record<string, string | undefined> = {}): Promise<RunningGateway> {
-  const child = spawn(process.execPath, [MAIN], { env: baseEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+export function startGateway(
+  env: Record<string, string | undefined> = {},
+  /** A command that runs the gateway's `node dist/main.js` given as its last arguments (a cgroup's launcher). Default: none. */
+  launcher: readonly string[] = [],
+): Promise<RunningGateway> {
+  const [command, ...args] = [...launcher, process.execPath, MAIN] as [string, ...string[]];
+  const child = spawn(command, args, { env: baseEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
   const logs: string[] = [];
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return new Promise((resolve, reject) => {
