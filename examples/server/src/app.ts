@@ -38,8 +38,16 @@ import {
   type ResponseCacheStore,
 } from '@gw/model-router';
 import { sigv4Proxy } from '@gw/sigv4-proxy';
-import type { AccessMode } from '@gw/access';
-import { accessHooks, CONSOLE_TEST_SUBJECT } from './access/access-hooks';
+import {
+  Limiter,
+  MemoryCounterStore,
+  type AccessMode,
+  type LimitCounterStore,
+  type OnStoreUnavailable,
+} from '@gw/access';
+import { accessCaller, accessHooks, CONSOLE_TEST_SUBJECT } from './access/access-hooks';
+import { budgetAudit, limitMetrics, limitStatus } from './limits/limit-admin';
+import { buildLimitsView, limitStep } from './limits/limit-step';
 import { buildCatalogView, type CatalogView } from './catalog/catalog-view';
 import type { GatewayCatalog } from './catalog/open-catalog';
 import { providerModelList } from './catalog/record-checks';
@@ -47,7 +55,7 @@ import { CONSOLE_TEST_USER, testRecord } from './catalog/record-tests';
 import type { GatewayConfig } from './config/schema';
 import { createDirectListener } from './http/direct-listener';
 import { errorHandler, logUnhandled, refuseBadRequestTarget, routeNotFound } from './http/errors';
-import { requestContext } from './http/request-context';
+import { requestContext, requestState } from './http/request-context';
 import { mountRouteTable, type NodeMiddleware, type RouteTable, type RouteTableEntry } from './http/route-table';
 import { GatewayMetrics } from './observability/metrics';
 import type { RequestRecord } from './observability/request-record';
@@ -116,6 +124,13 @@ export interface GatewayOptions {
    * `publicBaseUrl`; without either, `oauth` is not served.
    */
   oauthPublicBaseUrl?: string;
+  /**
+   * Where limit counters live (CONTRACT section 14): a Redis shared by every instance
+   * (`RedisCounterStore`), or by default this process's memory (per instance).
+   */
+  limitCounters?: LimitCounterStore;
+  /** When the limit counters cannot be reached (`GATEWAY_LIMITS_ON_STORE_UNAVAILABLE`). Default `deny`. */
+  limitsOnStoreUnavailable?: OnStoreUnavailable;
 }
 
 /** The assembled gateway: the Express app and what operators observe. */
@@ -192,6 +207,33 @@ export function createGateway(options: GatewayOptions): Gateway {
     requestLog: requestLog ? () => requestLog.stats : undefined,
     tracing: options.tracingStats,
     responseCache: () => cacheStore.stats?.(),
+  });
+  // Limits, budgets and cost (CONTRACT section 14): read from the in-memory snapshot, never the database.
+  let limitsView = buildLimitsView(config, catalog?.live.snapshot, logger);
+  const limitCounters = options.limitCounters ?? new MemoryCounterStore();
+  const limitCounts = limitMetrics(metrics.registry);
+  const auditBudget = budgetAudit(catalog?.db, logger);
+  const limiter = new Limiter({
+    store: limitCounters,
+    onStoreUnavailable: options.limitsOnStoreUnavailable,
+    onAllowedUnavailable: () => limitCounts.storeUnavailable('allowed'),
+    onBudgetExhausted: auditBudget,
+    onRefused: (kind) => limitCounts.refused(kind),
+    onDenied: () => limitCounts.storeUnavailable('denied'),
+    onSettleError: (error) =>
+      logger.warn(
+        { err: { message: String((error as Error)?.message ?? error).slice(0, 200) } },
+        'a limit reservation was not settled (it stays counted at its largest cost until its window passes)',
+      ),
+  });
+  const groupsClaim = config.auth?.groups_claim ?? 'groups';
+  const limits = limitStep({
+    view: () => limitsView,
+    limiter,
+    callerOf: (req) => {
+      const identity = requestState(req).identity;
+      return identity === undefined ? undefined : accessCaller(identity, view, groupsClaim);
+    },
   });
   const recordSink = requestLog ? (record: RequestRecord) => void requestLog.push(record) : undefined;
   const jwtValidation = validation && {
@@ -309,6 +351,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     onInternalError: (error) => logUnhandled(logger, error),
     cacheStore,
     ...(enforcing ? { authorize: access.model } : {}),
+    admit: (req, res, call) => requestState(req).limits?.admitModelCall(req, res, call),
   });
   const bedrock = sigv4Proxy({
     resolveIntegration: (slug) => view.awsIntegrations.get(slug),
@@ -336,6 +379,11 @@ export function createGateway(options: GatewayOptions): Gateway {
   };
   const unsubscribe = catalog?.live.onSnapshot(() => {
     apply();
+    try {
+      limitsView = buildLimitsView(config, catalog.live.snapshot, logger);
+    } catch (error) {
+      logger.error({ err: { message: (error as Error).message } }, 'catalog change not applied to the limits');
+    }
     try {
       applyOAuthSettings();
     } catch (error) {
@@ -393,6 +441,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       resourceMetadataUrl: (req) =>
         currentOAuth ? oauthMcpMetadataUrl?.(req) : validation ? validationMcpMetadataUrl(req) : undefined,
       resource: (req) => currentOAuth?.oauth.mcpResource(req),
+      limits,
       handlers: [
         { kind: 'middleware', middleware: guardMcpOrigin },
         { kind: 'middleware', middleware: mcp as unknown as NodeMiddleware },
@@ -403,6 +452,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       prefix: '/v1',
       authenticator: v1Authenticator,
       resource: () => currentOAuth?.oauth.v1Resource(),
+      limits,
       // Model routes come before the SigV4 proxy; the proxy reads raw bodies, so no JSON parser runs before it.
       handlers: [
         { kind: 'routes', routes: models },
@@ -445,6 +495,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       afterWrite: () => catalog.live.reload(),
       // Readable whether or not new records are stored (`requestLog: false` stores none).
       requestRecords: catalog.db,
+      limitStatus: (slug, counterOf) => limitStatus(limitsView, limitCounters, slug, counterOf),
       providerModels: async (slug) => {
         const provider = view.modelProviders.get(slug);
         // The first look at a provider waits for its own list (at most the lists' timeout).

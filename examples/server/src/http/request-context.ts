@@ -14,6 +14,7 @@ import {
 } from '@gw/tracing';
 import type { GatewayIdentity } from '@gw/identity-forwarding';
 import type { GatewayLocals } from '@gw/model-router';
+import type { RouteLimits } from '../limits/limit-step';
 import type { GatewayMetrics } from '../observability/metrics';
 import { logRequest, type RequestRecord } from '../observability/request-record';
 import { routeFamily, type RouteFamily } from './route-family';
@@ -35,6 +36,8 @@ export interface RequestState {
   keyHint?: string;
   /** The request's `x-gateway-metadata`. */
   metadata?: Record<string, string>;
+  /** The limits step of the request's route group: sets the record's cost and settles the reservation. */
+  limits?: RouteLimits;
 }
 
 const STATE = Symbol('gateway.requestState');
@@ -143,6 +146,7 @@ export function trackRequest(
       cacheStatus: gateway.cacheStatus ?? null,
       metadata: state.metadata ?? null,
     };
+    state.limits?.onRecord(req, record);
     logRequest(logger, record, gateway, res.writableFinished);
     if (sink && RECORDED.has(family)) sink(record);
   });

@@ -3,6 +3,7 @@ import type { Express, RequestHandler } from 'express';
 import type { Authenticator, GatewayIdentity } from '@gw/identity-forwarding';
 import type { ModelRoutes } from '@gw/model-router';
 import { SpanKind, SpanStatusCode, requestTraceContext, startSpan } from '@gw/tracing';
+import type { RouteLimits } from '../limits/limit-step';
 import { readMetadata } from '../observability/metadata';
 import { requestState, TRACER_NAME } from './request-context';
 
@@ -44,6 +45,12 @@ export interface RouteGroup {
   readonly resource?: (req: IncomingMessage) => string | undefined;
   /** The handlers, in order; a request none answers is `404 route_not_found`. */
   readonly handlers: readonly RouteGroupHandler[];
+  /**
+   * Limits, budgets and cost (CONTRACT section 14), around every request of the group: the model
+   * routes reserve through it before the provider, and the request's record step sets `costUsd`
+   * and settles the reservation once. Default: none (no cost, no limits).
+   */
+  readonly limits?: RouteLimits;
 }
 
 /**
@@ -97,6 +104,7 @@ export function serveRouteGroup(
         (req as IncomingMessage & { callerIdentity?: GatewayIdentity }).callerIdentity = identity;
         const state = requestState(req);
         state.identity = identity;
+        if (group.limits) state.limits = group.limits;
         if (identity.method === 'api_key') state.keyHint = apiKeyHint(req);
         // Metadata is read once the caller is known: a stranger learns nothing from its checks.
         state.metadata = readMetadata(req.headers);

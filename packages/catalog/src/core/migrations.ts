@@ -146,6 +146,11 @@ export const MIGRATIONS: readonly Migration[] = [
     description: 'request records name the tool of an MCP tools/call',
     sql: 'ALTER TABLE gw_requests ADD COLUMN IF NOT EXISTS mcp_tool text;',
   },
+  {
+    version: 9,
+    description: 'request records carry their cost in USD (limits are records of kind limits in gw_records)',
+    sql: 'ALTER TABLE gw_requests ADD COLUMN IF NOT EXISTS cost_usd double precision;',
+  },
 ];
 
 /** An arbitrary constant: the advisory lock that lets one instance migrate at a time. */

@@ -45,6 +45,8 @@ export interface RequestRecord {
   cacheStatus: string | null;
   /** `x-gateway-metadata`. */
   metadata: Record<string, string> | null;
+  /** The answer's cost in USD at the price table (0 without usage, a cache hit; null when the model's price is unknown). */
+  costUsd?: number | null;
 }
 
 /** The schema of the request records (migration 2). */
@@ -107,6 +109,7 @@ const ROW_FIELDS = [
   ['cache_status', 'text'],
   ['metadata', 'jsonb'],
   ['mcp_tool', 'text'],
+  ['cost_usd', 'double precision'],
 ].map(([column, type], i) => ({ column, type, key: String.fromCharCode(97 + i) }));
 
 /**
@@ -166,7 +169,7 @@ export function recordRow(r: RequestRecord): string {
     `${real('p', r.ttfbMs)}${whole('q', r.inputTokens)}${whole('r', r.outputTokens)}` +
     `${whole('s', r.cacheCreationTokens)}${whole('t', r.cacheReadTokens)}${text('u', r.cacheStatus)}` +
     `${r.metadata === null || r.metadata === undefined ? '' : `,"v":${JSON.stringify(r.metadata)}`}` +
-    `${text('w', r.mcpTool)}}`;
+    `${text('w', r.mcpTool)}${real('x', r.costUsd ?? null)}}`;
   return UNSTORABLE_ESCAPE.test(row) ? JSON.stringify(storableValue(JSON.parse(row))) : row;
 }
 
@@ -385,6 +388,8 @@ export interface AdminRequestRecord {
   };
   cache_status: string | null;
   metadata: Record<string, string> | null;
+  /** The answer's cost in USD (null when the model's price is unknown, or for records stored before costs were kept). */
+  cost_usd: number | null;
 }
 
 const num = (value: unknown): number | null => (value === null || value === undefined ? null : Number(value));
@@ -420,6 +425,7 @@ function toAdmin(row: Record<string, unknown>): AdminRequestRecord {
     },
     cache_status: str(row.cache_status),
     metadata: (metadata as Record<string, string> | null) ?? null,
+    cost_usd: num(row.cost_usd),
   };
 }
 
@@ -552,6 +558,8 @@ export interface UsageGroup {
   output_tokens: number;
   cache_creation_input_tokens: number;
   cache_read_input_tokens: number;
+  /** The sum of the records' `cost_usd` (records of unknown price count 0). */
+  cost_usd: number;
 }
 
 /**
@@ -583,7 +591,8 @@ export async function usageSummary(
   const rows = await db.query<Record<string, unknown>>(
     `SELECT ${key} AS key, count(*) AS requests, count(*) FILTER (WHERE status >= 400) AS errors,
        COALESCE(sum(input_tokens), 0) AS input_tokens, COALESCE(sum(output_tokens), 0) AS output_tokens,
-       COALESCE(sum(cache_creation_tokens), 0) AS cache_creation, COALESCE(sum(cache_read_tokens), 0) AS cache_read
+       COALESCE(sum(cache_creation_tokens), 0) AS cache_creation, COALESCE(sum(cache_read_tokens), 0) AS cache_read,
+       COALESCE(sum(cost_usd), 0) AS cost_usd
      FROM gw_requests ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
      GROUP BY 1 ORDER BY ${groupBy === 'day' ? '1 ASC' : '2 DESC, 1 ASC'} LIMIT 10000`,
     params,
@@ -599,6 +608,7 @@ export async function usageSummary(
       output_tokens: Number(row.output_tokens),
       cache_creation_input_tokens: Number(row.cache_creation),
       cache_read_input_tokens: Number(row.cache_read),
+      cost_usd: Math.round(Number(row.cost_usd) * 1e9) / 1e9,
     })),
   };
 }
