@@ -249,6 +249,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     logger,
     trustedProxies: options.trustedProxies,
     authorize: access.mcp,
+    toolCallAdmission: (req, res) => requestState(req).limits?.toolCallAdmission(req, res),
   });
   // DNS rebinding: MCP requests must name this gateway in Host (and Origin, when they have one).
   const originGuard = mcpOriginGuard({ publicOrigin: options.publicBaseUrl, allowedOrigins: options.allowedOrigins });

@@ -146,7 +146,7 @@ export function trackRequest(
       cacheStatus: gateway.cacheStatus ?? null,
       metadata: state.metadata ?? null,
     };
-    state.limits?.onRecord(req, record);
+    state.limits?.onRecord(req, record, res.writableFinished);
     logRequest(logger, record, gateway, res.writableFinished);
     if (sink && RECORDED.has(family)) sink(record);
   });

@@ -101,29 +101,46 @@ export function usageTokens(usage: TokenUsage): number {
  * largest possible use (before the cache and the provider); `admitRequest` reserves one request
  * (MCP `tools/call`); `onRecord`, run once on every finished request's record, sets its `costUsd`
  * from its usage and settles the request's reservation to it (exactly once: the record is made
- * once per response, whether the answer ended, the stream was cut, or the client went away).
+ * once per response, whether the answer ended, the stream was cut, or the client went away; an
+ * answer without its final usage counts at its largest cost).
  */
 export function limitStep(options: LimitStepOptions) {
   const tickets = new WeakMap<IncomingMessage, LimitTicket>();
+  /** Each model call's largest use, for the settlement of an answer that did not end normally. */
+  const calls = new WeakMap<IncomingMessage, { tokens: number; nanos: number; priced: boolean }>();
+  /** Requests whose record is made: a ticket granted after it is settled at once. */
+  const recorded = new WeakMap<IncomingMessage, { tokens: number; nanos: number }>();
   const hold = (req: IncomingMessage, res: ServerResponse, ticket: LimitTicket) => {
+    const settled = recorded.get(req);
+    // The client went away while the reservation was being made: settled as the record says.
+    if (settled !== undefined) {
+      void ticket.settle(settled);
+      return;
+    }
     for (const name in ticket.headers) res.setHeader(name, ticket.headers[name] as string);
     tickets.set(req, ticket);
   };
   const admitModelCall: ModelAdmission = async (req, res, call) => {
-    const caller = options.callerOf(req);
-    if (caller === undefined || tickets.has(req)) return;
+    if (tickets.has(req)) return;
     const view = options.view();
-    const limits = view.limits.applicable(caller);
-    if (limits.length === 0) return;
     const price = priceOf(call.model, view.pricing.get(call.provider));
     const input = call.route === 'count_tokens' ? 0 : estimateInputTokens(call.bodyBytes);
     const maxTokens = Math.max(0, call.maxTokens);
-    const ticket = await options.limiter.admit(limits, {
-      countsRequest: true,
+    const largest = {
       tokens: input + maxTokens,
       nanos: call.route === 'count_tokens' ? 0 : worstCaseNanos(input, maxTokens, price),
-    });
-    hold(req, res, ticket);
+      priced: price !== undefined,
+    };
+    calls.set(req, largest);
+    const caller = options.callerOf(req);
+    if (caller === undefined) return;
+    const limits = view.limits.applicable(caller);
+    if (limits.length === 0) return;
+    hold(
+      req,
+      res,
+      await options.limiter.admit(limits, { countsRequest: true, tokens: largest.tokens, nanos: largest.nanos }),
+    );
   };
   const admitRequest = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const caller = options.callerOf(req);
@@ -132,19 +149,36 @@ export function limitStep(options: LimitStepOptions) {
     if (limits.length === 0) return;
     hold(req, res, await options.limiter.admit(limits, { countsRequest: true, tokens: 0, nanos: 0 }));
   };
-  const onRecord = (req: IncomingMessage, record: RequestRecord): void => {
+  /** The admission of an MCP `tools/call` of this caller, or undefined when no limit applies (its body is then not read). */
+  const toolCallAdmission = (req: IncomingMessage, res: ServerResponse): (() => Promise<void>) | undefined => {
+    const caller = options.callerOf(req);
+    if (caller === undefined || options.view().limits.applicable(caller).length === 0) return undefined;
+    return () => admitRequest(req, res);
+  };
+  const onRecord = (req: IncomingMessage, record: RequestRecord, completed: boolean): void => {
     const usage: TokenUsage = record;
-    const tokens = usageTokens(usage);
+    let tokens = usageTokens(usage);
     const model = record.modelAnswered ?? record.modelRequested;
     const pricing = record.provider === null ? undefined : options.view().pricing.get(record.provider);
     const price = model === null ? undefined : priceOf(model, pricing);
     // A model of unknown price is settled at the highest bundled price (fail closed), and recorded as null.
-    const nanos = tokens === 0 ? 0 : costNanos(usage, price ?? HIGHEST_BUNDLED_PRICE);
-    record.costUsd = tokens === 0 ? 0 : price === undefined ? null : nanos / NANOS_PER_USD;
+    let nanos = tokens === 0 ? 0 : costNanos(usage, price ?? HIGHEST_BUNDLED_PRICE);
+    let priced = price !== undefined;
+    const call = calls.get(req);
+    // An answer that did not end normally (the client went away before it was sent whole; a
+    // stream cut after its headers: an error code on a success status) has no final usage: the
+    // provider may have generated up to max_tokens, so it counts at its largest cost (fail closed).
+    if (call !== undefined && (!completed || (record.status < 400 && record.errorCode !== null))) {
+      tokens = Math.max(tokens, call.tokens);
+      nanos = Math.max(nanos, call.nanos);
+      priced = call.priced;
+    }
+    record.costUsd = nanos === 0 ? 0 : priced ? nanos / NANOS_PER_USD : null;
+    recorded.set(req, { tokens, nanos });
     const ticket = tickets.get(req);
     if (ticket !== undefined) void ticket.settle({ tokens, nanos });
   };
-  return { admitModelCall, admitRequest, onRecord };
+  return { admitModelCall, admitRequest, toolCallAdmission, onRecord };
 }
 
 /** The limits step as a route group declares it (see `RouteGroup.limits`). */
