@@ -59,6 +59,9 @@ describe('a request record as a row of the insert', () => {
       r: 12,
       t: 0,
     });
+    // The cost in USD is the last column (`x`), left out when unknown.
+    expect(JSON.parse(recordRow(record({ costUsd: 0.000061 }))).x).toBe(0.000061);
+    expect(JSON.parse(recordRow(record({ costUsd: null }))).x).toBeUndefined();
     expect(JSON.parse(recordRow(record({ metadata: { team: 'red' }, errorCode: 'x' })))).toMatchObject({
       n: 'x',
       v: { team: 'red' },
@@ -119,6 +122,7 @@ describe.each(ENGINES)('request records written to %s', (_name, open) => {
       cacheCreationTokens: 7,
       cacheStatus: 'MISS',
       metadata: { team: 'red', 'k\udfff': 'v' },
+      costUsd: 0.000061,
     });
     for (const r of [record(), odd]) expect(writer.push(r)).toBe(true);
     await writer.close();
@@ -147,6 +151,7 @@ describe.each(ENGINES)('request records written to %s', (_name, open) => {
         usage: { input_tokens: null, output_tokens: 12, cache_creation_input_tokens: 7, cache_read_input_tokens: 0 },
         cache_status: 'MISS',
         metadata: { team: 'red', 'k\uFFFD': 'v' },
+        cost_usd: 0.000061,
       },
     ]);
     const all = await queryRequestRecords(db, new URLSearchParams('user=u_alice'));
