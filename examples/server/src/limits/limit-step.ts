@@ -132,6 +132,8 @@ export function limitStep(options: LimitStepOptions) {
       priced: price !== undefined,
     };
     calls.set(req, largest);
+    // No limit at all: nothing to reserve (the caller is not even looked at).
+    if (view.limits.limits.length === 0) return;
     const caller = options.callerOf(req);
     if (caller === undefined) return;
     const limits = view.limits.applicable(caller);
@@ -143,16 +145,20 @@ export function limitStep(options: LimitStepOptions) {
     );
   };
   const admitRequest = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const view = options.view();
+    if (view.limits.limits.length === 0 || tickets.has(req)) return;
     const caller = options.callerOf(req);
-    if (caller === undefined || tickets.has(req)) return;
-    const limits = options.view().limits.applicable(caller);
+    if (caller === undefined) return;
+    const limits = view.limits.applicable(caller);
     if (limits.length === 0) return;
     hold(req, res, await options.limiter.admit(limits, { countsRequest: true, tokens: 0, nanos: 0 }));
   };
   /** The admission of an MCP `tools/call` of this caller, or undefined when no limit applies (its body is then not read). */
   const toolCallAdmission = (req: IncomingMessage, res: ServerResponse): (() => Promise<void>) | undefined => {
+    const view = options.view();
+    if (view.limits.limits.length === 0) return undefined;
     const caller = options.callerOf(req);
-    if (caller === undefined || options.view().limits.applicable(caller).length === 0) return undefined;
+    if (caller === undefined || view.limits.applicable(caller).length === 0) return undefined;
     return () => admitRequest(req, res);
   };
   const onRecord = (req: IncomingMessage, record: RequestRecord, completed: boolean): void => {
