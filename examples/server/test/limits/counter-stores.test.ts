@@ -1,5 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { MemoryCounterStore, RedisCounterStore, type CounterAsk, type LimitCounterStore } from '@gw/access';
+import {
+  LimitSet,
+  Limiter,
+  LimitsUnavailableError,
+  MemoryCounterStore,
+  RedisCounterStore,
+  type CounterAsk,
+  type LimitCounterStore,
+} from '@gw/access';
 import { checkInterleavings } from '../../../../packages/access/test/limits-interleavings';
 import { redisScriptRunner, type RedisScriptRunnerHandle } from '../../src/limits/redis-runner';
 import { startRedis, type RunningRedis } from '../cache/cache-support';
@@ -120,3 +128,67 @@ describe('Redis counters under concurrency', () => {
     expect(outcomes.filter((o) => o.granted)).toHaveLength(37);
   });
 });
+
+describe('Redis counters when an answer is lost', () => {
+  it('take back a reservation the script applied but whose answer timed out: the request refused leaves nothing counted', async () => {
+    // The script runs on the server; its answer is lost on the way back (as a timeout is).
+    const losing = new RedisCounterStore({
+      run: async (script, keys, args) => {
+        const answer = await runner.run(script, keys, args);
+        if (script.name === 'gwLimitReserve') throw new Error('no answer from Redis within 100 ms');
+        return answer;
+      },
+    });
+    const limits = new LimitSet([
+      {
+        slug: `lost-${randomUUID()}`,
+        subjects: { users: ['u-1'] },
+        requests_per_minute: 5,
+        tokens_per_minute: 1000,
+        cost_usd_per_day: 1,
+        cost_usd_per_month: 1,
+      },
+    ]).applicable({ user: 'u-1' });
+    const limiter = new Limiter({ store: losing });
+    await expect(limiter.admit(limits, { countsRequest: true, tokens: 100, nanos: 5000 })).rejects.toBeInstanceOf(
+      LimitsUnavailableError,
+    );
+    const counter = { ...limits[0]!.limit, counterId: limits[0]!.counterId };
+    const store = new RedisCounterStore({ run: runner.run });
+    await within(async () => {
+      const status = await store.status(counter, Date.now());
+      return status.requestsLastMinute === 0 && status.tokensLastMinute === 0 && status.nanosToday === 0;
+    });
+    expect(await store.status(counter, Date.now())).toEqual({
+      requestsLastMinute: 0,
+      tokensLastMinute: 0,
+      nanosToday: 0,
+      nanosThisMonth: 0,
+    });
+  });
+
+  it('take a reservation back once, and never one that was not made or was settled', async () => {
+    const store = new RedisCounterStore({ run: runner.run });
+    const c = ask(`release-${randomUUID()}`, { requestsPerMinute: 5, tokensPerMinute: 1000, nanosPerDay: 1000 });
+    const now = Date.now();
+    const request = { id: randomUUID(), now, counters: [c], countsRequest: true, tokens: 100, nanos: 50 };
+    const kept = await store.reserve({ ...request, id: randomUUID() });
+    await store.reserve(request);
+    await store.release(request);
+    await store.release(request);
+    await store.release({ ...request, id: randomUUID() });
+    expect(await store.status(c, now)).toMatchObject({ requestsLastMinute: 1, tokensLastMinute: 100, nanosToday: 50 });
+    if (!kept.granted) throw new Error('not granted');
+    await store.settle(kept.reservation, { tokens: 10, nanos: 5 });
+    await store.release({ ...request, id: kept.reservation.id });
+    expect(await store.status(c, now)).toMatchObject({ requestsLastMinute: 1, tokensLastMinute: 10, nanosToday: 5 });
+  });
+});
+
+async function within(check: () => Promise<boolean>, ms = 2000): Promise<void> {
+  const started = Date.now();
+  while (!(await check())) {
+    if (Date.now() - started > ms) throw new Error(`not within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

@@ -122,6 +122,9 @@ describe('limits across three gateway instances sharing Redis', () => {
       GATEWAY_ADMIN_KEY: adminKey,
       GATEWAY_ENCRYPTION_KEY: newEncryptionKey(),
       JWT_PRIVATE_KEY: undefined,
+      // A loaded test machine can take more than the default 100 ms per script: the rounds test
+      // atomicity, not the timeout (a killed Redis refuses at once, whatever the timeout).
+      GATEWAY_LIMITS_REDIS_TIMEOUT_MS: '1000',
     };
     // Two instances deny when Redis is unreachable (the default), the third allows.
     gateways = await Promise.all([

@@ -74,6 +74,12 @@ export interface LimitCounterStore {
   settle(reservation: Reservation, actual: { tokens: number; nanos: number }): Promise<void>;
   /** The counters of `counter` at `now`. */
   status(counter: CounterAsk, now: number): Promise<CounterStatus>;
+  /**
+   * Takes back `request`'s reservation when {@link reserve} failed on the way back (a timeout, a
+   * broken connection) though the store may have applied it; does nothing when it was not applied,
+   * or was already taken back. Default: none (a store whose reservations cannot half-fail).
+   */
+  release?(request: ReserveRequest): Promise<void>;
 }
 
 /** `2025-06-30` and `2025-06` of `now` (UTC). */

@@ -177,17 +177,21 @@ export class Limiter {
    */
   async admit(limits: readonly AppliedLimit[], ask: AdmissionAsk): Promise<LimitTicket> {
     if (limits.length === 0) return NO_LIMITS_TICKET;
+    const request = {
+      id: randomUUID(),
+      now: this.now(),
+      counters: limits.map(counterAsk),
+      countsRequest: ask.countsRequest,
+      tokens: Math.max(0, Math.round(ask.tokens)),
+      nanos: Math.max(0, Math.round(ask.nanos)),
+    };
     let outcome;
     try {
-      outcome = await this.store.reserve({
-        id: randomUUID(),
-        now: this.now(),
-        counters: limits.map(counterAsk),
-        countsRequest: ask.countsRequest,
-        tokens: Math.max(0, Math.round(ask.tokens)),
-        nanos: Math.max(0, Math.round(ask.nanos)),
-      });
+      outcome = await this.store.reserve(request);
     } catch {
+      // The store may have applied the reservation before its answer was lost: take it back, so
+      // a request refused (or let through uncounted) leaves nothing counted.
+      this.store.release?.(request).catch((error: unknown) => this.options.onSettleError?.(error));
       if (this.onStoreUnavailable === 'allow') {
         this.options.onAllowedUnavailable?.();
         return NO_LIMITS_TICKET;

@@ -25,6 +25,11 @@ export type RedisScriptRunner = (
 
 /** Keys of one counter set: request log, token log, token amounts, token sum, day spend, month spend. */
 const KEYS_PER_SET = 6;
+/**
+ * How long a reservation's marker (its cost, by id) is kept: a reservation whose answer was lost
+ * can be taken back within it; settling removes it.
+ */
+const MARKER_TTL_MS = 10 * 60_000;
 
 /** Lua helpers shared by the scripts: the window move of one counter set. */
 const EXPIRE_WINDOWS = `
@@ -117,6 +122,7 @@ for i = 1, sets do
     redis.call('SET', KEYS[base + 6], fmt(num(redis.call('GET', KEYS[base + 6])) + nanos), 'PX', monthTtl)
   end
 end
+redis.call('SET', KEYS[sets * ${KEYS_PER_SET} + 1], fmt(nanos), 'PX', ${MARKER_TTL_MS})
 return {1, 0, 0, 0, f[1], f[2], f[3], f[4], f[5], f[6]}
 `;
 
@@ -127,6 +133,7 @@ return {1, 0, 0, 0, f[1], f[2], f[3], f[4], f[5], f[6]}
  */
 const SETTLE_LUA = `${EXPIRE_WINDOWS}
 local id = ARGV[1]; local tokens = tonumber(ARGV[2]); local delta = tonumber(ARGV[3]); local sets = tonumber(ARGV[4])
+redis.call('DEL', KEYS[sets * ${KEYS_PER_SET} + 1])
 for i = 1, sets do
   local base = (i - 1) * ${KEYS_PER_SET}; local a = 4 + (i - 1) * 3
   if ARGV[a + 1] == '1' then
@@ -150,6 +157,43 @@ end
 return 1
 `;
 
+/**
+ * Takes back a reservation whose answer the host never received (the call timed out, the
+ * connection broke): only when its marker shows the reservation script ran, and once (the marker
+ * goes). A server runs one connection's commands in order, so a reservation sent before is
+ * applied before this. ARGV: id, sets, then per set: has rpm, has tpm, has day cap, has month cap.
+ */
+const RELEASE_LUA = `${EXPIRE_WINDOWS}
+local id = ARGV[1]; local sets = tonumber(ARGV[2])
+local marker = KEYS[sets * ${KEYS_PER_SET} + 1]
+local nanos = tonumber(redis.call('GET', marker))
+if not nanos then return 0 end
+redis.call('DEL', marker)
+for i = 1, sets do
+  local base = (i - 1) * ${KEYS_PER_SET}; local a = 2 + (i - 1) * 4
+  if ARGV[a + 1] == '1' then redis.call('ZREM', KEYS[base + 1], id) end
+  if ARGV[a + 2] == '1' then
+    local reserved = redis.call('HGET', KEYS[base + 3], id)
+    if reserved then
+      redis.call('HDEL', KEYS[base + 3], id)
+      redis.call('ZREM', KEYS[base + 2], id)
+      local sum = num(redis.call('GET', KEYS[base + 4])) - tonumber(reserved)
+      if sum < 0 then sum = 0 end
+      redis.call('SET', KEYS[base + 4], fmt(sum), 'KEEPTTL')
+    end
+  end
+  for k = 3, 4 do
+    if ARGV[a + k] == '1' and nanos ~= 0 then
+      local key = KEYS[base + 2 + k]
+      local value = num(redis.call('GET', key)) - nanos
+      if value < 0 then value = 0 end
+      redis.call('SET', key, fmt(value), 'KEEPTTL')
+    end
+  end
+end
+return 1
+`;
+
 /** Reads one set's counters after moving its windows. ARGV: now. */
 const STATUS_LUA = `${EXPIRE_WINDOWS}
 expire(0, tonumber(ARGV[1]) - ${MINUTE_MS})
@@ -160,6 +204,7 @@ return {redis.call('ZCARD', KEYS[1]), num(redis.call('GET', KEYS[4])), num(redis
 export const LIMIT_SCRIPTS = Object.freeze({
   reserve: { name: 'gwLimitReserve', lua: RESERVE_LUA },
   settle: { name: 'gwLimitSettle', lua: SETTLE_LUA },
+  release: { name: 'gwLimitRelease', lua: RELEASE_LUA },
   status: { name: 'gwLimitStatus', lua: STATUS_LUA },
 });
 
@@ -202,7 +247,7 @@ export class RedisCounterStore implements LimitCounterStore {
   async reserve(request: ReserveRequest): Promise<ReserveOutcome> {
     const { day, month } = calendarKeys(request.now);
     const resets = calendarResets(request.now);
-    const keys = request.counters.flatMap((c) => this.keys(c.counterId, day, month));
+    const keys = [...request.counters.flatMap((c) => this.keys(c.counterId, day, month)), this.marker(request.id)];
     const cap = (value: number | undefined) => (value === undefined ? -1 : value);
     const args: (string | number)[] = [
       request.now,
@@ -247,7 +292,10 @@ export class RedisCounterStore implements LimitCounterStore {
   }
 
   async settle(reservation: Reservation, actual: { tokens: number; nanos: number }): Promise<void> {
-    const keys = reservation.counters.flatMap((c) => this.keys(c.counterId, reservation.day, reservation.month));
+    const keys = [
+      ...reservation.counters.flatMap((c) => this.keys(c.counterId, reservation.day, reservation.month)),
+      this.marker(reservation.id),
+    ];
     const args: (string | number)[] = [
       reservation.id,
       actual.tokens,
@@ -261,6 +309,26 @@ export class RedisCounterStore implements LimitCounterStore {
         c.nanosPerMonth === undefined ? '0' : '1',
       );
     await this.run(LIMIT_SCRIPTS.settle, keys, args);
+  }
+
+  /** Takes back a reservation whose answer was lost, if it was made (see the release script). */
+  async release(request: ReserveRequest): Promise<void> {
+    const { day, month } = calendarKeys(request.now);
+    const keys = [...request.counters.flatMap((c) => this.keys(c.counterId, day, month)), this.marker(request.id)];
+    const args: (string | number)[] = [request.id, request.counters.length];
+    const flag = (value: number | undefined) => (value === undefined ? '0' : '1');
+    for (const c of request.counters)
+      args.push(
+        request.countsRequest ? flag(c.requestsPerMinute) : '0',
+        flag(c.tokensPerMinute),
+        flag(c.nanosPerDay),
+        flag(c.nanosPerMonth),
+      );
+    await this.run(LIMIT_SCRIPTS.release, keys, args);
+  }
+
+  private marker(id: string): string {
+    return `${this.prefix}r:${id}`;
   }
 
   async status(counter: CounterAsk, now: number): Promise<CounterStatus> {
