@@ -94,6 +94,8 @@ export function serveRouteGroup(
     group.resourceMetadataUrl || group.resource
       ? { resourceMetadataUrl: group.resourceMetadataUrl?.(req), resource: group.resource?.(req) }
       : undefined;
+  // Every record of the group gets its cost (0 for a refused caller), so the step is set first.
+  if (group.limits) requestState(req).limits = group.limits;
   const { span } = startSpan(TRACER_NAME, 'gateway.authenticate', requestTraceContext(req), SpanKind.INTERNAL);
   group.authenticator
     .authenticate(req.rawHeaders, challenge)
@@ -104,7 +106,6 @@ export function serveRouteGroup(
         (req as IncomingMessage & { callerIdentity?: GatewayIdentity }).callerIdentity = identity;
         const state = requestState(req);
         state.identity = identity;
-        if (group.limits) state.limits = group.limits;
         if (identity.method === 'api_key') state.keyHint = apiKeyHint(req);
         // Metadata is read once the caller is known: a stranger learns nothing from its checks.
         state.metadata = readMetadata(req.headers);

@@ -249,6 +249,15 @@ describe('limits, budgets and cost on one gateway (counters in memory)', () => {
     expect(
       (usage.body.data as { key: string; cost_usd: number }[]).find((r) => r.key === 'u-cache')?.cost_usd,
     ).toBeCloseTo(30 / 1e6, 12);
+    // A refused caller's record costs 0 too.
+    const stranger = await fetch(`${gateway.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'x-api-key': 'gw-unknown-000001', 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(stranger.status).toBe(401);
+    await within(10_000, async () => (await admin('GET', '/requests?status=401')).body.data.length >= 1);
+    expect((await admin('GET', '/requests?status=401')).body.data[0].cost_usd).toBe(0);
     // The month's spend is what the records say.
     const status = await admin('GET', '/limits/cache-rpm/status?user=u-cache');
     expect(status.body.cost_usd_per_month.spent).toBeCloseTo(30 / 1e6, 12);
