@@ -417,11 +417,13 @@ function featureSection(report) {
   const comparisons = [
     ...Object.entries(f.cache),
     ...Object.entries(f.access),
+    ...Object.entries(f.limits ?? {}),
     ...Object.entries(f.tracing),
     ...Object.values(f.baselines).flatMap((b) => Object.entries(b)),
   ].filter(([, v]) => v && typeof v === 'object' && v.ratio);
   const notes = [
     f.cache.redisSkipped,
+    f.limits?.redisSkipped,
     ...Object.values(f.baselines)
       .filter((b) => b.skipped)
       .map((b) => `${b.label}: ${b.skipped}`),

@@ -40,8 +40,9 @@ const outIndex = args.indexOf('--out');
 const outDir = outIndex === -1 ? undefined : args[outIndex + 1];
 const onlyIndex = args.indexOf('--only');
 /**
- * `--only catalog,latency,load,streams,pdf,features,access,mcp-auth,scaling,peers,micro`: run those
- * sections alone (`access`: the access-policy rows of `features` only; `mcp-auth`: MCP tools/call
+ * `--only catalog,latency,load,streams,pdf,features,access,limits,mcp-auth,scaling,peers,micro`: run those
+ * sections alone (`access`: the access-policy rows of `features` only; `limits`: the limit-check
+ * row of `features` only (Redis on loopback); `mcp-auth`: MCP tools/call
  * with an API key, an identity-provider token and a gateway OAuth access token)
  * and print their figures as JSON (no targets, nothing written unless `--out` is given): for
  * working on one part.
@@ -605,7 +606,7 @@ async function featureBenchmarks({ mock, bare, gateway, configPath, fileConfig, 
     }
   };
   const mainJs = join(root, 'examples/server/dist/main.js');
-  const out = { cache: {}, access: {}, tracing: {}, baselines: {}, notes: [] };
+  const out = { cache: {}, access: {}, limits: {}, tracing: {}, baselines: {}, notes: [] };
   for (const [name, b] of Object.entries(baselines)) out.baselines[name] = { label: b.label, skipped: b.skipped };
   /** A second request of `target` must be answered from the cache. */
   const expectHit = async (target) => {
@@ -772,7 +773,15 @@ async function featureBenchmarks({ mock, bare, gateway, configPath, fileConfig, 
   };
   try {
     if (want('features')) await cacheTracingRecords();
-    // Access policies: 100 policies and 1,000 API keys, `policies` mode against `open`.
+    if (want('features') || want('access')) await accessPolicies();
+    if (want('features') || want('limits')) await limitChecks();
+  } finally {
+    await stop();
+  }
+  return out;
+
+  /** Access policies: 100 policies and 1,000 API keys, `policies` mode against `open`. */
+  async function accessPolicies() {
     process.stdout.write('features: access policies\n');
     const accessPath = (mode) => {
       const path = join(dir, `gateway-access-${mode}.json`);
@@ -832,10 +841,56 @@ async function featureBenchmarks({ mock, bare, gateway, configPath, fileConfig, 
         c,
       ),
     );
-  } finally {
-    await stop();
   }
-  return out;
+
+  /**
+   * Limits (CONTRACT section 14): the same pass-through on two gateways sharing a redis-server on
+   * loopback, one without limits and one whose caller has a limit of every kind (requests, tokens
+   * and cost: one reservation script before the provider, one settlement script after).
+   */
+  async function limitChecks() {
+    const redisBinary = redisServerPath();
+    if (!redisBinary) {
+      out.limits = {
+        redisSkipped: 'redis-server is not installed (Debian: apt-get install redis-server); no limits row',
+      };
+      return;
+    }
+    process.stdout.write('features: limits (Redis on loopback)\n');
+    const redis = await startRedis(redisBinary);
+    started.push(redis);
+    const limitsPath = join(dir, 'gateway-limits.json');
+    const limit = {
+      slug: 'bench-limit',
+      subjects: { users: ['bench'] },
+      per: 'each',
+      requests_per_minute: 1_000_000,
+      tokens_per_minute: 1_000_000_000,
+      cost_usd_per_day: 1_000_000,
+    };
+    writeFileSync(limitsPath, JSON.stringify({ ...fileConfig, limits: [limit] }));
+    const [plain, limited] = await Promise.all([
+      start(mainJs, gatewayEnv(configPath, privateKey, { REDIS_URL: redis.url })),
+      start(mainJs, gatewayEnv(limitsPath, privateKey, { REDIS_URL: redis.url })),
+    ]);
+    const checked = await probe(on(limited).at('/v1/messages', passThroughBody));
+    if (checked.headers.get('x-ratelimit-limit-requests') !== String(limit.requests_per_minute))
+      throw new Error('the limited gateway did not answer with x-ratelimit-limit-requests: its limit is not applied');
+    out.limits = await sideBySide(
+      [
+        {
+          name: 'redis',
+          label:
+            '/v1/messages pass-through: a limit check (requests, tokens, cost; Redis on loopback) against no limits',
+          a: subject(plain, 'no limits', '/v1/messages', passThroughBody),
+          b: subject(limited, 'one limit, Redis', '/v1/messages', passThroughBody),
+          floor: floorMessages,
+          direct: directMessages,
+        },
+      ],
+      c,
+    );
+  }
 }
 
 /** PDF sizes of the memory rows: 1, 8 and 32 MB. */
@@ -1284,7 +1339,7 @@ async function main() {
     }
     results.memory.gatewayPeakRss = peakRss(pid);
 
-    if (want('features') || want('access'))
+    if (want('features') || want('access') || want('limits'))
       results.features = await featureBenchmarks({
         mock,
         bare,

@@ -89,6 +89,10 @@ describe('pnpm bench', () => {
       'toolsListed',
     ]);
     expect(report.features.access.toolsListed).toEqual({ withoutGate: 200, withGate: 100 });
+    // The cost of a limit check (Redis on loopback) beside no limits.
+    expect(Object.keys(report.features.limits)).toEqual(
+      report.features.limits.redisSkipped ? ['redisSkipped'] : ['redis'],
+    );
     expect(Object.keys(report.features.tracing).sort()).toEqual([
       'exportOn',
       'receiver',

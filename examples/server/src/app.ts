@@ -44,11 +44,19 @@ import {
   type ResponseCacheStore,
 } from '@gw/model-router';
 import { sigv4Proxy } from '@gw/sigv4-proxy';
-import type { AccessMode } from '@gw/access';
-import { accessHooks, CONSOLE_TEST_SUBJECT } from './access/access-hooks';
+import {
+  Limiter,
+  MemoryCounterStore,
+  type AccessMode,
+  type LimitCounterStore,
+  type OnStoreUnavailable,
+} from '@gw/access';
+import { accessCaller, accessHooks, CONSOLE_TEST_SUBJECT } from './access/access-hooks';
 import { accessModeSetting, storedAccessMode } from './access/access-mode';
 import { ApiKeyUse } from './catalog/api-key-use';
 import { consoleOidcFingerprint, consoleOidcSignIn } from './oauth/console-oidc';
+import { budgetAudit, limitMetrics, limitStatus } from './limits/limit-admin';
+import { buildLimitsView, limitStep } from './limits/limit-step';
 import { buildCatalogView, type CatalogView } from './catalog/catalog-view';
 import type { GatewayCatalog } from './catalog/open-catalog';
 import { providerModelList } from './catalog/record-checks';
@@ -137,6 +145,13 @@ export interface GatewayOptions {
    * kept in memory (1000 at most, this process only).
    */
   responsesRetentionDays?: number;
+  /**
+   * Where limit counters live (CONTRACT section 14): a Redis shared by every instance
+   * (`RedisCounterStore`), or by default this process's memory (per instance).
+   */
+  limitCounters?: LimitCounterStore;
+  /** When the limit counters cannot be reached (`GATEWAY_LIMITS_ON_STORE_UNAVAILABLE`). Default `deny`. */
+  limitsOnStoreUnavailable?: OnStoreUnavailable;
 }
 
 /** The assembled gateway: the Express app and what operators observe. */
@@ -224,6 +239,33 @@ export function createGateway(options: GatewayOptions): Gateway {
     tracing: options.tracingStats,
     responseCache: () => cacheStore.stats?.(),
   });
+  // Limits, budgets and cost (CONTRACT section 14): read from the in-memory snapshot, never the database.
+  let limitsView = buildLimitsView(config, catalog?.live.snapshot, logger);
+  const limitCounters = options.limitCounters ?? new MemoryCounterStore();
+  const limitCounts = limitMetrics(metrics.registry);
+  const auditBudget = budgetAudit(catalog?.db, logger);
+  const limiter = new Limiter({
+    store: limitCounters,
+    onStoreUnavailable: options.limitsOnStoreUnavailable,
+    onAllowedUnavailable: () => limitCounts.storeUnavailable('allowed'),
+    onBudgetExhausted: auditBudget,
+    onRefused: (kind) => limitCounts.refused(kind),
+    onDenied: () => limitCounts.storeUnavailable('denied'),
+    onSettleError: (error) =>
+      logger.warn(
+        { err: { message: String((error as Error)?.message ?? error).slice(0, 200) } },
+        'a limit reservation was not settled (it stays counted at its largest cost until its window passes)',
+      ),
+  });
+  const groupsClaim = config.auth?.groups_claim ?? 'groups';
+  const limits = limitStep({
+    view: () => limitsView,
+    limiter,
+    callerOf: (req) => {
+      const identity = requestState(req).identity;
+      return identity === undefined ? undefined : accessCaller(identity, view, groupsClaim);
+    },
+  });
   const recordSink = requestLog ? (record: RequestRecord) => void requestLog.push(record) : undefined;
   const jwtValidation = validation && {
     ...validation,
@@ -238,6 +280,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     logger,
     trustedProxies: options.trustedProxies,
     authorize: access.mcp,
+    toolCallAdmission: (req, res) => requestState(req).limits?.toolCallAdmission(req, res),
   });
   // DNS rebinding: MCP requests must name this gateway in Host (and Origin, when they have one).
   const originGuard = mcpOriginGuard({ publicOrigin: options.publicBaseUrl, allowedOrigins: options.allowedOrigins });
@@ -383,6 +426,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     onInternalError: (error) => logUnhandled(logger, error),
     cacheStore,
     ...(enforcing ? { authorize: access.model } : {}),
+    admit: (req, res, call) => requestState(req).limits?.admitModelCall(req, res, call),
   });
   const bedrock = sigv4Proxy({
     resolveIntegration: (slug) => view.awsIntegrations.get(slug),
@@ -417,6 +461,11 @@ export function createGateway(options: GatewayOptions): Gateway {
   };
   const unsubscribe = catalog?.live.onSnapshot(() => {
     apply();
+    try {
+      limitsView = buildLimitsView(config, catalog.live.snapshot, logger);
+    } catch (error) {
+      logger.error({ err: { message: (error as Error).message } }, 'catalog change not applied to the limits');
+    }
     try {
       applyOAuthSettings();
     } catch (error) {
@@ -474,6 +523,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       resourceMetadataUrl: (req) =>
         currentOAuth ? oauthMcpMetadataUrl?.(req) : validation ? validationMcpMetadataUrl(req) : undefined,
       resource: (req) => currentOAuth?.oauth.mcpResource(req),
+      limits,
       handlers: [
         { kind: 'middleware', middleware: noteKeyUse },
         { kind: 'middleware', middleware: guardMcpOrigin },
@@ -486,6 +536,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       prefix: '/v1',
       authenticator: v1Authenticator,
       resource: () => currentOAuth?.oauth.v1Resource(),
+      limits,
       // Model routes come before the SigV4 proxy; the proxy reads raw bodies, so no JSON parser runs before it.
       handlers: [
         { kind: 'middleware', middleware: noteKeyUse },
@@ -539,6 +590,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       afterWrite: () => catalog.live.reload(),
       // Readable whether or not new records are stored (`requestLog: false` stores none).
       requestRecords: catalog.db,
+      limitStatus: (slug, counterOf) => limitStatus(limitsView, limitCounters, slug, counterOf),
       providerModels: async (slug) => {
         const provider = view.modelProviders.get(slug);
         // The first look at a provider waits for its own list (at most the lists' timeout).

@@ -15,6 +15,7 @@ import {
 import type { Logger } from 'pino';
 import { createGateway, type Gateway } from './app';
 import { RedisCacheStore } from './cache/redis-store';
+import { limitCountersFromEnv } from './limits/limit-env';
 import { dataDirectory, openGatewayCatalog } from './catalog/open-catalog';
 import { catalogRecordChecks } from './catalog/record-checks';
 import { loadConfigFile } from './config/load';
@@ -447,6 +448,14 @@ export async function startFromEnvironment(
   if (cache.ready && !(await cache.ready())) {
     logger.warn({}, 'response cache: Redis not reachable at start-up; requests go to the provider (MISS) until it is');
   }
+  const limitCounters = limitCountersFromEnv(env);
+  if (limitCounters.close) cleanups.push(limitCounters.close);
+  if (limitCounters.ready && !(await limitCounters.ready())) {
+    logger.warn(
+      { onStoreUnavailable: limitCounters.onStoreUnavailable },
+      'limits: Redis not reachable at start-up; limited requests follow GATEWAY_LIMITS_ON_STORE_UNAVAILABLE until it is',
+    );
+  }
   const gateway = createGateway({
     config,
     signingKey: keys.key,
@@ -465,6 +474,9 @@ export async function startFromEnvironment(
     tracingStats: tracing ? () => tracing.stats : undefined,
     cacheStore: cache.store,
     responsesRetentionDays: responsesDays,
+
+    limitCounters: limitCounters.store,
+    limitsOnStoreUnavailable: limitCounters.onStoreUnavailable,
   });
   built.gateway = gateway;
   // First, while the database is open: the request records still queued are written.

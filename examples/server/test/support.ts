@@ -79,7 +79,7 @@ export function startGateway(
   /** A command that runs the gateway's `node dist/main.js` given as its last arguments (a cgroup's launcher). Default: none. */
   launcher: readonly string[] = [],
 ): Promise<RunningGateway> {
-  const [command, ...args] = [...launcher, process.execPath, MAIN] as [string, ...string[]];
+  const [command = process.execPath, ...args] = [...launcher, process.execPath, MAIN];
   const child = spawn(command, args, { env: baseEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
   const logs: string[] = [];
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));

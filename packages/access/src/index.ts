@@ -5,3 +5,4 @@
  */
 export * from './patterns';
 export * from './policies';
+export * from './limits';

@@ -16,6 +16,7 @@ const anthropic = {
   models: { mode: 'custom', models: ['claude-sonnet-4-5'], autoEnableNew: false },
   defaultMaxTokens: 4096,
   cache: { enabled: true, scope: 'shared' },
+  pricing: { 'claude-sonnet-4-5': { input: 3, output: 15, cacheWrite: 3.75, cacheRead: 0.3 } },
 };
 const bedrock = {
   id: '0d7c7e0a-93a5-4c36-8d3f-2a8c5b0f4e11',
@@ -67,6 +68,17 @@ const policy = {
     mcpServers: [{ server: 'tickets', tools: ['search_*', 'get_ticket'] }, { server: 'wiki' }],
     integrations: ['bedrock-eu'],
   },
+};
+const limit = {
+  id: '2c4e6a8b-1d3f-4a5b-9c7d-0e1f2a3b4c5d',
+  ...meta,
+  slug: 'support-daily',
+  subjects: { users: [], groups: ['support'], apiKeys: [] },
+  per: 'each',
+  requests_per_minute: 60,
+  tokens_per_minute: 200000,
+  cost_usd_per_day: 25,
+  cost_usd_per_month: 400,
 };
 const heldTool = {
   name: 'search_tickets',
@@ -121,6 +133,7 @@ const requestRecord = {
   usage: { input_tokens: 12, output_tokens: 40, cache_creation_input_tokens: 0, cache_read_input_tokens: 5 },
   cache_status: 'MISS',
   metadata: { feature: 'triage' },
+  cost_usd: 0.000588,
 };
 
 const SAMPLES: [method: string, path: string, status: number, body: unknown][] = [
@@ -160,6 +173,39 @@ const SAMPLES: [method: string, path: string, status: number, body: unknown][] =
   ['GET', '/admin/v1/policies/support-team', 200, policy],
   ['PATCH', '/admin/v1/policies/support-team', 200, { ...policy, version: 2 }],
   ['DELETE', '/admin/v1/policies/support-team', 200, deleted(policy.id, 'policy')],
+  ['GET', '/admin/v1/limits', 200, list(limit, { ...limit, source: 'config', id: 'l', per: 'shared' })],
+  ['POST', '/admin/v1/limits', 201, limit],
+  ['GET', '/admin/v1/limits/support-daily', 200, limit],
+  ['PATCH', '/admin/v1/limits/support-daily', 200, { ...limit, version: 2 }],
+  ['DELETE', '/admin/v1/limits/support-daily', 200, deleted(limit.id, 'limit')],
+  [
+    'GET',
+    '/admin/v1/limits/support-daily/status?user=u-1',
+    200,
+    {
+      object: 'limit_status',
+      limit: 'support-daily',
+      per: 'each',
+      counter: 'user:u-1',
+      requests_per_minute: { limit: 60, used: 3, remaining: 57 },
+      tokens_per_minute: { limit: 200000, used: 1530, remaining: 198470 },
+      cost_usd_per_day: { limit: 25, spent: 1.25, remaining: 23.75 },
+      cost_usd_per_month: { limit: 400, spent: 18.5, remaining: 381.5 },
+    },
+  ],
+  [
+    'GET',
+    '/admin/v1/audit?record=limits/support-daily',
+    200,
+    list({
+      ...auditEntry,
+      actor: 'gateway',
+      action: 'budget_exhausted',
+      record: 'limits/support-daily',
+      version: null,
+      fields: ['counter=support-daily:user:u-1', 'cap=cost_per_day', 'period=2026-11-27'],
+    }),
+  ],
   [
     'GET',
     '/admin/v1/access/mode',
@@ -240,6 +286,7 @@ const SAMPLES: [method: string, path: string, status: number, body: unknown][] =
           output_tokens: 120,
           cache_creation_input_tokens: 0,
           cache_read_input_tokens: 5,
+          cost_usd: 0.00189,
         },
         {
           key: null,
@@ -249,6 +296,7 @@ const SAMPLES: [method: string, path: string, status: number, body: unknown][] =
           output_tokens: 0,
           cache_creation_input_tokens: 0,
           cache_read_input_tokens: 0,
+          cost_usd: 0,
         },
       ],
     },
@@ -348,6 +396,12 @@ describe('the admin API OpenAPI document', () => {
         'GET /admin/v1/policies/{slug}',
         'PATCH /admin/v1/policies/{slug}',
         'DELETE /admin/v1/policies/{slug}',
+        'GET /admin/v1/limits',
+        'POST /admin/v1/limits',
+        'GET /admin/v1/limits/{slug}',
+        'PATCH /admin/v1/limits/{slug}',
+        'DELETE /admin/v1/limits/{slug}',
+        'GET /admin/v1/limits/{slug}/status',
         'GET /admin/v1/access/explain',
         'GET /admin/v1/access/mode',
         'PUT /admin/v1/access/mode',

@@ -59,6 +59,9 @@ describe('a request record as a row of the insert', () => {
       r: 12,
       t: 0,
     });
+    // The cost in USD is the last column (`x`), left out when unknown.
+    expect(JSON.parse(recordRow(record({ costUsd: 0.000061 }))).x).toBe(0.000061);
+    expect(JSON.parse(recordRow(record({ costUsd: null }))).x).toBeUndefined();
     expect(JSON.parse(recordRow(record({ metadata: { team: 'red' }, errorCode: 'x' })))).toMatchObject({
       n: 'x',
       v: { team: 'red' },
@@ -122,6 +125,7 @@ describe.each(ENGINES)('request records written to %s', (_name, open) => {
       access: 'would_deny',
       accessReason: 'no policy naming this caller allows @claude/claude-haiku-4-5',
       errorMessage: 'Number of requests has exceeded your rate limit',
+      costUsd: 0.000061,
     });
     for (const r of [record(), odd]) expect(writer.push(r)).toBe(true);
     await writer.close();
@@ -153,6 +157,7 @@ describe.each(ENGINES)('request records written to %s', (_name, open) => {
         access: 'would_deny',
         access_reason: 'no policy naming this caller allows @claude/claude-haiku-4-5',
         error_message: 'Number of requests has exceeded your rate limit',
+        cost_usd: 0.000061,
       },
     ]);
     const reported = await queryRequestRecords(db, new URLSearchParams('access=would_deny'));

@@ -23,6 +23,7 @@ export { CACHE_STATUS_HEADER, MAX_CACHED_ANSWER_BYTES, type CacheStatus } from '
 export { MAX_UPSTREAM_BODY_BYTES, MAX_UPSTREAM_ERROR_BYTES, MAX_UPSTREAM_EVENT_BYTES } from './routes/upstream-call';
 export {
   readJsonBody,
+  receivedBodyBytes,
   parseBodyLimit,
   parseMaxJsonDepth,
   exceedsJsonDepth,

@@ -155,6 +155,7 @@ export async function openGatewayCatalog(options: OpenCatalogOptions): Promise<G
       prompts: config.prompts as { id: string }[] | undefined,
       apiKeys: config.auth?.apiKeys,
       policies: config.policies,
+      limits: config.limits,
     });
     live = new LiveCatalog(db, store, {
       // The embedded database has one writer, this process, whose every write notifies it: the

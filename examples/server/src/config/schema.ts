@@ -1,7 +1,7 @@
 import { recordSchemas } from '@gw/catalog';
 import { z } from 'zod';
 
-const { httpUrl, anthropicProvider, mcpServer, prompt, policy } = recordSchemas;
+const { httpUrl, anthropicProvider, mcpServer, prompt, policy, limit } = recordSchemas;
 const optionalString = z
   .string()
   .optional()
@@ -110,6 +110,7 @@ export const gatewayConfigSchema = z
       )
       .optional(),
     policies: z.array(policy).optional(),
+    limits: z.array(limit).optional(),
     providers: z.array(z.discriminatedUnion('provider', [anthropicProvider, bedrockProvider])).optional(),
     mcpServers: z.array(mcpServer).optional(),
     prompts: z.array(prompt).optional(),
@@ -120,6 +121,7 @@ export const gatewayConfigSchema = z
     unique(config.mcpServers ?? [], (s) => s.slug, 'MCP server slug', ctx, 'mcpServers');
     unique(config.prompts ?? [], (p) => p.id, 'prompt id', ctx, 'prompts');
     unique(config.policies ?? [], (p) => p.slug, 'policy slug', ctx, 'policies');
+    unique(config.limits ?? [], (l) => l.slug, 'limit slug', ctx, 'limits');
   });
 
 /** A validated config. */

@@ -14,6 +14,7 @@ import {
 } from '@gw/tracing';
 import type { GatewayIdentity } from '@gw/identity-forwarding';
 import type { GatewayLocals } from '@gw/model-router';
+import type { RouteLimits } from '../limits/limit-step';
 import type { GatewayMetrics } from '../observability/metrics';
 import { logRequest, type RequestRecord } from '../observability/request-record';
 import { routeFamily, type RouteFamily } from './route-family';
@@ -40,6 +41,9 @@ export interface RequestState {
    * when the request ends (an MCP request's server and tool are known only then) that answers it.
    */
   wouldDeny?: string | ((gateway: GatewayLocals & { mcpMethod?: string; mcpTool?: string }) => string | undefined);
+
+  /** The limits step of the request's route group: sets the record's cost and settles the reservation. */
+  limits?: RouteLimits;
 }
 
 const STATE = Symbol('gateway.requestState');
@@ -167,6 +171,8 @@ export function trackRequest(
         'access mode report: policies would refuse this request',
       );
     }
+
+    state.limits?.onRecord(req, record, res.writableFinished);
     logRequest(logger, record, gateway, res.writableFinished);
     if (sink && RECORDED.has(family)) sink(record);
   });

@@ -3,6 +3,7 @@ import type { Express, RequestHandler } from 'express';
 import type { Authenticator, GatewayIdentity } from '@gw/identity-forwarding';
 import type { ModelRoutes } from '@gw/model-router';
 import { SpanKind, SpanStatusCode, requestTraceContext, startSpan } from '@gw/tracing';
+import type { RouteLimits } from '../limits/limit-step';
 import { readMetadata } from '../observability/metadata';
 import { requestState, TRACER_NAME } from './request-context';
 
@@ -44,6 +45,12 @@ export interface RouteGroup {
   readonly resource?: (req: IncomingMessage) => string | undefined;
   /** The handlers, in order; a request none answers is `404 route_not_found`. */
   readonly handlers: readonly RouteGroupHandler[];
+  /**
+   * Limits, budgets and cost (CONTRACT section 14), around every request of the group: the model
+   * routes reserve through it before the provider, and the request's record step sets `costUsd`
+   * and settles the reservation once. Default: none (no cost, no limits).
+   */
+  readonly limits?: RouteLimits;
 }
 
 /**
@@ -87,6 +94,8 @@ export function serveRouteGroup(
     group.resourceMetadataUrl || group.resource
       ? { resourceMetadataUrl: group.resourceMetadataUrl?.(req), resource: group.resource?.(req) }
       : undefined;
+  // Every record of the group gets its cost (0 for a refused caller), so the step is set first.
+  if (group.limits) requestState(req).limits = group.limits;
   const { span } = startSpan(TRACER_NAME, 'gateway.authenticate', requestTraceContext(req), SpanKind.INTERNAL);
   group.authenticator
     .authenticate(req.rawHeaders, challenge)

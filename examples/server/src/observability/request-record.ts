@@ -54,6 +54,7 @@ export function logRequest(logger: Logger, record: RequestRecord, extras: Reques
     `,"inputTokens":${number(record.inputTokens)},"outputTokens":${number(record.outputTokens)}` +
     `,"cacheCreationTokens":${number(record.cacheCreationTokens)},"cacheReadTokens":${number(record.cacheReadTokens)}` +
     `,"cacheStatus":${text(record.cacheStatus)},"metadata":${metadataJson(record.metadata)}` +
+    `${optional('costUsd', record.costUsd ?? undefined)}` +
     `${optional('target', extras.target)}${optional('upstreamStatus', extras.upstreamStatus)}` +
     `${optional('upstreamMs', upstreamMs)}${optional('upstreamAttempts', extras.upstreamAttempts)}` +
     `${optional('streamIdleTimeout', extras.streamIdleTimeout)}${optional('access', record.access ?? undefined)}` +
@@ -85,6 +86,7 @@ export function logRequest(logger: Logger, record: RequestRecord, extras: Reques
       cacheReadTokens: record.cacheReadTokens,
       cacheStatus: record.cacheStatus,
       metadata: record.metadata === null ? null : redactMetadata(record.metadata),
+      costUsd: record.costUsd ?? undefined,
       target: extras.target,
       upstreamStatus: extras.upstreamStatus,
       upstreamMs,

@@ -107,6 +107,12 @@ export interface AdminApiOptions {
     read(): Promise<Record<string, unknown>>;
     write(mode: unknown, actor: string): Promise<unknown>;
   };
+  /**
+   * Answers `GET /admin/v1/limits/<slug>/status?user=<id>` with the limit's counters (for `per:
+   * "each"`, the user's; `apiKey=<id>` for a key without a user); undefined when there is no such
+   * limit. Default: none (404).
+   */
+  limitStatus?: (slug: string, counterOf: { user?: string; apiKey?: string }) => Promise<unknown>;
   /** Called with every failure that is not the admin API's own (answered `503 catalog_unavailable`), for the host's log. Default: none. */
   onInternalError?: (error: unknown) => void;
 }
@@ -125,6 +131,7 @@ const OBJECT_NAMES = new Map<RecordKind, string>([
   ['prompts', 'prompt'],
   ['api-keys', 'api_key'],
   ['policies', 'policy'],
+  ['limits', 'limit'],
 ]);
 
 /** Most groups one explain question names. */
@@ -261,6 +268,21 @@ export function createAdminApi(options: AdminApiOptions): AdminApiHandler {
       throw new AdminRouteNotFoundError('No admin route has this path.');
     }
     if (segments.length > 3) throw new AdminRouteNotFoundError('No admin route has this path.');
+    if (first === 'limits' && second !== undefined && third === 'status' && options.limitStatus) {
+      allow(method, ['GET']);
+      const counterOf: { user?: string; apiKey?: string } = {};
+      for (const name of ['user', 'apiKey'] as const) {
+        const value = query.get(name);
+        if (value !== null && value !== '') {
+          if (value.length > 256) throw new InvalidRecordError(`${name} is longer than 256 characters.`, name);
+          counterOf[name] = value;
+        }
+      }
+      const status = await options.limitStatus(second, counterOf);
+      if (status === undefined) throw new RecordNotFoundError(`No limit "${second.slice(0, 64)}".`);
+      send(res, 200, status);
+      return;
+    }
 
     if (first === 'openapi.json' && segments.length === 1) {
       allow(method, ['GET']);
@@ -275,7 +297,7 @@ export function createAdminApi(options: AdminApiOptions): AdminApiHandler {
       const record = query.get('record') ?? undefined;
       if (
         record !== undefined &&
-        !/^(providers|mcp-servers|prompts|api-keys|policies|settings|console|admin-api|oauth-grants|oauth-clients)\/[^/]{1,128}$/.test(
+        !/^(providers|mcp-servers|prompts|api-keys|policies|limits|settings|console|admin-api|oauth-grants|oauth-clients)\/[^/]{1,128}$/.test(
           record,
         )
       ) {
@@ -531,6 +553,7 @@ const ADMIN_API_OPTIONS = [
   'explainAccess',
   'toolPins',
   'requestRecords',
+  'limitStatus',
   'onInternalError',
   'accessMode',
 ];
@@ -556,7 +579,7 @@ function checkAdminApiOptions(options: AdminApiOptions): void {
     throw new TypeError('adminApi accessMode must be an object with read() and write(mode, actor).');
   if (options.requestRecords !== undefined && !has(options.requestRecords, ['query', 'transaction']))
     throw new TypeError('adminApi requestRecords must be a catalog database (openPostgres(url) or openEmbedded()).');
-  for (const name of ['afterWrite', 'providerModels', 'explainAccess', 'onInternalError'] as const) {
+  for (const name of ['afterWrite', 'providerModels', 'explainAccess', 'limitStatus', 'onInternalError'] as const) {
     if (options[name] !== undefined && typeof options[name] !== 'function')
       throw new TypeError(`adminApi ${name} must be a function.`);
   }

@@ -15,6 +15,8 @@ export interface ConfigFileRecords {
   apiKeys?: readonly { key?: string; keySha256?: string; user: unknown }[];
   /** The config's `policies`. Default `[]`. */
   policies?: readonly { slug: string; [field: string]: unknown }[];
+  /** The config's `limits`. Default `[]`. */
+  limits?: readonly { slug: string; [field: string]: unknown }[];
 }
 
 /** The id the admin API gives an API key of the config file: derived from its digest, stable across restarts. */
@@ -48,6 +50,7 @@ export class ConfigRecords {
     for (const server of config.mcpServers ?? [])
       this.add('mcp-servers', server.slug, { ...base(server.slug), ...server });
     for (const policy of config.policies ?? []) this.add('policies', policy.slug, { ...base(policy.slug), ...policy });
+    for (const entry of config.limits ?? []) this.add('limits', entry.slug, { ...base(entry.slug), ...entry });
     for (const prompt of config.prompts ?? []) this.add('prompts', prompt.id, { ...prompt, ...base(prompt.id) });
     for (const entry of config.apiKeys ?? []) {
       const id = configApiKeyId(entry);

@@ -149,6 +149,11 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   { version: 8, description: 'stored Responses API responses, sealed, per caller', sql: RESPONSES_MIGRATION_SQL },
   {
+    version: 9,
+    description: 'request records carry their cost in USD (limits are records of kind limits in gw_records)',
+    sql: 'ALTER TABLE gw_requests ADD COLUMN IF NOT EXISTS cost_usd double precision;',
+  },
+  {
     version: 10,
     description:
       'request records keep access reports and upstream error messages; API keys their last use; console sessions their role',

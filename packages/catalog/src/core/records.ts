@@ -7,10 +7,17 @@ import { InvalidRecordError } from './errors';
  * settings (one record per setting, such as `settings/oauth`), written by the host's own routes,
  * never by the generic record routes.
  */
-export type RecordKind = 'providers' | 'mcp-servers' | 'prompts' | 'api-keys' | 'policies' | 'settings';
+export type RecordKind = 'providers' | 'mcp-servers' | 'prompts' | 'api-keys' | 'policies' | 'limits' | 'settings';
 
 /** Every kind, in the order the admin API lists them. */
-export const RECORD_KINDS: readonly RecordKind[] = ['providers', 'mcp-servers', 'prompts', 'api-keys', 'policies'];
+export const RECORD_KINDS: readonly RecordKind[] = [
+  'providers',
+  'mcp-servers',
+  'prompts',
+  'api-keys',
+  'policies',
+  'limits',
+];
 
 const slug = z
   .string()
@@ -89,6 +96,21 @@ const providerCache = z.strictObject({
   scope: z.enum(['caller', 'shared']).optional(),
 });
 
+/** USD per million tokens: a price of the price table. */
+const usdPerMillion = z.number().min(0).max(100_000);
+/** A provider's `pricing`: per model id, USD per million input, output, cache-write and cache-read tokens. */
+const pricing = z
+  .record(
+    z.string().min(1).max(256),
+    z.strictObject({
+      input: usdPerMillion,
+      output: usdPerMillion,
+      cacheWrite: usdPerMillion.optional(),
+      cacheRead: usdPerMillion.optional(),
+    }),
+  )
+  .refine((table) => Object.keys(table).length <= 1000, 'has more than 1000 models');
+
 const anthropicProvider = z.strictObject({
   slug,
   name: z.string().min(1).max(200).optional(),
@@ -98,6 +120,7 @@ const anthropicProvider = z.strictObject({
   models: models.optional(),
   defaultMaxTokens: z.number().int().min(1).max(1_000_000).optional(),
   cache: providerCache.optional(),
+  pricing: pricing.optional(),
 });
 
 const bedrockProvider = z.strictObject({
@@ -196,6 +219,19 @@ const policy = z.strictObject({
   }),
 });
 
+const usd = z.number().min(0).max(1_000_000);
+/** A limit (CONTRACT section 14): who it is for, as a policy's subjects, and its caps (each optional). */
+const limit = z.strictObject({
+  slug,
+  name: z.string().min(1).max(200).optional(),
+  subjects: z.strictObject({ users: names.optional(), groups: names.optional(), apiKeys: names.optional() }),
+  per: z.enum(['each', 'shared']).optional(),
+  requests_per_minute: z.number().int().min(0).max(1_000_000).optional(),
+  tokens_per_minute: z.number().int().min(0).max(1_000_000_000).optional(),
+  cost_usd_per_day: usd.optional(),
+  cost_usd_per_month: usd.optional(),
+});
+
 /**
  * The shapes of the catalog's records (zod schemas), the one definition of what a provider, an
  * AWS integration, an MCP server, a prompt template and an API key's user look like: the admin API
@@ -215,6 +251,8 @@ export const recordSchemas = {
   prompt,
   apiKeyUser,
   policy,
+  pricing,
+  limit,
 };
 
 /**
@@ -258,6 +296,8 @@ function schemaOf(kind: RecordKind, input: unknown): z.ZodType {
       return apiKey;
     case 'policies':
       return policy;
+    case 'limits':
+      return limit;
     case 'settings':
       return setting;
   }

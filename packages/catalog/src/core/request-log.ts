@@ -51,6 +51,8 @@ export interface RequestRecord {
   accessReason?: string | null;
   /** The upstream's (or the gateway's) error message, at most 500 characters, redacted of anything credential-like. Default null. */
   errorMessage?: string | null;
+  /** The answer's cost in USD at the price table (0 without usage, a cache hit; null when the model's price is unknown). */
+  costUsd?: number | null;
 }
 
 /** The schema of the request records (migration 2). */
@@ -116,6 +118,7 @@ const ROW_FIELDS = [
   ['access', 'text'],
   ['access_reason', 'text'],
   ['error_message', 'text'],
+  ['cost_usd', 'double precision'],
 ].map(([column, type], i) => ({
   column,
   type,
@@ -181,7 +184,7 @@ export function recordRow(r: RequestRecord): string {
     `${whole('s', r.cacheCreationTokens)}${whole('t', r.cacheReadTokens)}${text('u', r.cacheStatus)}` +
     `${r.metadata === null || r.metadata === undefined ? '' : `,"v":${JSON.stringify(r.metadata)}`}` +
     `${text('w', r.mcpTool)}${text('x', r.access ?? null)}${text('y', r.accessReason ?? null)}` +
-    `${text('z', r.errorMessage ?? null)}}`;
+    `${text('z', r.errorMessage ?? null)}${real('aa', r.costUsd ?? null)}}`;
   return UNSTORABLE_ESCAPE.test(row) ? JSON.stringify(storableValue(JSON.parse(row))) : row;
 }
 
@@ -406,6 +409,8 @@ export interface AdminRequestRecord {
   access_reason: string | null;
   /** The upstream's error message (bounded, redacted), for refused and failed requests. */
   error_message: string | null;
+  /** The answer's cost in USD (null when the model's price is unknown, or for records stored before costs were kept). */
+  cost_usd: number | null;
 }
 
 const num = (value: unknown): number | null => (value === null || value === undefined ? null : Number(value));
@@ -444,6 +449,7 @@ function toAdmin(row: Record<string, unknown>): AdminRequestRecord {
     access: row.access === 'would_deny' ? 'would_deny' : null,
     access_reason: str(row.access_reason),
     error_message: str(row.error_message),
+    cost_usd: num(row.cost_usd),
   };
 }
 
@@ -581,6 +587,8 @@ export interface UsageGroup {
   output_tokens: number;
   cache_creation_input_tokens: number;
   cache_read_input_tokens: number;
+  /** The sum of the records' `cost_usd` (records of unknown price count 0). */
+  cost_usd: number;
 }
 
 /**
@@ -612,7 +620,8 @@ export async function usageSummary(
   const rows = await db.query<Record<string, unknown>>(
     `SELECT ${key} AS key, count(*) AS requests, count(*) FILTER (WHERE status >= 400) AS errors,
        COALESCE(sum(input_tokens), 0) AS input_tokens, COALESCE(sum(output_tokens), 0) AS output_tokens,
-       COALESCE(sum(cache_creation_tokens), 0) AS cache_creation, COALESCE(sum(cache_read_tokens), 0) AS cache_read
+       COALESCE(sum(cache_creation_tokens), 0) AS cache_creation, COALESCE(sum(cache_read_tokens), 0) AS cache_read,
+       COALESCE(sum(cost_usd), 0) AS cost_usd
      FROM gw_requests ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
      GROUP BY 1 ORDER BY ${groupBy === 'day' ? '1 ASC' : '2 DESC, 1 ASC'} LIMIT 10000`,
     params,
@@ -628,6 +637,7 @@ export async function usageSummary(
       output_tokens: Number(row.output_tokens),
       cache_creation_input_tokens: Number(row.cache_creation),
       cache_read_input_tokens: Number(row.cache_read),
+      cost_usd: Math.round(Number(row.cost_usd) * 1e9) / 1e9,
     })),
   };
 }

@@ -95,6 +95,15 @@ export interface IdentityForwardingOptions {
    * so a host should remember its answers. Default: none (every caller, every tool).
    */
   authorize?: (identity: GatewayIdentity, server: string) => McpAccess;
+  /**
+   * The host's admission of a `tools/call` (limits: it counts as a request), asked for every POST:
+   * it returns the step to await before a `tools/call` is forwarded, or undefined when the request
+   * needs none (then its body is not read for it). When a step is returned, a JSON body is read
+   * (at most `maxInspectedBodyBytes`) and, when it holds a `tools/call`, the step runs first; a
+   * rejection (with `status`, `code` and `headers`, such as `429 rate_limited`) is the answer and
+   * nothing is forwarded. Default: none.
+   */
+  toolCallAdmission?: (req: IncomingMessage, res: ServerResponse) => (() => Promise<void>) | undefined;
   /** Largest request body read when `authorize` gives a tool gate, in bytes. Default 4194304 (4 MiB). */
   maxInspectedBodyBytes?: number;
   /** Largest JSON answer read where a tool gate applies, in bytes (a larger one is 502). Default 16777216 (16 MiB). */
@@ -223,9 +232,14 @@ export function identityForwarding(options: IdentityForwardingOptions): Identity
       'authorize',
       'maxInspectedBodyBytes',
       'maxInspectedAnswerBytes',
+      'toolCallAdmission',
     ],
     'identityForwarding',
   );
+  const toolCallAdmission = options.toolCallAdmission;
+  if (toolCallAdmission !== undefined && typeof toolCallAdmission !== 'function') {
+    throw new TypeError('toolCallAdmission must be a function (req, res) => (() => Promise<void>) | undefined.');
+  }
   const authorize = options.authorize;
   if (authorize !== undefined && typeof authorize !== 'function') {
     throw new TypeError('authorize must be a function (identity, server) => { allowed, tools? }.');
@@ -407,8 +421,22 @@ export function identityForwarding(options: IdentityForwardingOptions): Identity
     (req as ProxiedRequest)[PROXY_STATE] = state;
     record.target = slug;
     const proxy = current.proxies.get(slug) as RequestHandler;
+    const admission = method === 'POST' ? toolCallAdmission?.(req, res) : undefined;
     if (gate === undefined) {
-      proxy(req, res, next);
+      if (admission === undefined || !String(client.contentType ?? '').startsWith('application/json')) {
+        proxy(req, res, next);
+        return;
+      }
+      readInspectedBody(req, maxInspectedBodyBytes)
+        .then(async (body) => {
+          if (holdsToolCall(body)) {
+            if (body.length <= MAX_METHOD_SCAN_BYTES) recordRpcMethod(body, record, call.span);
+            await admission();
+          }
+          state.body = body;
+          proxy(req, res, next);
+        })
+        .catch(next);
       return;
     }
     state.gate = gate;
@@ -445,7 +473,12 @@ export function identityForwarding(options: IdentityForwardingOptions): Identity
         return;
       }
       state.body = body;
-      proxy(req, res, next);
+      if (admission === undefined || !holdsToolCall(body)) {
+        proxy(req, res, next);
+        return;
+      }
+      if (body.length <= MAX_METHOD_SCAN_BYTES) recordRpcMethod(body, record, call.span);
+      admission().then(() => proxy(req, res, next), next);
     }, next);
   };
   return Object.defineProperties(middleware, {
@@ -702,6 +735,20 @@ export function mapUpstreamError(error: NodeJS.ErrnoException, timedOut: boolean
 }
 
 /** Reads a request body of at most `limit` bytes (`413 body_too_large` past it). */
+/** Whether a JSON-RPC body (one message or a batch) holds a `tools/call`. */
+function holdsToolCall(body: Buffer): boolean {
+  let message: unknown;
+  try {
+    message = JSON.parse(body.toString('utf8'));
+  } catch {
+    return false;
+  }
+  const messages = Array.isArray(message) ? message : [message];
+  return messages.some(
+    (m) => typeof m === 'object' && m !== null && (m as { method?: unknown }).method === 'tools/call',
+  );
+}
+
 function readInspectedBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) {

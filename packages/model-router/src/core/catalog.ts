@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AccessDeniedError, ModelNotEnabledError, ProviderRequiredError, UnknownProviderError } from './errors';
 import { KNOWN_ANTHROPIC_MODELS } from './known-models';
 import { rejectUnknownOptions } from '@gw/options';
@@ -41,6 +41,12 @@ export interface AnthropicProviderConfig {
   knownModels?: readonly string[];
   /** The response cache for this provider's answers. Default `{ enabled: true, scope: "caller" }`. */
   cache?: ProviderCacheSettings;
+  /**
+   * Prices per model id, USD per million `input`, `output`, `cacheWrite` and `cacheRead` tokens,
+   * overriding the gateway's bundled table (read by the host's cost and limits; the router passes
+   * it on untouched). Default: none.
+   */
+  pricing?: Readonly<Record<string, { input: number; output: number; cacheWrite?: number; cacheRead?: number }>>;
 }
 
 /**
@@ -131,7 +137,18 @@ export function createInMemoryCatalog(
     }
     rejectUnknownOptions(
       config,
-      ['slug', 'name', 'provider', 'apiKey', 'baseUrl', 'models', 'defaultMaxTokens', 'knownModels', 'cache'],
+      [
+        'slug',
+        'name',
+        'provider',
+        'apiKey',
+        'baseUrl',
+        'models',
+        'defaultMaxTokens',
+        'knownModels',
+        'cache',
+        'pricing',
+      ],
       where,
     );
     if (typeof config.slug !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(config.slug)) {
@@ -299,6 +316,28 @@ export interface ModelResource {
  * `model`) before the provider is called. Must not wait (it runs on every model request).
  */
 export type ModelAuthorizer = (req: IncomingMessage, resource: ModelResource) => boolean;
+
+/** A model call about to be made, as the host's {@link ModelAdmission} sees it. */
+export interface ModelCall {
+  /** `chat.completions` (prompts included), `messages`, `count_tokens` or `responses`. */
+  route: 'chat.completions' | 'messages' | 'count_tokens' | 'responses';
+  /** The provider's slug. */
+  provider: string;
+  /** The model asked for, without its `@slug/` prefix. */
+  model: string;
+  /** The request's `max_tokens` (0 for count_tokens). */
+  maxTokens: number;
+  /** Bytes of the request's JSON body, for an estimate of its input tokens. */
+  bodyBytes: number;
+}
+
+/**
+ * The host's admission step (limits, budgets), run after the access check and before the cache
+ * and the provider: it rejects with an error carrying `status`, `code` and `headers` to refuse the
+ * request, which is answered in the route's error shape. The host settles what it reserved when
+ * the response ends.
+ */
+export type ModelAdmission = (req: IncomingMessage, res: ServerResponse, call: ModelCall) => void | Promise<void>;
 
 /** Throws `403 access_denied` when `authorize` refuses the caller of `req` the model. */
 export function checkModelAccess(

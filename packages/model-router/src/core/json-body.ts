@@ -72,6 +72,14 @@ const UNITS: ReadonlyMap<string, number> = new Map([
 ]);
 const SIZE = /^(\d+(?:\.\d+)?)\s*(b|kb|mb|gb)?$/i;
 
+/** The bytes of each JSON body read (after any content encoding), for the limits' input estimate. */
+const bodySizes = new WeakMap<IncomingMessage, number>();
+
+/** The bytes of the JSON body {@link readJsonBody} read from `req` (inflated), or 0 before it was read. */
+export function receivedBodyBytes(req: IncomingMessage): number {
+  return bodySizes.get(req) ?? 0;
+}
+
 /**
  * A body limit in bytes from a number of bytes or a size such as `"50mb"` (b, kb, mb, gb; powers
  * of 1024). Throws a `TypeError` that says what to write.
@@ -222,6 +230,7 @@ export function readJsonBody(
       }
       if (deep) return reject(tooDeep(maxDepth));
       if (raw.length > 0) withRawStrings.add(req);
+      bodySizes.set(req, bytes.length);
       resolve(parsed);
     };
     const onError = () => {

@@ -1,6 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
-import { checkModelAccess, resolveModel, type Catalog, type ModelAuthorizer } from '../core/catalog';
+import {
+  checkModelAccess,
+  resolveModel,
+  type Catalog,
+  type ModelAdmission,
+  type ModelAuthorizer,
+} from '../core/catalog';
+import { receivedBodyBytes } from '../core/json-body';
 import type { CallerIdResolver } from '../core/caller';
 import { upstreamJson } from '../core/streaming-json';
 import type { RawStringPolicy } from '../core/json-reader';
@@ -85,6 +92,8 @@ export interface ChatContext {
   callerId: CallerIdResolver;
   /** The host's access rule for models. Default: none (every caller may use every enabled model). */
   authorize?: ModelAuthorizer;
+  /** The host's admission step (limits), before the cache and the provider. Default: none. */
+  admit?: ModelAdmission;
   cache: CacheContext;
 }
 
@@ -128,6 +137,14 @@ export async function runChatCompletion(
   const stream = request.stream === true;
   const includeUsage =
     (body as { stream_options?: { include_usage?: unknown } }).stream_options?.include_usage === true;
+  if (context.admit !== undefined)
+    await context.admit(req, res, {
+      route: 'chat.completions',
+      provider: provider.slug,
+      model,
+      maxTokens: typeof request.max_tokens === 'number' ? request.max_tokens : 0,
+      bodyBytes: receivedBodyBytes(req),
+    });
   const plan = planCache(context.cache, req, res, config, { route: 'chat.completions', provider, model, body });
   const cached = plan && (await lookUp(context.cache, plan, res));
   if (cached) {

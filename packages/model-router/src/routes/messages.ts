@@ -1,6 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
-import { checkModelAccess, resolveModel, type Catalog, type ModelAuthorizer } from '../core/catalog';
+import {
+  checkModelAccess,
+  resolveModel,
+  type Catalog,
+  type ModelAdmission,
+  type ModelAuthorizer,
+} from '../core/catalog';
+import { receivedBodyBytes } from '../core/json-body';
 import { InvalidRequestError, MaxTokensRequiredError, UnknownProviderError } from '../core/errors';
 import { gatewayHeader, readGatewayConfig } from '../core/gateway-headers';
 import { anthropicApi } from '../providers/anthropic';
@@ -68,6 +75,7 @@ export async function runNativeMessages(
     limits: UpstreamLimits;
     callerId: CallerIdResolver;
     authorize?: ModelAuthorizer;
+    admit?: ModelAdmission;
     cache: CacheContext;
   },
   endpoint: 'messages' | 'countTokens',
@@ -93,6 +101,14 @@ export async function runNativeMessages(
       throw new MaxTokensRequiredError('max_tokens is required.', { param: 'max_tokens' });
     body.max_tokens = provider.defaultMaxTokens;
   }
+  if (context.admit !== undefined)
+    await context.admit(req, res, {
+      route: endpoint === 'messages' ? 'messages' : 'count_tokens',
+      provider: provider.slug,
+      model,
+      maxTokens: endpoint === 'messages' && typeof body.max_tokens === 'number' ? body.max_tokens : 0,
+      bodyBytes: receivedBodyBytes(req),
+    });
   const url = req.url ?? '';
   const query = url.indexOf('?');
   const plan =

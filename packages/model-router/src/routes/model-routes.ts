@@ -3,6 +3,7 @@ import {
   createInMemoryCatalog,
   enabledModels,
   type Catalog,
+  type ModelAdmission,
   type ModelAuthorizer,
   type ModelProviderConfig,
 } from '../core/catalog';
@@ -91,6 +92,13 @@ export interface ModelRouterOptions {
    */
   authorize?: ModelAuthorizer;
   /**
+   * The host's admission step (limits and budgets): called with the request and its model call
+   * (provider, model, `max_tokens`, body size) after the access check, before the cache and the
+   * provider; a rejection with `status`/`code`/`headers` is answered in the route's error shape.
+   * Default: none.
+   */
+  admit?: ModelAdmission;
+  /**
    * Where the response cache keeps answers (requests opt in with `x-gateway-config`'s `cache` or
    * `x-gateway-cache`). Default: a {@link MemoryCacheStore} of 256 MiB in this process.
    */
@@ -157,6 +165,7 @@ export function createModelRoutes(options: ModelRouterOptions = {}): ModelRoutes
       'callerId',
       'onInternalError',
       'authorize',
+      'admit',
       'cacheStore',
       'now',
       'responsesStore',
@@ -211,6 +220,11 @@ export function createModelRoutes(options: ModelRouterOptions = {}): ModelRoutes
     throw new TypeError('authorize must be a function (req, { provider, model }) => boolean.');
   }
   const authorize = options.authorize;
+  if (options.admit !== undefined && typeof options.admit !== 'function') {
+    throw new TypeError(
+      'admit must be a function (req, res, { route, provider, model, maxTokens, bodyBytes }) => void | Promise<void>.',
+    );
+  }
   if (options.callerId !== undefined && typeof options.callerId !== 'function') {
     throw new TypeError('callerId must be a function (req) => string | undefined.');
   }
@@ -239,6 +253,7 @@ export function createModelRoutes(options: ModelRouterOptions = {}): ModelRoutes
     },
     callerId,
     authorize,
+    admit: options.admit,
     cache: { store: cacheStore ?? new MemoryCacheStore(), callerId, now: options.now ?? Date.now },
   };
   const responsesStore = options.responsesStore;

@@ -4,6 +4,7 @@ import { requestTraceContext } from '@gw/tracing';
 import { checkModelAccess, resolveModel } from '../core/catalog';
 import { InvalidRequestError, ItemNotFoundError, ResponseNotFoundError, UnknownProviderError } from '../core/errors';
 import { gatewayHeader, readGatewayConfig } from '../core/gateway-headers';
+import { receivedBodyBytes } from '../core/json-body';
 import type { RawStringPolicy } from '../core/json-reader';
 import type { ReasoningSeal } from '../core/reasoning-seal';
 import { responseOwner, type ResponsesStore, type StoredResponse } from '../core/responses-store';
@@ -198,6 +199,15 @@ export async function runCreateResponse(
       context.onStoreError?.(error);
     }
   };
+  // Limits (CONTRACT section 14): the largest cost is reserved before the cache and the provider.
+  if (context.admit !== undefined)
+    await context.admit(req, res, {
+      route: 'responses',
+      provider: provider.slug,
+      model,
+      maxTokens: typeof request.max_tokens === 'number' ? request.max_tokens : 0,
+      bodyBytes: receivedBodyBytes(req),
+    });
   // The Anthropic request decides the answer: it is what the cache key covers.
   const plan = planCache(context.cache, req, res, config, { route: 'responses', provider, model, body: request });
   const cached = plan && (await lookUp(context.cache, plan, res));

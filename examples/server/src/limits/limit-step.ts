@@ -1,0 +1,191 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import {
+  HIGHEST_BUNDLED_PRICE,
+  LimitSet,
+  NANOS_PER_USD,
+  costNanos,
+  estimateInputTokens,
+  priceOf,
+  worstCaseNanos,
+  type AccessCaller,
+  type LimitRule,
+  type LimitTicket,
+  type Limiter,
+  type PricingTable,
+  type TokenUsage,
+} from '@gw/access';
+import type { CatalogSnapshot } from '@gw/catalog';
+import type { ModelAdmission } from '@gw/model-router';
+import type { Logger } from 'pino';
+import type { GatewayConfig } from '../config/schema';
+import type { RequestRecord } from '../observability/request-record';
+
+/** The limits and prices as the request path reads them: built whole on every catalog change. */
+export interface LimitsView {
+  readonly limits: LimitSet;
+  /** Each model provider's `pricing`, by slug. */
+  readonly pricing: ReadonlyMap<string, PricingTable>;
+}
+
+/**
+ * The limits of the config file and the catalog's database (a database limit whose slug the config
+ * file also defines is skipped, as is one that is not valid; each is logged), and each provider's
+ * `pricing`.
+ */
+export function buildLimitsView(
+  config: GatewayConfig,
+  snapshot: CatalogSnapshot | undefined,
+  logger?: Logger,
+): LimitsView {
+  const rules: LimitRule[] = [...((config.limits ?? []) as LimitRule[])];
+  const slugs = new Set(rules.map((r) => r.slug));
+  for (const record of snapshot?.records.get('limits')?.values() ?? []) {
+    const rule = record.data as unknown as LimitRule;
+    if (slugs.has(record.slug)) {
+      logger?.error(
+        { record: `limits/${record.slug}` },
+        `catalog record limits/${record.slug} is not served: the config file defines the same slug`,
+      );
+      continue;
+    }
+    try {
+      new LimitSet([rule]);
+    } catch (error) {
+      logger?.error(
+        { record: `limits/${record.slug}` },
+        `catalog record limits/${record.slug} is not served: ${(error as Error).message}`,
+      );
+      continue;
+    }
+    rules.push(rule);
+    slugs.add(record.slug);
+  }
+  const pricing = new Map<string, PricingTable>();
+  const configProviders = new Set<string>();
+  for (const provider of config.providers ?? []) {
+    configProviders.add(provider.slug);
+    if (provider.provider === 'anthropic' && provider.pricing) pricing.set(provider.slug, provider.pricing);
+  }
+  for (const record of snapshot?.records.get('providers')?.values() ?? []) {
+    const own = (record.data as { pricing?: PricingTable }).pricing;
+    if (!configProviders.has(record.slug) && typeof own === 'object' && own !== null) pricing.set(record.slug, own);
+  }
+  return { limits: new LimitSet(rules), pricing };
+}
+
+/** Options of {@link limitStep}. */
+export interface LimitStepOptions {
+  /** The limits of the moment (the in-memory snapshot: the request path never waits on the database). */
+  view: () => LimitsView;
+  /** Reserves and settles on the counters. */
+  limiter: Limiter;
+  /** The caller of an authenticated request as limits match it (user, groups, API key id), as policies do. */
+  callerOf: (req: IncomingMessage) => AccessCaller | undefined;
+}
+
+const count = (value: number | null | undefined): number =>
+  typeof value === 'number' && Number.isSafeInteger(value) && value > 0 ? value : 0;
+
+/** All tokens of a usage: input, cache write, cache read and output. */
+export function usageTokens(usage: TokenUsage): number {
+  return (
+    count(usage.inputTokens) +
+    count(usage.outputTokens) +
+    count(usage.cacheCreationTokens) +
+    count(usage.cacheReadTokens)
+  );
+}
+
+/**
+ * The cross-cutting limits step of the route table: `admitModelCall` reserves a model call's
+ * largest possible use (before the cache and the provider); `admitRequest` reserves one request
+ * (MCP `tools/call`); `onRecord`, run once on every finished request's record, sets its `costUsd`
+ * from its usage and settles the request's reservation to it (exactly once: the record is made
+ * once per response, whether the answer ended, the stream was cut, or the client went away; an
+ * answer without its final usage counts at its largest cost).
+ */
+export function limitStep(options: LimitStepOptions) {
+  const tickets = new WeakMap<IncomingMessage, LimitTicket>();
+  /** Each model call's largest use, for the settlement of an answer that did not end normally. */
+  const calls = new WeakMap<IncomingMessage, { tokens: number; nanos: number; priced: boolean }>();
+  /** Requests whose record is made: a ticket granted after it is settled at once. */
+  const recorded = new WeakMap<IncomingMessage, { tokens: number; nanos: number }>();
+  const hold = (req: IncomingMessage, res: ServerResponse, ticket: LimitTicket) => {
+    const settled = recorded.get(req);
+    // The client went away while the reservation was being made: settled as the record says.
+    if (settled !== undefined) {
+      void ticket.settle(settled);
+      return;
+    }
+    for (const name in ticket.headers) res.setHeader(name, ticket.headers[name] as string);
+    tickets.set(req, ticket);
+  };
+  const admitModelCall: ModelAdmission = async (req, res, call) => {
+    if (tickets.has(req)) return;
+    const view = options.view();
+    const price = priceOf(call.model, view.pricing.get(call.provider));
+    const input = call.route === 'count_tokens' ? 0 : estimateInputTokens(call.bodyBytes);
+    const maxTokens = Math.max(0, call.maxTokens);
+    const largest = {
+      tokens: input + maxTokens,
+      nanos: call.route === 'count_tokens' ? 0 : worstCaseNanos(input, maxTokens, price),
+      priced: price !== undefined,
+    };
+    calls.set(req, largest);
+    // No limit at all: nothing to reserve (the caller is not even looked at).
+    if (view.limits.limits.length === 0) return;
+    const caller = options.callerOf(req);
+    if (caller === undefined) return;
+    const limits = view.limits.applicable(caller);
+    if (limits.length === 0) return;
+    hold(
+      req,
+      res,
+      await options.limiter.admit(limits, { countsRequest: true, tokens: largest.tokens, nanos: largest.nanos }),
+    );
+  };
+  const admitRequest = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const view = options.view();
+    if (view.limits.limits.length === 0 || tickets.has(req)) return;
+    const caller = options.callerOf(req);
+    if (caller === undefined) return;
+    const limits = view.limits.applicable(caller);
+    if (limits.length === 0) return;
+    hold(req, res, await options.limiter.admit(limits, { countsRequest: true, tokens: 0, nanos: 0 }));
+  };
+  /** The admission of an MCP `tools/call` of this caller, or undefined when no limit applies (its body is then not read). */
+  const toolCallAdmission = (req: IncomingMessage, res: ServerResponse): (() => Promise<void>) | undefined => {
+    const view = options.view();
+    if (view.limits.limits.length === 0) return undefined;
+    const caller = options.callerOf(req);
+    if (caller === undefined || view.limits.applicable(caller).length === 0) return undefined;
+    return () => admitRequest(req, res);
+  };
+  const onRecord = (req: IncomingMessage, record: RequestRecord, completed: boolean): void => {
+    const usage: TokenUsage = record;
+    let tokens = usageTokens(usage);
+    const model = record.modelAnswered ?? record.modelRequested;
+    const pricing = record.provider === null ? undefined : options.view().pricing.get(record.provider);
+    const price = model === null ? undefined : priceOf(model, pricing);
+    // A model of unknown price is settled at the highest bundled price (fail closed), and recorded as null.
+    let nanos = tokens === 0 ? 0 : costNanos(usage, price ?? HIGHEST_BUNDLED_PRICE);
+    let priced = price !== undefined;
+    const call = calls.get(req);
+    // An answer that did not end normally (the client went away before it was sent whole; a
+    // stream cut after its headers: an error code on a success status) has no final usage: the
+    // provider may have generated up to max_tokens, so it counts at its largest cost (fail closed).
+    if (call !== undefined && (!completed || (record.status < 400 && record.errorCode !== null))) {
+      tokens = Math.max(tokens, call.tokens);
+      nanos = Math.max(nanos, call.nanos);
+      priced = call.priced;
+    }
+    record.costUsd = nanos === 0 ? 0 : priced ? nanos / NANOS_PER_USD : null;
+    recorded.set(req, { tokens, nanos });
+    const ticket = tickets.get(req);
+    if (ticket !== undefined) void ticket.settle({ tokens, nanos });
+  };
+  return { admitModelCall, admitRequest, toolCallAdmission, onRecord };
+}
+
+/** The limits step as a route group declares it (see `RouteGroup.limits`). */
+export type RouteLimits = ReturnType<typeof limitStep>;
