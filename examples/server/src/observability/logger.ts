@@ -80,6 +80,8 @@ export function flushLogger(logger: Logger): void {
 
 /** Pending log bytes that start a write to stdout (below it, lines wait for the flush timer). */
 const LOG_BATCH_BYTES = 32 * 1024;
+/** Longest a log line waits in a batch, in ms. */
+const LOG_FLUSH_MS = 1000;
 /** Most bytes handed to one write to stdout. */
 const LOG_WRITE_MAX_BYTES = 64 * 1024;
 
@@ -103,8 +105,20 @@ function stdoutDestination(): DestinationStream {
   });
   // In buffer mode sonic-boom takes Buffers; its typings only know strings.
   const bytes = boom as unknown as { write(bytes: Buffer): boolean };
+  // Lines below a batch leave at most LOG_FLUSH_MS after they were written. The timer is set by a
+  // line, not kept running: an idle gateway is not woken every second (each flush of an empty
+  // buffer was still a write to stdout through the thread pool).
+  let flushTimer: NodeJS.Timeout | undefined;
+  const flushPending = () => {
+    flushTimer = undefined;
+    boom.flush();
+  };
   return {
-    write: (line: string) => bytes.write(Buffer.from(line)),
+    write: (line: string) => {
+      const below = bytes.write(Buffer.from(line));
+      flushTimer ??= setTimeout(flushPending, LOG_FLUSH_MS).unref();
+      return below;
+    },
     flush: (callback?: (error?: Error) => void) => boom.flush(callback),
     flushSync: () => boom.flushSync(),
   } as DestinationStream;
@@ -129,7 +143,6 @@ export function createLogger(level: string = 'info', destination?: DestinationSt
     },
     destination ?? stdoutDestination(),
   );
-  if (!destination) setInterval(() => logger.flush(), 1000).unref();
   Object.defineProperty(logger, OWN_FORMAT, { value: true });
   return logger;
 }
