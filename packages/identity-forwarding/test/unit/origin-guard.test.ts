@@ -242,3 +242,33 @@ describe('mcpOriginGuard options', () => {
       expect(isLoopbackHostname(name)).toBe(false);
   });
 });
+
+describe('MCP origin guard over many requests', () => {
+  /** One guard deciding request after request, as the gateway mounts it. */
+  function decider(options?: McpOriginGuardOptions) {
+    const guard = mcpOriginGuard(options);
+    return (host: string, origin?: string): unknown => {
+      const rawHeaders = origin === undefined ? ['Host', host] : ['Host', host, 'Origin', origin];
+      const req = { rawHeaders, headers: { host, origin } } as unknown as IncomingMessage;
+      let decided: unknown = 'not called';
+      guard(req, {} as ServerResponse, (error?: unknown) => (decided = error));
+      return decided;
+    };
+  }
+
+  it('reads each Host anew when it changes, loopback and public alike', () => {
+    const loopback = decider();
+    expect(loopback('127.0.0.1:8787')).toBeUndefined();
+    expect(loopback('evil.example.com')).toEqual(refusal(LOOPBACK_HOST));
+    expect(loopback('evil.example.com')).toEqual(refusal(LOOPBACK_HOST));
+    expect(loopback('localhost:9999', 'http://localhost:9999')).toBeUndefined();
+    // The origin of the Host before is not this request's origin.
+    expect(loopback('127.0.0.1:8787', 'http://localhost:9999')).toEqual(refusal(ORIGIN));
+    expect(loopback('127.0.0.1:8787', 'http://127.0.0.1:8787')).toBeUndefined();
+
+    const publicGuard = decider({ publicOrigin: 'https://gateway.example.com' });
+    expect(publicGuard('gateway.example.com')).toBeUndefined();
+    expect(publicGuard('localhost')).toEqual(refusal(PUBLIC_HOST));
+    expect(publicGuard('gateway.example.com:443', 'https://gateway.example.com')).toBeUndefined();
+  });
+});
