@@ -7,10 +7,13 @@ import {
   type ServerResponse,
 } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
+import { EventEmitter } from 'node:events';
 import { isIP } from 'node:net';
+import type { Readable } from 'node:stream';
 import { parse as parseLegacyUrl } from 'node:url';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { createProxyMiddleware } from 'http-proxy-middleware';
+import { Pool } from 'undici';
 import type { IdentityTokenSigner } from '@gw/jwks';
 import {
   AccessDeniedError,
@@ -283,7 +286,7 @@ export function identityForwarding(options: IdentityForwardingOptions): Identity
   /** Everything a call needs to find its server, replaced whole by `update`. */
   interface Routing {
     forwarders: Map<string, IdentityForwarder>;
-    proxies: Map<string, RequestHandler>;
+    proxies: Map<string, UpstreamConnections>;
     configuredQueryNames: Map<string, ReadonlySet<string>>;
     /** The JSON of each server's config, to keep the proxy (and its connections) of an unchanged server. */
     configs: Map<string, string>;
@@ -321,10 +324,13 @@ export function identityForwarding(options: IdentityForwardingOptions): Identity
       const json = JSON.stringify(config);
       const kept = previous?.configs.get(slug) === json ? previous.proxies.get(slug) : undefined;
       next.forwarders.set(slug, forwarder);
-      next.proxies.set(slug, kept ?? createUpstreamProxy(url, timeoutMs, streamIdleTimeoutMs));
+      next.proxies.set(slug, kept ?? createUpstream(url, timeoutMs, streamIdleTimeoutMs));
       next.configuredQueryNames.set(slug, new Set([...url.searchParams.keys()].map((n) => n.toLowerCase())));
       next.configs.set(slug, json);
     }
+    // A server that went (or changed): its pool closes once the calls in flight on it are over.
+    if (previous !== undefined)
+      for (const [slug, upstream] of previous.proxies) if (next.proxies.get(slug) !== upstream) upstream.close();
     return next;
   };
   let routing = build(options.mcpServers, undefined, true);
@@ -420,7 +426,8 @@ export function identityForwarding(options: IdentityForwardingOptions): Identity
     const state: ProxyState = { next, started: performance.now(), timedOut: false, span: call.span };
     (req as ProxiedRequest)[PROXY_STATE] = state;
     record.target = slug;
-    const proxy = current.proxies.get(slug) as RequestHandler;
+    const upstreamConnections = current.proxies.get(slug) as UpstreamConnections;
+    const proxy = (req: Request, res: Response, next: NextFunction) => upstreamConnections.forward(req, res, next);
     const admission = method === 'POST' ? toolCallAdmission?.(req, res) : undefined;
     if (gate === undefined) {
       if (admission === undefined || !String(client.contentType ?? '').startsWith('application/json')) {
@@ -633,7 +640,192 @@ export function endToEndResponseHeaders(headers: IncomingHttpHeaders): OutgoingH
   return out;
 }
 
-/** One http-proxy-middleware instance per server, with keep-alive connections. */
+/** The answer of an MCP server, from undici (POST) or node:http (GET, DELETE). */
+interface UpstreamAnswer {
+  statusCode: number;
+  headers: IncomingHttpHeaders;
+  body: Readable;
+}
+
+/** Marks an upstream body the gateway ended on purpose: its `error` then ends nothing else. */
+const DISCARDED = Symbol('gateway.discarded');
+
+/** Ends an upstream body on purpose (its error event is then not the client's concern). */
+function discard(body: Readable): void {
+  (body as Readable & { [DISCARDED]?: boolean })[DISCARDED] = true;
+  body.destroy();
+}
+
+/** Whether an upstream body ended on purpose (see {@link discard}). */
+function discarded(body: Readable): boolean {
+  return (body as Readable & { [DISCARDED]?: boolean })[DISCARDED] === true;
+}
+
+/**
+ * Aborts one upstream request. undici takes an EventEmitter that emits `abort` as its signal;
+ * it costs a small fraction of an AbortController and its event listener.
+ */
+class UpstreamAbort extends EventEmitter {
+  aborted = false;
+
+  abort(): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.emit('abort');
+  }
+}
+
+/** One server's upstream connections: POSTs through an undici pool, GET and DELETE through http-proxy. */
+interface UpstreamConnections {
+  /** Sends the prepared request (path, headers and state set by the middleware) and writes the answer. */
+  forward(req: Request, res: Response, next: NextFunction): void;
+  /** Closes the pool once its requests in flight are over. */
+  close(): void;
+}
+
+/** Request headers undici refuses to send (it writes its own framing, and `Expect` is not supported). */
+const UNDICI_REFUSED_HEADERS: ReadonlySet<string> = new Set([
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'upgrade',
+  'expect',
+  'host',
+]);
+
+/**
+ * One server's keep-alive connections, built once per server: an undici `Pool` for POSTs (the
+ * MCP calls; Node's HTTP client costs about a fifth more CPU per request) and an http-proxy
+ * instance for the GET event stream and DELETE.
+ */
+function createUpstream(url: URL, timeoutMs: number, idleTimeoutMs: number): UpstreamConnections {
+  const pool = new Pool(url.origin, {
+    connections: 256,
+    pipelining: 1,
+    keepAliveTimeout: 30_000,
+    // The timeout covers connecting too, as it did with node:http.
+    connect: { timeout: timeoutMs },
+  });
+  const proxy = createUpstreamProxy(url, timeoutMs, idleTimeoutMs);
+  const post = (req: Request, res: Response): void => {
+    const state = (req as ProxiedRequest)[PROXY_STATE] as ProxyState;
+    const record = locals(res);
+    // Here, just before the body is sent, so the tap sees every chunk.
+    tapRpcMethod(req, record, state.span, state.body);
+    const headers: Record<string, string | string[]> = {};
+    const incoming = req.headers as OutgoingHttpHeaders;
+    for (const name in incoming) {
+      const value = incoming[name];
+      if (value === undefined || UNDICI_REFUSED_HEADERS.has(name)) continue;
+      headers[name] = typeof value === 'number' ? String(value) : value;
+    }
+    let body: Buffer | Readable | undefined;
+    if (state.body !== undefined) {
+      // The stream was read for inspection: its bytes go as read, as the JSON the gate read (it
+      // checked the client's type said just that).
+      headers['content-type'] = 'application/json';
+      headers['content-length'] = String(state.body.length);
+      body = state.body;
+    } else if (headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined) {
+      body = req;
+      // The tap's listener set the stream flowing: it waits for undici, which resumes it once the
+      // request is on a connection.
+      req.pause();
+    }
+    const abort = new UpstreamAbort();
+    res.once('close', () => {
+      if (!res.writableFinished) abort.abort();
+    });
+    pool
+      .request({
+        path: (req as ProxiedRequest)[UPSTREAM_PATH] as string,
+        method: 'POST',
+        headers,
+        body,
+        // The timeout covers waiting for the response headers; a stream may then last (the idle
+        // timeout between chunks is the gateway's own, see writeAnswer).
+        headersTimeout: timeoutMs,
+        bodyTimeout: 0,
+        signal: abort,
+      })
+      .then(
+        (answer) => {
+          if (abort.aborted) {
+            discard(answer.body);
+            return;
+          }
+          writeAnswer(
+            { statusCode: answer.statusCode, headers: answer.headers as IncomingHttpHeaders, body: answer.body },
+            res,
+            state,
+            idleTimeoutMs,
+          );
+        },
+        (error: NodeJS.ErrnoException) => {
+          if (abort.aborted || res.headersSent || res.destroyed) {
+            res.destroy();
+            return;
+          }
+          state.next(mapUpstreamError(error, false));
+        },
+      );
+  };
+  return {
+    forward(req, res, next) {
+      if (req.method === 'POST') post(req, res);
+      else proxy(req, res, next);
+    },
+    close() {
+      pool.close().catch(() => undefined);
+    },
+  };
+}
+
+/**
+ * Writes an MCP server's answer to the client: through the tool gate when one applies, else as it
+ * streams, with end-to-end headers only. Silence between two body chunks longer than the idle
+ * timeout ends both connections, except on a `subscriptions/listen` stream (MCP 2026-07-28),
+ * which lasts while the server keeps it open: it ends when either side closes, and TCP keep-alive
+ * on the upstream connection finds a server that went away.
+ */
+function writeAnswer(answer: UpstreamAnswer, response: ServerResponse, state: ProxyState, idleTimeoutMs: number): void {
+  const record = locals(response);
+  const body = answer.body;
+  record.upstreamStatus = answer.statusCode;
+  record.upstreamMs = performance.now() - state.started;
+  // An error of the upstream body ends the client connection, unless the gateway ended it itself.
+  body.on('error', () => {
+    if (!discarded(body)) response.destroy();
+  });
+  if (response.headersSent || response.destroyed) {
+    discard(body);
+    return;
+  }
+  const idle =
+    record.mcpMethod === LISTEN_METHOD
+      ? undefined
+      : setTimeout(function mcpStreamIdle() {
+          record.streamIdleTimeout = true;
+          discard(body);
+          response.destroy();
+        }, idleTimeoutMs);
+  body.on('data', () => {
+    record.firstByteAt ??= performance.now();
+    idle?.refresh();
+  });
+  body.once('close', () => clearTimeout(idle));
+  response.once('close', () => clearTimeout(idle));
+  if (state.gate !== undefined) {
+    gateAnswer(answer, response, state);
+    return;
+  }
+  response.writeHead(answer.statusCode, endToEndResponseHeaders(answer.headers));
+  // An event stream may stay quiet for long: its headers leave now, not with its first event.
+  if (String(answer.headers['content-type'] ?? '').startsWith('text/event-stream')) response.flushHeaders();
+  body.pipe(response);
+}
+
+/** One http-proxy-middleware instance per server (GET and DELETE), with keep-alive connections. */
 function createUpstreamProxy(url: URL, timeoutMs: number, idleTimeoutMs: number): RequestHandler {
   const agent =
     url.protocol === 'https:'
@@ -652,8 +844,6 @@ function createUpstreamProxy(url: URL, timeoutMs: number, idleTimeoutMs: number)
     on: {
       proxyReq: (proxyReq: ClientRequest, req, res) => {
         const state = (req as ProxiedRequest)[PROXY_STATE] as ProxyState;
-        // Here, just before the proxy pipes the body, so the tap sees every chunk.
-        tapRpcMethod(req, locals(res), state.span, state.body);
         // The timeout covers waiting for the response headers; a stream may then last.
         const timer = setTimeout(() => {
           state.timedOut = true;
@@ -661,55 +851,18 @@ function createUpstreamProxy(url: URL, timeoutMs: number, idleTimeoutMs: number)
         }, timeoutMs);
         proxyReq.once('response', () => clearTimeout(timer));
         proxyReq.once('close', () => clearTimeout(timer));
-        if (state.body !== undefined) {
-          // The stream was read for inspection: its bytes go as read (the proxy then ends the
-          // request), as the JSON the gate read (it checked the client's type said just that).
-          proxyReq.setHeader('content-type', 'application/json');
-          proxyReq.removeHeader('transfer-encoding');
-          proxyReq.setHeader('content-length', state.body.length);
-          proxyReq.write(state.body);
-        }
         res.once('close', () => {
           if (!res.writableFinished) proxyReq.destroy();
         });
       },
       proxyRes: (proxyRes, req, res) => {
         const state = (req as ProxiedRequest)[PROXY_STATE] as ProxyState;
-        const response = res as ServerResponse;
-        const record = locals(res);
-        record.upstreamStatus = proxyRes.statusCode;
-        record.upstreamMs = performance.now() - state.started;
-        if (response.headersSent || response.destroyed) {
-          proxyRes.destroy();
-          return;
-        }
-        // Silence between two body chunks longer than the idle timeout ends both connections, except
-        // on a `subscriptions/listen` stream (MCP 2026-07-28), which lasts while the server keeps it
-        // open: it ends when either side closes, and TCP keep-alive on the upstream connection finds
-        // a server that went away.
-        const idle =
-          record.mcpMethod === LISTEN_METHOD
-            ? undefined
-            : setTimeout(function mcpStreamIdle() {
-                record.streamIdleTimeout = true;
-                proxyRes.destroy();
-                response.destroy();
-              }, idleTimeoutMs);
-        proxyRes.on('data', () => {
-          record.firstByteAt ??= performance.now();
-          idle?.refresh();
-        });
-        proxyRes.once('close', () => clearTimeout(idle));
-        response.once('close', () => clearTimeout(idle));
-        if (state.gate !== undefined) {
-          gateAnswer(proxyRes, response, state);
-          return;
-        }
-        response.writeHead(proxyRes.statusCode ?? 502, endToEndResponseHeaders(proxyRes.headers));
-        // An event stream may stay quiet for long: its headers leave now, not with its first event.
-        if (String(proxyRes.headers['content-type'] ?? '').startsWith('text/event-stream')) response.flushHeaders();
-        proxyRes.once('error', () => response.destroy());
-        proxyRes.pipe(response);
+        writeAnswer(
+          { statusCode: proxyRes.statusCode ?? 502, headers: proxyRes.headers, body: proxyRes },
+          res as ServerResponse,
+          state,
+          idleTimeoutMs,
+        );
       },
       error: (error, req, res) => {
         const state = (req as ProxiedRequest)[PROXY_STATE];
@@ -730,7 +883,9 @@ function createUpstreamProxy(url: URL, timeoutMs: number, idleTimeoutMs: number)
 
 /** The one place where MCP upstream failures become gateway errors: timeout → 504, anything else → 502. */
 export function mapUpstreamError(error: NodeJS.ErrnoException, timedOut: boolean): Error {
-  if (timedOut || error.code === 'ETIMEDOUT') return new UpstreamTimeoutError('The MCP server did not answer in time.');
+  const code = error.code;
+  if (timedOut || code === 'ETIMEDOUT' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT')
+    return new UpstreamTimeoutError('The MCP server did not answer in time.');
   return new UpstreamUnreachableError('The MCP server could not be reached.');
 }
 
@@ -775,8 +930,8 @@ function readInspectedBody(req: IncomingMessage, limit: number): Promise<Buffer>
 }
 
 /** Refuses the answer being read: 502 when nothing was sent yet, else the client connection ends. */
-function refuseAnswer(proxyRes: IncomingMessage, response: ServerResponse, state: ProxyState, message: string): void {
-  proxyRes.destroy();
+function refuseAnswer(body: Readable, response: ServerResponse, state: ProxyState, message: string): void {
+  discard(body);
   if (response.headersSent || response.destroyed) response.destroy();
   else state.next(new UpstreamInvalidResponseError(message));
 }
@@ -788,14 +943,14 @@ function refuseAnswer(proxyRes: IncomingMessage, response: ServerResponse, state
  * of any other content type passes only when it is empty. A compressed answer with a body is
  * refused (502).
  */
-function gateAnswer(proxyRes: IncomingMessage, response: ServerResponse, state: ProxyState): void {
+function gateAnswer(answer: UpstreamAnswer, response: ServerResponse, state: ProxyState): void {
   const gate = state.gate as McpToolGate;
-  const type = parseMediaType(proxyRes.headers['content-type']);
-  const encoding = String(proxyRes.headers['content-encoding'] ?? 'identity').toLowerCase();
-  const headers = endToEndResponseHeaders(proxyRes.headers);
-  const status = proxyRes.statusCode ?? 502;
+  const proxyRes = answer.body;
+  const type = parseMediaType(answer.headers['content-type']);
+  const encoding = String(answer.headers['content-encoding'] ?? 'identity').toLowerCase();
+  const headers = endToEndResponseHeaders(answer.headers);
+  const status = answer.statusCode;
   const identity = encoding === 'identity';
-  proxyRes.once('error', () => response.destroy());
   if (identity && isUtf8MediaType(type, 'text/event-stream')) {
     streamEvents(proxyRes, response, status, headers, gate);
     return;
@@ -835,7 +990,7 @@ function gateAnswer(proxyRes: IncomingMessage, response: ServerResponse, state: 
       }
     }
     delete headers['content-length'];
-    if (body.length > 0 || proxyRes.headers['content-length'] !== undefined) headers['content-length'] = body.length;
+    if (body.length > 0 || answer.headers['content-length'] !== undefined) headers['content-length'] = body.length;
     response.writeHead(status, headers);
     response.end(body);
   });
@@ -843,7 +998,7 @@ function gateAnswer(proxyRes: IncomingMessage, response: ServerResponse, state: 
 
 /** An event stream, read and written again event by event through the gate; an event it cannot read ends it. */
 function streamEvents(
-  proxyRes: IncomingMessage,
+  proxyRes: Readable,
   response: ServerResponse,
   status: number,
   headers: OutgoingHttpHeaders,
@@ -855,7 +1010,7 @@ function streamEvents(
   response.flushHeaders();
   const filter = new SseToolFilter(gate);
   const fail = () => {
-    proxyRes.destroy();
+    discard(proxyRes);
     response.destroy();
   };
   proxyRes.on('data', (chunk: Buffer) => {
@@ -876,6 +1031,12 @@ function streamEvents(
     }
   });
   response.once('close', () => {
-    if (!proxyRes.complete) proxyRes.destroy();
+    if (!upstreamComplete(proxyRes)) discard(proxyRes);
   });
+}
+
+/** Whether an upstream body was received whole (node:http's `complete`; undici's body once it ended). */
+function upstreamComplete(body: Readable): boolean {
+  const complete = (body as Partial<IncomingMessage>).complete;
+  return complete ?? body.readableEnded;
 }
