@@ -110,6 +110,11 @@ describe('identity header protection', () => {
     },
   );
 
+  it('sends the body whole to an only-mode server whose list leaves out content-length', async () => {
+    const recorded = await send('only', [['x-gateway-api-key', alice.key as string]]);
+    expect(recorded.body).toBe('{}');
+  });
+
   it('puts the gateway identity header in place of the spoofed one', async () => {
     expect(
       JSON.parse((await send('claims', [['x-api-key', alice.key as string]])).headers['x-user-claims'] as string).sub,

@@ -141,6 +141,8 @@ interface ProxyState {
   maxAnswerBytes?: number;
   /** The MCP call's span. */
   span: Span;
+  /** Whether the client's request has a body (a length or a chunked body), which is then streamed on. */
+  hasBody: boolean;
 }
 
 /** The instrumentation scope of the MCP gateway's spans. */
@@ -407,6 +409,7 @@ export function identityForwarding(options: IdentityForwardingOptions): Identity
       contentType: req.headers['content-type'],
       contentTypes: req.headersDistinct['content-type']?.length ?? 0,
       mirror: { method: req.headersDistinct['mcp-method'], name: req.headersDistinct['mcp-name'] },
+      hasBody: req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined,
     };
     try {
       const headers = signedHeaders(forwarder, req, identity, tokenCache, call.context);
@@ -423,7 +426,13 @@ export function identityForwarding(options: IdentityForwardingOptions): Identity
     const upstream = forwarder.server.url;
     (req as ProxiedRequest)[UPSTREAM_PATH] =
       `${upstream.pathname}${rest}${upstreamQuery(upstream.search, current.configuredQueryNames.get(slug) as ReadonlySet<string>, query === -1 ? '' : url.slice(query + 1))}`;
-    const state: ProxyState = { next, started: performance.now(), timedOut: false, span: call.span };
+    const state: ProxyState = {
+      next,
+      started: performance.now(),
+      timedOut: false,
+      span: call.span,
+      hasBody: client.hasBody,
+    };
     (req as ProxiedRequest)[PROXY_STATE] = state;
     record.target = slug;
     const upstreamConnections = current.proxies.get(slug) as UpstreamConnections;
@@ -726,7 +735,8 @@ function createUpstream(url: URL, timeoutMs: number, idleTimeoutMs: number): Ups
       headers['content-type'] = 'application/json';
       headers['content-length'] = String(state.body.length);
       body = state.body;
-    } else if (headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined) {
+    } else if (state.hasBody) {
+      // As the client sent it; without a forwarded `content-length`, undici sends it chunked.
       body = req;
       // The tap's listener set the stream flowing: it waits for undici, which resumes it once the
       // request is on a connection.
