@@ -11,6 +11,7 @@ import { connectedAppsPage } from './pages/apps.js';
 import { auditPage } from './pages/audit.js';
 import { integrationsPage } from './pages/integrations.js';
 import { keysPage } from './pages/keys.js';
+import { limitsPage } from './pages/limits.js';
 import { mcpPage } from './pages/mcp.js';
 import { modelsPage } from './pages/models.js';
 import { promptsPage } from './pages/prompts.js';
@@ -25,6 +26,7 @@ startRouter(
     ['prompts', promptsPage],
     ['keys', keysPage],
     ['access', accessPage],
+    ['limits', limitsPage],
     ['requests', requestsPage],
     ['usage', usagePage],
     ['apps', connectedAppsPage],

@@ -214,13 +214,20 @@ describe('the Usage page', () => {
     String(s.cacheCreation),
     String(s.cacheRead),
   ];
-  async function table(): Promise<{ body: string[][]; total: string[] }> {
-    const body = (await page.locator('#usage-table tbody tr').allInnerTexts()).map((r) =>
+  /** The table's rows and total without their last cell, the cost (checked on its own). */
+  async function table(): Promise<{ body: string[][]; total: string[]; costs: string[] }> {
+    const cells = (await page.locator('#usage-table tbody tr').allInnerTexts()).map((r) =>
       r.split('\t').map((c) => c.trim()),
     );
     const total = (await page.locator('#usage-table tfoot tr').innerText()).split('\t').map((c) => c.trim());
-    return { body, total };
+    return {
+      body: cells.map((r) => r.slice(0, -1)),
+      total: total.slice(0, -1),
+      costs: [...cells.map((r) => r.at(-1) as string), total.at(-1) as string],
+    };
   }
+  /** A cost as the page shows it: cents, or six decimals below a cent. */
+  const dollars = (n: number) => `$${n.toFixed(n !== 0 && n < 0.01 ? 6 : 2)}`;
 
   it('sums tokens and requests by user, equal to the requests made, in a table and a bar chart', async () => {
     await goTo(page, 'Usage');
@@ -230,16 +237,25 @@ describe('the Usage page', () => {
     await page.getByRole('table', { name: /Usage by user/ }).waitFor();
     const alice = sums(sent.filter((s) => s.user === 'u_alice'));
     const bob = sums(sent.filter((s) => s.user === 'u_bob'));
-    const { body, total } = await table();
+    const { body, total, costs } = await table();
     expect(body).toEqual([row('u_alice', alice), row('u_bob', bob)]);
     expect(total).toEqual(row('Total', sums(sent)));
+    // The cost column: the admin API's sums, and their total.
+    const usage = (await admin('GET', '/usage?group_by=user')).body.data as { key: string; cost_usd: number }[];
+    const costOf = (user: string) => usage.find((g) => g.key === user)?.cost_usd ?? 0;
+    expect(costOf('u_alice')).toBeGreaterThan(0);
+    expect(costs).toEqual([
+      dollars(costOf('u_alice')),
+      dollars(costOf('u_bob')),
+      dollars(costOf('u_alice') + costOf('u_bob')),
+    ]);
     // The chart: one labelled bar pair per user, the widths in proportion to the tokens.
     const chart = page.getByRole('img', { name: 'Input and output tokens by group' });
     expect(await chart.locator('text').allTextContents()).toEqual([
       'u_alice',
-      `${alice.input + alice.output} tokens, 3 req.`,
+      `${alice.input + alice.output} tokens, 3 req., ${dollars(costOf('u_alice'))}`,
       'u_bob',
-      `${bob.input + bob.output} tokens, 3 req.`,
+      `${bob.input + bob.output} tokens, 3 req., ${dollars(costOf('u_bob'))}`,
     ]);
     const widths = await chart
       .locator('rect')

@@ -2,7 +2,7 @@
  * Regenerates the console's screenshots in docs/images/console: every page at 1280 and 390 px
  * wide, against a gateway started here with example records (an Anthropic stand-in on
  * 127.0.0.1, nothing from the network). Run it with `npx -y pnpm@10 run screenshots`; it is not
- * part of the test run.
+ * part of the test run. `SCREENSHOTS_ONLY=limits,usage` regenerates only the named images (both widths).
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -12,6 +12,13 @@ import { chat, newAdminKey, newEncryptionKey, startAnthropicDouble, startMcpDoub
 
 const OUT = join(__dirname, '..', '..', '..', '..', 'docs', 'images', 'console');
 const CALLER = 'gw-screenshots-caller-0001';
+/** The images to write (`SCREENSHOTS_ONLY`, comma-separated names such as `limits,usage`); every one when unset. */
+const ONLY = new Set(
+  (process.env.SCREENSHOTS_ONLY ?? '')
+    .split(',')
+    .map((name) => name.trim())
+    .filter(Boolean),
+);
 const WIDTHS: [number, string][] = [
   [1280, ''],
   [390, '-390px'],
@@ -51,6 +58,23 @@ async function main(): Promise<void> {
       baseUrl: anthropic.url,
       defaultMaxTokens: 1024,
       models: { mode: 'custom', models: ['claude-haiku-4-5', 'claude-sonnet-4-5'] },
+      pricing: { 'claude-sonnet-4-5': { input: 3000, output: 15000, cacheWrite: 3750, cacheRead: 300 } },
+    });
+    await admin('POST', '/limits', {
+      slug: 'support-daily',
+      name: 'Support team',
+      subjects: { groups: ['support'] },
+      per: 'each',
+      requests_per_minute: 60,
+      tokens_per_minute: 200000,
+      cost_usd_per_day: 25,
+      cost_usd_per_month: 400,
+    });
+    await admin('POST', '/limits', {
+      slug: 'everyone-monthly',
+      subjects: { groups: ['support', 'sales'] },
+      per: 'shared',
+      cost_usd_per_month: 2000,
     });
     await admin('POST', '/providers', {
       provider: 'bedrock',
@@ -92,6 +116,7 @@ async function main(): Promise<void> {
       const page = await context.newPage();
       page.on('dialog', (dialog) => void dialog.accept());
       const shoot = async (name: string) => {
+        if (ONLY.size > 0 && !ONLY.has(name)) return;
         await page.evaluate('document.getElementById("status").textContent = ""');
         await page.screenshot({ path: join(OUT, `${name}${suffix}.png`), fullPage: true });
       };
@@ -136,6 +161,16 @@ async function main(): Promise<void> {
         await p.locator('#request-detail').waitFor();
       });
       await visit('#/usage', 'Usage', 'usage');
+      await visit('#/usage?group_by=user', 'Usage', 'usage-cost');
+      await visit('#/limits?user=u-ada', 'Limits', 'limits');
+      await visit('#/limits', 'Limits', 'limit-edit', async (p) => {
+        await p.getByRole('button', { name: 'Edit limit support-daily' }).click();
+        await p.getByRole('form', { name: 'Edit limit support-daily' }).waitFor();
+      });
+      await visit('#/models', 'Model catalog', 'provider-pricing', async (p) => {
+        await p.getByRole('button', { name: 'Edit claude' }).click();
+        await p.getByRole('form', { name: 'Settings of @claude' }).waitFor();
+      });
       await visit('#/apps', 'Connected apps', 'connected-apps');
       await visit('#/audit', 'Audit log', 'audit-log');
       await context.close();

@@ -232,6 +232,15 @@ const limit = z.strictObject({
   cost_usd_per_month: usd.optional(),
 });
 
+/** The fields of a limit a PATCH removes when it gives them as null: its name and each cap. */
+export const LIMIT_REMOVABLE_FIELDS: readonly string[] = [
+  'name',
+  'requests_per_minute',
+  'tokens_per_minute',
+  'cost_usd_per_day',
+  'cost_usd_per_month',
+];
+
 /**
  * The shapes of the catalog's records (zod schemas), the one definition of what a provider, an
  * AWS integration, an MCP server, a prompt template and an API key's user look like: the admin API

@@ -569,10 +569,12 @@ export async function queryRequestRecords(
 }
 
 /** The groupings of `GET /admin/v1/usage`. */
-export const USAGE_GROUPS = ['user', 'provider', 'model', 'day'] as const;
+/** The groups of `GET /admin/v1/usage`: `key` is the API key's hint (`…7f3a`, as the key list shows it). */
+export const USAGE_GROUPS = ['user', 'key', 'provider', 'model', 'day'] as const;
 
 const GROUP_SQL: ReadonlyMap<string, string> = new Map([
   ['user', 'user_id'],
+  ['key', 'key_hint'],
   ['provider', 'provider'],
   ['model', 'COALESCE(model_answered, model_requested)'],
   ['day', `to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD')`],

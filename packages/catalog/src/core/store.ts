@@ -9,6 +9,7 @@ import {
 } from './errors';
 import {
   API_KEY_CHANGEABLE_FIELDS,
+  LIMIT_REMOVABLE_FIELDS,
   SECRET_FIELDS,
   checkApiKeyExpiry,
   slugOf,
@@ -240,6 +241,9 @@ export class CatalogStore {
       // An API key's expiry or name given as null is removed.
       if (kind === 'api-keys')
         for (const field of API_KEY_CHANGEABLE_FIELDS) if (merged[field] === null) delete merged[field];
+      // A limit's name or cap given as null is removed (that cap is no longer enforced).
+      if (kind === 'limits')
+        for (const field of LIMIT_REMOVABLE_FIELDS) if (merged[field] === null) delete merged[field];
       const validated = validateInput(kind, merged);
       // The digest of an API key is not an operator field: it stays as stored.
       if (kind === 'api-keys') validated.keySha256 = row.data.keySha256;

@@ -3,6 +3,7 @@ import { api, dataOf } from '../lib/api.js';
 import { button, el, heading, recordItem, say, type Json } from '../lib/dom.js';
 import { checked, field, formOf, list, openedBy, refuse, secret, value, write, type Field } from '../lib/forms.js';
 import { rerender } from '../lib/nav.js';
+import { pricingEditor, pricingOf, pricingSummary } from '../lib/pricing.js';
 import { canWrite, deleteButton, fromConfigNote, testButton } from '../lib/records.js';
 
 /** The model selection choices of providers and integrations. */
@@ -72,6 +73,7 @@ export async function modelsPage(): Promise<HTMLElement[]> {
           `Default max_tokens: ${p.defaultMaxTokens === undefined ? 'none (callers must send max_tokens)' : String(p.defaultMaxTokens)}`,
           `Models: ${modelsSummary(p.models as never)}`,
           `Response cache: ${(CACHE_MODES.find(([m]) => m === cacheMode(p)) ?? ['', ''])[1]}`,
+          pricingSummary(p.pricing),
           `Source: ${String(p.source)}`,
         ],
         ...(writable
@@ -119,11 +121,14 @@ function addForm(): HTMLFormElement {
         param: 'cache',
         hint: 'Requests opt in with x-gateway-config {"cache": {"mode": "simple"}}.',
       },
+      pricingEditor(undefined),
     ],
     'Add provider',
     async (f) => {
       const maxTokens = positiveInteger(f, 'defaultMaxTokens', 'defaultMaxTokens', 'Default max_tokens');
       if (maxTokens === undefined) return;
+      const pricing = pricingOf(f);
+      if (pricing === undefined) return;
       const choose = value(f, 'mode') === 'custom';
       // "Chosen models" starts with the models typed here (none enabled until chosen), never with all of them.
       const created = await write(f, 'POST', '/providers', {
@@ -135,6 +140,7 @@ function addForm(): HTMLFormElement {
         ...(maxTokens !== null ? { defaultMaxTokens: maxTokens } : {}),
         models: choose ? { mode: 'custom', models: list(value(f, 'models')) } : { mode: 'all' },
         cache: cacheField(value(f, 'cache')),
+        ...(Object.keys(pricing).length ? { pricing } : {}),
       });
       if (!created) return;
       say(`Provider @${String(created.slug)} added.`);
@@ -184,15 +190,20 @@ function settingsForm(container: HTMLElement, provider: Json): void {
         value: provider.defaultMaxTokens === undefined ? '' : String(provider.defaultMaxTokens),
         hint: 'Sent when a request omits max_tokens.',
       },
+      pricingEditor(provider.pricing),
     ],
     'Save settings',
     async (f) => {
       const maxTokens = positiveInteger(f, 'defaultMaxTokens', 'defaultMaxTokens', 'Default max_tokens');
       if (maxTokens === undefined) return;
+      const pricing = pricingOf(f);
+      if (pricing === undefined) return;
       const change: Json = { version: provider.version };
       if (value(f, 'name')) change.name = value(f, 'name');
       if (value(f, 'baseUrl')) change.baseUrl = value(f, 'baseUrl');
       if (maxTokens !== null) change.defaultMaxTokens = maxTokens;
+      // The whole table replaces the stored one (an emptied editor goes back to the bundled prices).
+      if (JSON.stringify(pricing) !== JSON.stringify(provider.pricing ?? {})) change.pricing = pricing;
       if (await write(f, 'PATCH', `/providers/${encodeURIComponent(slug)}`, change)) {
         say(`Settings of @${slug} saved.`);
         await rerender();

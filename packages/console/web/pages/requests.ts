@@ -5,6 +5,7 @@
 import { api, dataOf } from '../lib/api.js';
 import { button, el, heading, table, when, type Json } from '../lib/dom.js';
 import { formOf, list, refuse, showError, value } from '../lib/forms.js';
+import { dollars } from '../lib/money.js';
 import { hashParams, navigate } from '../lib/nav.js';
 
 const REQUEST_FILTERS = ['user', 'provider', 'model', 'status', 'metadata', 'from', 'to', 'limit'] as const;
@@ -39,6 +40,11 @@ function requestQuery(params: URLSearchParams): URLSearchParams {
 
 function tokens(n: unknown): string {
   return n === null || n === undefined ? '—' : Number(n).toLocaleString('en-US');
+}
+
+/** A record's `cost_usd` in dollars; null is a model the price table does not know. */
+function costText(cost: unknown): string {
+  return cost === null || cost === undefined ? 'unknown (no price for this model)' : dollars(cost);
 }
 
 function ms(n: unknown): string {
@@ -80,6 +86,7 @@ function requestDetail(record: Json): HTMLElement {
   fact('Output tokens', tokens(usage.output_tokens));
   fact('Cache creation tokens', tokens(usage.cache_creation_input_tokens));
   fact('Cache read tokens', tokens(usage.cache_read_input_tokens));
+  fact('Cost', costText(record.cost_usd));
   fact('Cache status', String(record.cache_status ?? 'no cache asked'));
   const entries = Object.entries(metadata ?? {});
   const meta = el('dd', {});
@@ -184,6 +191,7 @@ export async function requestsPage(): Promise<HTMLElement[]> {
       ),
       el('td', { class: 'number', text: ms(record.duration_ms) }),
       el('td', { class: 'number', text: `${tokens(usage.input_tokens)} / ${tokens(usage.output_tokens)}` }),
+      el('td', { class: 'number', text: dollars(record.cost_usd) }),
       el('td', {}, open),
     );
   });
@@ -201,9 +209,9 @@ export async function requestsPage(): Promise<HTMLElement[]> {
   }
   const recordsTable = table(
     `${records.length} request(s), newest first`,
-    ['Time', 'User', 'Provider', 'Model', 'Status', 'Total', 'Tokens in / out', 'Record'],
+    ['Time', 'User', 'Provider', 'Model', 'Status', 'Total', 'Tokens in / out', 'Cost', 'Record'],
     rows,
-    ['Total', 'Tokens in / out'],
+    ['Total', 'Tokens in / out', 'Cost'],
   );
   return [
     heading('Requests'),

@@ -1,12 +1,17 @@
-/** The "Usage" page: tokens and requests per day, user, provider or model, as a chart and a table. */
+/**
+ * The "Usage" page: requests, tokens and their cost in US dollars per day, user, API key, provider or
+ * model, as a chart and a table with a total.
+ */
 import { api, dataOf } from '../lib/api.js';
 import { el, heading, type Json } from '../lib/dom.js';
 import { formOf, refuse, showError, value } from '../lib/forms.js';
+import { dollars } from '../lib/money.js';
 import { hashParams, navigate } from '../lib/nav.js';
 
 const USAGE_GROUPS: [string, string][] = [
   ['day', 'Day (UTC)'],
   ['user', 'User'],
+  ['key', 'API key'],
   ['provider', 'Provider'],
   ['model', 'Model'],
 ];
@@ -24,11 +29,13 @@ function svg(tag: string, attrs: Record<string, string | number> = {}, ...childr
 }
 
 /** Horizontal stacked bars of input and output tokens per group, drawn with SVG elements (text set as text). */
-function usageChart(groups: { label: string; input: number; output: number; requests: number }[]): HTMLElement {
+function usageChart(
+  groups: { label: string; input: number; output: number; requests: number; cost: number }[],
+): HTMLElement {
   const rowHeight = 28;
   const labelWidth = 200;
   const barWidth = 520;
-  const width = labelWidth + barWidth + 200;
+  const width = labelWidth + barWidth + 260;
   const height = groups.length * rowHeight + 8;
   const most = Math.max(1, ...groups.map((g) => g.input + g.output));
   const title = svg('title', { id: 'usage-chart-title' }, 'Input and output tokens by group');
@@ -63,7 +70,7 @@ function usageChart(groups: { label: string; input: number; output: number; requ
       svg(
         'text',
         { x: (labelWidth + inputWidth + outputWidth + 8).toFixed(1), y: y + 18 },
-        `${(g.input + g.output).toLocaleString('en-US')} tokens, ${g.requests.toLocaleString('en-US')} req.`,
+        `${(g.input + g.output).toLocaleString('en-US')} tokens, ${g.requests.toLocaleString('en-US')} req., ${dollars(g.cost)}`,
       ),
     );
   }
@@ -129,9 +136,24 @@ export async function usagePage(): Promise<HTMLElement[]> {
     ['cache_creation_input_tokens', 'Cache creation'],
     ['cache_read_input_tokens', 'Cache read'],
   ];
+  // An API key is named by its hint in the records; its name comes from the key list.
+  const keyNames = new Map<string, string>();
+  if (groupBy === 'key') {
+    for (const key of dataOf(await api('GET', '/api-keys')))
+      if (typeof key.keyHint === 'string' && typeof key.name === 'string') {
+        const known = keyNames.get(key.keyHint);
+        keyNames.set(key.keyHint, known ? `${known} or ${key.name}` : key.name);
+      }
+  }
   const groupLabel = (USAGE_GROUPS.find(([g]) => g === groupBy) ?? ['', 'Group'])[1];
-  const keyOf = (g: Json) => (g.key === null || g.key === undefined ? '(none)' : String(g.key));
+  const keyOf = (g: Json) => {
+    if (g.key === null || g.key === undefined) return groupBy === 'key' ? '(no API key)' : '(none)';
+    const name = groupBy === 'key' ? keyNames.get(String(g.key)) : undefined;
+    return name ? `${name} (${String(g.key)})` : String(g.key);
+  };
   const total = (name: string) => groups.reduce((sum, g) => sum + n(g, name), 0);
+  // Summed in nano-dollars, as the gateway does, so the total is exact.
+  const totalCost = groups.reduce((sum, g) => sum + Math.round(n(g, 'cost_usd') * 1e9), 0) / 1e9;
   const table = el(
     'table',
     { id: 'usage-table' },
@@ -144,6 +166,7 @@ export async function usagePage(): Promise<HTMLElement[]> {
         {},
         el('th', { scope: 'col', text: groupLabel }),
         ...columns.map(([, h]) => el('th', { scope: 'col', class: 'number', text: h })),
+        el('th', { scope: 'col', class: 'number', text: 'Cost (USD)' }),
       ),
     ),
     el(
@@ -155,6 +178,7 @@ export async function usagePage(): Promise<HTMLElement[]> {
           {},
           el('th', { scope: 'row', text: keyOf(g) }),
           ...columns.map(([name]) => el('td', { class: 'number', text: n(g, name).toLocaleString('en-US') })),
+          el('td', { class: 'number cost', text: dollars(n(g, 'cost_usd')) }),
         ),
       ),
     ),
@@ -166,6 +190,7 @@ export async function usagePage(): Promise<HTMLElement[]> {
         {},
         el('th', { scope: 'row', text: 'Total' }),
         ...columns.map(([name]) => el('td', { class: 'number', text: total(name).toLocaleString('en-US') })),
+        el('td', { class: 'number cost', text: dollars(totalCost) }),
       ),
     ),
   );
@@ -175,11 +200,16 @@ export async function usagePage(): Promise<HTMLElement[]> {
       input: n(g, 'input_tokens'),
       output: n(g, 'output_tokens'),
       requests: n(g, 'requests'),
+      cost: n(g, 'cost_usd'),
     })),
   );
+  const summary = el('p', {
+    id: 'usage-total',
+    text: `Total cost ${from} to ${to}: ${dollars(totalCost)} for ${total('requests').toLocaleString('en-US')} request(s).`,
+  });
   return [
     heading('Usage'),
     filter,
-    ...(groups.length ? [chart, table] : [el('p', { text: 'No requests in this range.' })]),
+    ...(groups.length ? [summary, chart, table] : [el('p', { text: 'No requests in this range.' })]),
   ];
 }
