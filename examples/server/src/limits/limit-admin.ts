@@ -1,6 +1,6 @@
 import { Counter } from 'prom-client';
 import { NANOS_PER_USD, limitCounterId, type CompiledLimit, type LimitCounterStore, type LimitKind } from '@gw/access';
-import type { CatalogDatabase } from '@gw/catalog';
+import { LimitsUnavailableError, type CatalogDatabase } from '@gw/catalog';
 import type { Registry } from 'prom-client';
 import type { Logger } from 'pino';
 import type { LimitsView } from './limit-step';
@@ -27,7 +27,13 @@ export async function limitStatus(
         ? `key:${counterOf.apiKey}`
         : undefined;
   const counterId = limitCounterId(limit, callerKey);
-  const status = await counters.status({ counterId, ...limit }, now);
+  let status;
+  try {
+    status = await counters.status({ counterId, ...limit }, now);
+  } catch {
+    // The counters' store (Redis) is unreachable or too slow: worth a retry, not a fault of the gateway.
+    throw new LimitsUnavailableError('The limit counters cannot be read now (their store is unreachable); try again.');
+  }
   const answer: Record<string, unknown> = {
     object: 'limit_status',
     limit: slug,

@@ -224,6 +224,13 @@ describe('limits across three gateway instances sharing Redis', () => {
     });
     expect((await chat(gateways[2]!.url, 'gw-redis-00000001')).status).toBe(200);
     expect((await chat(gateways[1]!.url, 'gw-free-000000001')).status).toBe(200);
+    // The counters cannot be read either: 503, worth a retry, not a fault of the gateway.
+    const status = await fetch(`${gateways[0]!.url}/admin/v1/limits/redis-rpm/status?user=u-redis`, {
+      headers: { authorization: `Bearer ${adminKey}` },
+      signal: AbortSignal.timeout(5_000),
+    });
+    expect(status.status).toBe(503);
+    expect(((await status.json()) as { error: { code: string } }).error.code).toBe('limits_unavailable');
     const metrics = await (await fetch(`${gateways[2]!.url}/metrics`)).text();
     expect(metrics).toMatch(/gateway_limits_store_unavailable_total\{outcome="allowed"\} [1-9]/);
     // Redis back: limited requests pass again.

@@ -131,6 +131,13 @@ export class CatalogUnavailableError extends CatalogError {
   override readonly type = 'api_error';
 }
 
+/** The limits' shared counters (Redis) cannot be reached: a limit's status cannot be read now. */
+export class LimitsUnavailableError extends CatalogError {
+  readonly code = 'limits_unavailable';
+  readonly status = 503;
+  override readonly type = 'api_error';
+}
+
 /** A fault of the gateway itself while handling an admin request (logged; the message says nothing more). */
 export class AdminInternalError extends CatalogError {
   readonly code = 'internal_error';
