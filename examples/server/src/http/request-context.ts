@@ -14,6 +14,7 @@ import {
 } from '@gw/tracing';
 import type { GatewayIdentity } from '@gw/identity-forwarding';
 import type { GatewayLocals } from '@gw/model-router';
+import { CONSOLE_TEST_SUBJECT } from '../access/access-hooks';
 import type { GatewayMetrics } from '../observability/metrics';
 import { logRequest, type RequestRecord } from '../observability/request-record';
 import { routeFamily, type RouteFamily } from './route-family';
@@ -167,8 +168,11 @@ export function trackRequest(
         'access mode report: policies would refuse this request',
       );
     }
-    logRequest(logger, record, gateway, res.writableFinished);
-    if (sink && RECORDED.has(family)) sink(record);
+    // The console's Test buttons: logged (marked `source: "console-test"`), never stored, so they
+    // are in no request list and no usage sum (docs/decisions.md, "Console test calls").
+    const consoleTest = state.identity?.subject === CONSOLE_TEST_SUBJECT;
+    logRequest(logger, record, gateway, res.writableFinished, consoleTest ? 'console-test' : undefined);
+    if (sink && RECORDED.has(family) && !consoleTest) sink(record);
   });
 }
 
