@@ -68,7 +68,7 @@ export async function accessModeBanner(): Promise<HTMLElement | undefined> {
         text:
           mode === 'open'
             ? `${some} but ${policyCount === 1 ? 'is' : 'are'} not applied: in open mode every caller reaches everything. Switch to report to see what they would refuse, then to policies to enforce them.`
-            : `${some} but ${policyCount === 1 ? 'is' : 'are'} only reported, not enforced: requests they would refuse are let through and marked "would deny".`,
+            : `${some} but ${policyCount === 1 ? 'is' : 'are'} only reported, not enforced: requests ${policyCount === 1 ? 'it' : 'they'} would refuse are let through and marked "would deny".`,
       }),
     );
   }
