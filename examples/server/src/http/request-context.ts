@@ -15,6 +15,7 @@ import {
 import type { GatewayIdentity } from '@gw/identity-forwarding';
 import type { GatewayLocals } from '@gw/model-router';
 import type { RouteLimits } from '../limits/limit-step';
+import { CONSOLE_TEST_SUBJECT } from '../access/access-hooks';
 import type { GatewayMetrics } from '../observability/metrics';
 import { logRequest, type RequestRecord } from '../observability/request-record';
 import { routeFamily, type RouteFamily } from './route-family';
@@ -173,8 +174,11 @@ export function trackRequest(
     }
 
     state.limits?.onRecord(req, record, res.writableFinished);
-    logRequest(logger, record, gateway, res.writableFinished);
-    if (sink && RECORDED.has(family)) sink(record);
+    // The console's Test buttons: logged (marked `source: "console-test"`), never stored, so they
+    // are in no request list and no usage sum (docs/decisions.md, "Console test calls").
+    const consoleTest = state.identity?.subject === CONSOLE_TEST_SUBJECT;
+    logRequest(logger, record, gateway, res.writableFinished, consoleTest ? 'console-test' : undefined);
+    if (sink && RECORDED.has(family) && !consoleTest) sink(record);
   });
 }
 

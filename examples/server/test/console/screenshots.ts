@@ -7,8 +7,9 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Page } from 'playwright-core';
-import { startGateway, writeConfig } from '../support';
+import { rsaPem, startGateway, writeConfig } from '../support';
 import { chat, newAdminKey, newEncryptionKey, startAnthropicDouble, startMcpDouble } from '../catalog/catalog-support';
+import { freePort, startOidcProvider } from '../oauth/oauth-support';
 
 const OUT = join(__dirname, '..', '..', '..', '..', 'docs', 'images', 'console');
 const CALLER = 'gw-screenshots-caller-0001';
@@ -26,12 +27,24 @@ const WIDTHS: [number, string][] = [
 
 async function main(): Promise<void> {
   mkdirSync(OUT, { recursive: true });
-  const [anthropic, mcp] = await Promise.all([startAnthropicDouble(), startMcpDouble()]);
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  // An OpenID Provider on 127.0.0.1, so the sign-in page shows its "Sign in with" link.
+  const oidc = { clientId: 'gateway-console', clientSecret: 'screenshots-oidc-secret-0001' };
+  const [anthropic, mcp, idp] = await Promise.all([
+    startAnthropicDouble(),
+    startMcpDouble(),
+    startOidcProvider({ ...oidc, redirectUri: `${base}/console/oidc/callback` }),
+  ]);
   const adminKey = newAdminKey();
   const gateway = await startGateway({
     GATEWAY_CONFIG: writeConfig({
       auth: { apiKeys: [{ key: CALLER, user: { user_id: 'u-ada', email: 'ada@example.com', groups: ['support'] } }] },
+      adminRoles: { claim: 'groups', admin: ['gateway-admins'], viewer: ['engineering'] },
     }),
+    PORT: String(port),
+    PUBLIC_BASE_URL: base,
+    JWT_PRIVATE_KEY: rsaPem().privateKey,
     GATEWAY_ADMIN_KEY: adminKey,
     GATEWAY_ENCRYPTION_KEY: newEncryptionKey(),
   });
@@ -101,15 +114,29 @@ async function main(): Promise<void> {
         { role: 'user', content: '{{question}}' },
       ],
     });
+    await admin('PUT', '/oauth/settings', { login: { type: 'oidc', issuer: idp.issuer, ...oidc } });
     await admin('POST', '/api-keys', { name: 'support bot', user: { user_id: 'u-bot', groups: ['support'] } });
+    await admin('POST', '/api-keys', {
+      name: 'quarterly report',
+      user: { user_id: 'u-finance', groups: ['finance'] },
+      expiresAt: new Date(Date.now() + 90 * 24 * 3600_000).toISOString(),
+    });
     await admin('POST', '/policies', {
       slug: 'support',
       name: 'Support team',
       subjects: { groups: ['support'] },
       allow: { models: ['@claude/claude-haiku-*'], mcpServers: [{ server: 'crm', tools: ['search_*'] }] },
     });
+    // Report mode: requests the policy would refuse go through, marked "would deny".
+    await admin('PUT', '/access/mode', { mode: 'report' });
     for (const model of ['claude-haiku-4-5', 'claude-sonnet-4-5', 'claude-opus-4-1', 'claude-haiku-4-5'])
       await chat(gateway.url, CALLER, `@claude/${model}`);
+    // Records are written in batches: wait until the last one is listed.
+    for (let i = 0; i < 50; i++) {
+      const listed = (await (await admin('GET', '/requests')).json()) as { data: unknown[] };
+      if (listed.data.length >= 4) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
 
     for (const [width, suffix] of WIDTHS) {
       const context = await browser.newContext({ viewport: { width, height: 900 }, locale: 'en-GB' });
@@ -122,6 +149,7 @@ async function main(): Promise<void> {
       };
       await page.goto(`${gateway.url}/console/#/models`);
       await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+      await page.getByRole('link', { name: /^Sign in with / }).waitFor();
       await shoot('sign-in');
       await page.getByLabel('Admin key').fill(adminKey);
       await page.getByRole('button', { name: 'Sign in' }).click();
@@ -153,12 +181,25 @@ async function main(): Promise<void> {
       await visit('#/access', 'Access', 'access-explain');
       await visit('#/access?policy=support', /^Policy /, 'access-policy');
       await visit('#/requests', 'Requests', 'requests');
+      // The record report mode marked: what policies would refuse, and why.
       await visit('#/requests', 'Requests', 'request-detail', async (p) => {
+        await p
+          .locator('tr')
+          .filter({ hasText: 'would deny' })
+          .getByRole('button', { name: /^Open request/ })
+          .click();
+        await p
+          .locator('#request-detail')
+          .getByText(/^Would be refused/)
+          .waitFor();
+      });
+      // A request the gateway refused (403 model_not_enabled): provider, model and message kept.
+      await visit('#/requests?status=403', 'Requests', 'request-refused', async (p) => {
         await p
           .getByRole('button', { name: /^Open request/ })
           .first()
           .click();
-        await p.locator('#request-detail').waitFor();
+        await p.locator('#request-detail').getByText('model_not_enabled').first().waitFor();
       });
       await visit('#/usage', 'Usage', 'usage');
       await visit('#/usage?group_by=user', 'Usage', 'usage-cost');
@@ -178,7 +219,7 @@ async function main(): Promise<void> {
   } finally {
     await browser.close();
     await gateway.stop();
-    await Promise.all([anthropic.close(), mcp.close()]);
+    await Promise.all([anthropic.close(), mcp.close(), idp.stop()]);
   }
 }
 

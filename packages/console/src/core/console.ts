@@ -283,6 +283,15 @@ export function createConsole(options: ConsoleOptions): ConsoleHandler {
     if (test) {
       if (method !== 'POST') return send(res, 405, error('A test is a POST.', 'method_not_allowed'));
       if (!options.testRecord) return send(res, 404, error('Tests are not available.', 'route_not_found'));
+      // A viewer only reads; a test is a real call through the gateway.
+      if (session.role === 'viewer')
+        return send(res, 403, {
+          error: {
+            message: 'The signed-in role "viewer" may not run tests: an "operator" or "admin" may.',
+            type: 'permission_error',
+            code: 'role_forbidden',
+          },
+        });
       let slug: string;
       try {
         slug = decodeURIComponent(test[2] as string);

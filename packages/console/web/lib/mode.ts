@@ -7,7 +7,7 @@ import { api, dataOf, SignedOutError } from './api.js';
 import { el, say } from './dom.js';
 import { formOf, showError, value } from './forms.js';
 import { rerender } from './nav.js';
-import { canWrite } from './records.js';
+import { canAdmin } from './records.js';
 
 const MODES: [string, string, string][] = [
   [
@@ -23,10 +23,13 @@ const MODES: [string, string, string][] = [
   ['policies', 'Policies', 'a caller reaches only what the policies naming it allow; everything else is refused.'],
 ];
 
+/** Where the mode comes from: the `source` of `GET /admin/v1/access/mode`. */
 const SOURCES: Record<string, string> = {
   catalog: 'Set in the console (stored in the catalog; every instance follows within a second).',
-  env: 'Set by GATEWAY_ACCESS_MODE: it cannot be switched here; change the variable and restart.',
-  config: "Set by the config file's access.mode: it cannot be switched here; change the file.",
+  default:
+    'The default: no mode has been set yet. Switching stores it in the catalog; every instance follows within a second.',
+  environment: 'Set by GATEWAY_ACCESS_MODE: it cannot be switched here; change the variable and restart.',
+  config: "Set by the config file's access.mode: it cannot be switched here; change the file and restart.",
 };
 
 /** The banner, or undefined when the gateway has no access mode route (nothing is shown then). */
@@ -54,7 +57,9 @@ export async function accessModeBanner(): Promise<HTMLElement | undefined> {
     el('p', {}, el('strong', { text: `Access mode: ${known[1]}` }), ` — ${known[2]}`),
   );
   if (SOURCES[source]) banner.append(el('p', { class: 'hint', text: SOURCES[source] }));
-  if (policyCount !== undefined && policyCount > 0 && mode !== 'policies') {
+  // `policiesApplied` says whether the policies decide requests (only in `policies` mode).
+  const applied = typeof answer.body.policiesApplied === 'boolean' ? answer.body.policiesApplied : mode === 'policies';
+  if (policyCount !== undefined && policyCount > 0 && !applied) {
     const some = policyCount === 1 ? '1 policy exists' : `${policyCount} policies exist`;
     banner.append(
       el('p', {
@@ -63,14 +68,18 @@ export async function accessModeBanner(): Promise<HTMLElement | undefined> {
         text:
           mode === 'open'
             ? `${some} but ${policyCount === 1 ? 'is' : 'are'} not applied: in open mode every caller reaches everything. Switch to report to see what they would refuse, then to policies to enforce them.`
-            : `${some} but ${policyCount === 1 ? 'is' : 'are'} only reported, not enforced: requests they would refuse are let through and marked "would deny".`,
+            : `${some} but ${policyCount === 1 ? 'is' : 'are'} only reported, not enforced: requests ${policyCount === 1 ? 'it' : 'they'} would refuse are let through and marked "would deny".`,
       }),
     );
   }
   if (mode === 'policies' && policyCount === 0) {
     banner.append(el('p', { class: 'warning', role: 'note', text: 'No policy exists: every caller is refused.' }));
   }
-  if (source === 'catalog' && canWrite()) {
+  // A mode stored in the catalog (or not set yet) can change; one set by the environment or the
+  // config file cannot. Only an admin switches it (an operator gets 403 role_forbidden).
+  const changeable =
+    typeof answer.body.changeable === 'boolean' ? answer.body.changeable : source === 'catalog' || source === 'default';
+  if (changeable && canAdmin()) {
     const form = formOf(
       'Switch access mode',
       [{ name: 'mode', label: 'Access mode', type: 'select', options: MODES.map(([m, l]) => [m, l]), value: mode }],
@@ -96,8 +105,8 @@ export async function accessModeBanner(): Promise<HTMLElement | undefined> {
     );
     form.classList.add('mode-switch');
     banner.append(form);
-  } else if (source === 'catalog' && !canWrite()) {
-    banner.append(el('p', { class: 'hint', text: 'Your role cannot switch it.' }));
+  } else if (changeable) {
+    banner.append(el('p', { class: 'hint', text: 'Only an admin can switch it.' }));
   }
   return banner;
 }

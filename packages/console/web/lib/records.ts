@@ -5,7 +5,8 @@ import { rerender } from './nav.js';
 
 /** The "Test" button of a provider, integration or MCP server, with its outcome beside it; none when tests are off. */
 export function testButton(kind: 'providers' | 'mcp-servers', slug: string): HTMLElement | undefined {
-  if (!session.tests) return undefined;
+  // A viewer only reads: a test is a real call through the gateway (the gateway refuses it too).
+  if (!session.tests || !canWrite()) return undefined;
   const outcome = el('span', { class: 'outcome', role: 'status' });
   const b = button(
     'Test',
@@ -51,6 +52,14 @@ export function deleteButton(
 /** Whether the signed-in person may change records (a viewer only reads). */
 export function canWrite(): boolean {
   return session.role !== 'viewer';
+}
+
+/**
+ * Whether the signed-in person may change the gateway's settings (the access mode, the OAuth
+ * settings and grants): an admin only; an operator changes records, not settings.
+ */
+export function canAdmin(): boolean {
+  return session.role === 'admin';
 }
 
 /** The note a config-file record shows instead of its edit and delete buttons. */

@@ -47,9 +47,17 @@ export function startRouter(routes: Map<string, Page>): void {
 async function render(): Promise<void> {
   const mine = ++generation;
   const name = pageName() || FIRST_PAGE;
-  if (!session.csrfToken && !(await restoreSession())) {
-    if (mine === generation) showSignIn();
-    return;
+  if (!session.csrfToken) {
+    if (!(await restoreSession())) {
+      if (mine === generation) showSignIn();
+      return;
+    }
+    // Back from the OpenID Provider (the callback opens /console/): to the page the person left.
+    const back = returnHash();
+    if (back !== undefined && (name === FIRST_PAGE || name === 'sign-in') && back !== window.location.hash) {
+      navigate(back);
+      return;
+    }
   }
   if (name === 'sign-in') {
     navigate(`#/${FIRST_PAGE}`);
@@ -121,10 +129,50 @@ function showSignIn(): void {
     },
   );
   const returning = expired && pageName() !== '' && pageName() !== 'sign-in';
+  const provider = el('div', { id: 'oidc-sign-in' });
   main.replaceChildren(
     heading('Gateway console'),
     ...(returning ? [el('p', { class: 'hint', text: 'Your session has ended: sign in to return to this page.' })] : []),
+    provider,
     form,
   );
   document.title = 'Sign in · Gateway console';
+  void offerProviderSignIn(provider);
+}
+
+/** Where the page was when the person left to sign in at the OpenID Provider (this tab only). */
+const RETURN_KEY = 'gw-console-return';
+
+/**
+ * "Sign in with <provider>" above the admin key form, when `GET /console/oidc` says the gateway
+ * signs people in at the company's OpenID Provider. The link goes to the fixed
+ * `/console/oidc/start`; the provider's callback opens the console signed in, and the page
+ * returns to where it was.
+ */
+async function offerProviderSignIn(slot: HTMLElement): Promise<void> {
+  let answer: Record<string, unknown>;
+  try {
+    const res = await fetch('/console/oidc', { credentials: 'same-origin' });
+    if (!res.ok) return;
+    answer = (await res.json()) as Record<string, unknown>;
+  } catch {
+    return; // no provider sign-in: the admin key form stays alone
+  }
+  if (answer.enabled !== true || typeof answer.name !== 'string' || !slot.isConnected) return;
+  const link = el('a', { class: 'button primary', href: '/console/oidc/start', text: `Sign in with ${answer.name}` });
+  link.addEventListener('click', () => {
+    const here = pageName();
+    if (here !== '' && here !== 'sign-in') sessionStorage.setItem(RETURN_KEY, window.location.hash);
+  });
+  slot.replaceChildren(
+    el('p', {}, link),
+    el('p', { class: 'hint', text: 'Or sign in with the admin key (for automation and the first start):' }),
+  );
+}
+
+/** The page to return to after signing in at the OpenID Provider (read once), or undefined. */
+function returnHash(): string | undefined {
+  const hash = sessionStorage.getItem(RETURN_KEY);
+  sessionStorage.removeItem(RETURN_KEY);
+  return hash !== null && /^#\/[a-z-]{1,32}(\?.{0,2000})?$/.test(hash) ? hash : undefined;
 }

@@ -3,7 +3,7 @@ import { api, type ApiError } from '../lib/api.js';
 import { button, el, heading, say, table, when, type Json } from '../lib/dom.js';
 import { formOf, list, showError, value, write } from '../lib/forms.js';
 import { hashParams, navigate, rerender } from '../lib/nav.js';
-import { canWrite } from '../lib/records.js';
+import { canAdmin } from '../lib/records.js';
 
 /** The hosts of a client's redirect URIs, each once (a URI that does not parse is shown as it is). */
 function redirectHosts(uris: unknown): string {
@@ -58,13 +58,13 @@ async function oauthSettingsSection(): Promise<HTMLElement | undefined> {
       lines.push(`Refresh token lifetime: ${String(settings.refreshTokenTtlSeconds)} s`);
   }
   section.append(el('div', { class: 'settings-current' }, ...lines.map((line) => el('p', { text: line }))));
-  if (source === 'config' || !canWrite()) {
+  if (source === 'config' || !canAdmin()) {
     section.append(
       el('p', {
         text:
           source === 'config'
             ? "These settings come from the config file's oauth object: change them there (read-only here)."
-            : 'Your role cannot change them.',
+            : 'Only an admin can change them.',
       }),
     );
     return section;
@@ -224,7 +224,7 @@ export async function connectedAppsPage(): Promise<HTMLElement[]> {
       el(
         'td',
         {},
-        active && canWrite() ? revokeGrantButton(String(g.id), `the grant of ${name} to ${String(g.user)}`) : undefined,
+        active && canAdmin() ? revokeGrantButton(String(g.id), `the grant of ${name} to ${String(g.user)}`) : undefined,
       ),
     );
   });

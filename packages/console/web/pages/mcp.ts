@@ -340,7 +340,7 @@ async function toolsPanel(container: HTMLElement, slug: string): Promise<void> {
               text: `Approved ${new Date(String(tool.approvedAt)).toLocaleString()} by ${String(tool.approvedBy)}`,
             })
           : undefined,
-        held
+        held && canWrite()
           ? button(
               'Approve',
               () =>
