@@ -1,6 +1,7 @@
 // `node bench/profile.mjs [passThrough] [conversion] [mcp]`: the gateway in the production shape
 // (PostgreSQL and Redis started here, records stored, export off) under `node --cpu-prof`, one gateway
-// per path, 4,000 requests to warm up and 8,000 more at 10 connections; profiles in $PROFILE_DIR/<path> (default: the temp dir's gw-profiles).
+// per path, 4,000 requests to warm up and 8,000 more at 10 connections; profiles in $PROFILE_DIR/<path> (default: the temp dir's gw-profiles),
+// sampled every $PROFILE_INTERVAL_US µs (default 1000).
 import { spawn } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, writeFileSync, readdirSync } from 'node:fs';
@@ -78,7 +79,7 @@ for (const name of which) {
       LOG_LEVEL: 'info',
       NODE_ENV: 'production',
     },
-    ['--cpu-prof', '--cpu-prof-dir', profDir],
+    ['--cpu-prof', '--cpu-prof-dir', profDir, '--cpu-prof-interval', process.env.PROFILE_INTERVAL_US ?? '1000'],
   );
   gw.child.stdout.resume();
   const [path, body] = paths[name];

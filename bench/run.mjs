@@ -164,6 +164,24 @@ const counts = smoke
           tracing: { cpu: 6000, cpuWarm: 6000, cpuRounds: 5 },
         },
       };
+/**
+ * `--cpu-requests N` and `--cpu-rounds N`: the requests of each CPU round (and of its warm-up) and
+ * the number of rounds, overriding the mode's counts: CPU per request is read from `/proc` in 10 ms
+ * ticks, so telling a 10 µs change apart needs rounds of several thousand requests.
+ */
+for (const [flag, keys] of [
+  ['--cpu-requests', ['cpu', 'cpuWarm']],
+  ['--cpu-rounds', ['cpuRounds']],
+]) {
+  const at = args.indexOf(flag);
+  if (at === -1) continue;
+  const value = Number(args[at + 1]);
+  if (!Number.isInteger(value) || value < 1) {
+    process.stderr.write(`bench: ${flag} takes a whole number of at least 1\n`);
+    process.exit(2);
+  }
+  for (const key of keys) counts[key] = value;
+}
 const GATEWAY_KEY = 'gw-bench-key-000000';
 
 function startProcess(script, env = {}, nodeArgs = []) {

@@ -6,6 +6,7 @@
  */
 import { randomFillSync } from 'node:crypto';
 import {
+  ProxyTracerProvider,
   ROOT_CONTEXT,
   TraceFlags,
   context as otelContext,
@@ -111,6 +112,19 @@ function tracer(name: string): Tracer {
   return found;
 }
 
+/**
+ * Whether a tracer provider is registered with the OpenTelemetry API (the gateway's SDK when
+ * export is on, or a host app's): the API's global provider is its proxy until one is, and the
+ * proxy has no delegate then. Read on every span, so a provider registered later is followed.
+ */
+function tracerProviderRegistered(): boolean {
+  const provider = trace.getTracerProvider();
+  return !(provider instanceof ProxyTracerProvider) || provider.getDelegate() !== NO_PROVIDER;
+}
+
+/** The API's no-op provider: what a proxy without a delegate hands back. */
+const NO_PROVIDER = new ProxyTracerProvider().getDelegate();
+
 /** A span and the context whose current span it is (for its children and upstream headers). */
 export interface StartedSpan {
   span: Span;
@@ -129,6 +143,18 @@ export function startSpan(
   kind: SpanKind,
   attributes?: Attributes,
 ): StartedSpan {
+  if (!tracerProviderRegistered()) {
+    // No provider: the API's tracer would hand back a no-op span with the parent's context, which
+    // is replaced below anyway. The span of this hop is made directly.
+    const parentSpan = trace.getSpanContext(parent);
+    const span = trace.wrapSpanContext({
+      traceId: parentSpan && trace.isSpanContextValid(parentSpan) ? parentSpan.traceId : newTraceId(),
+      spanId: newSpanId(),
+      traceFlags: parentSpan?.traceFlags ?? TraceFlags.SAMPLED,
+      traceState: parentSpan?.traceState,
+    });
+    return { span, context: trace.setSpan(parent, span) };
+  }
   let span = tracer(tracerName).startSpan(name, { kind, attributes }, parent);
   if (!span.isRecording()) {
     const parentSpan = trace.getSpanContext(parent);

@@ -1,4 +1,4 @@
-import { ROOT_CONTEXT, SpanKind, trace } from '@opentelemetry/api';
+import { ROOT_CONTEXT, SpanKind, trace, type Span, type TracerProvider } from '@opentelemetry/api';
 import {
   contextWithParent,
   injectTraceHeaders,
@@ -62,6 +62,41 @@ describe('spans without a tracer provider', () => {
     );
     expect(span.spanContext().traceId).toMatch(/^(?!0{32})[0-9a-f]{32}$/);
     expect(span.spanContext().traceFlags).toBe(0);
+  });
+});
+
+describe('spans with a tracer provider registered later', () => {
+  afterEach(() => trace.disable());
+
+  it('follow the provider from the next span on, and stop when it goes', () => {
+    const parent = contextWithParent({ traceId: TRACE, spanId: SPAN, traceFlags: 1, isRemote: true });
+    expect(startSpan('test', 'before', parent, SpanKind.SERVER).span.isRecording()).toBe(false);
+    const started: string[] = [];
+    // A host's provider: its tracer records every span it starts (ids of its own in the parent's trace).
+    const provider: TracerProvider = {
+      getTracer: () => ({
+        startSpan(name, _options, context) {
+          started.push(name);
+          const span = trace.wrapSpanContext({
+            traceId: trace.getSpanContext(context ?? ROOT_CONTEXT)?.traceId ?? newTraceId(),
+            spanId: newSpanId(),
+            traceFlags: 1,
+          });
+          return Object.assign(Object.create(span) as Span, { isRecording: () => true });
+        },
+        startActiveSpan: () => {
+          throw new Error('not used');
+        },
+      }),
+    };
+    expect(trace.setGlobalTracerProvider(provider)).toBe(true);
+    const { span } = startSpan('test', 'during', parent, SpanKind.SERVER);
+    expect(started).toEqual(['during']);
+    expect(span.isRecording()).toBe(true);
+    expect(span.spanContext().traceId).toBe(TRACE);
+    trace.disable();
+    expect(startSpan('test', 'after', parent, SpanKind.SERVER).span.isRecording()).toBe(false);
+    expect(started).toEqual(['during']);
   });
 });
 

@@ -117,7 +117,8 @@ export function trackRequest(
   const traceId = sent ?? request.span.spanContext().traceId;
   res.setHeader('x-gateway-request-id', requestId);
   res.setHeader('x-gateway-trace-id', traceId);
-  res.once('close', () => {
+  // `on`, not `once`: a response closes once, and `once` wraps the listener and removes it again.
+  res.on('close', () => {
     const gateway: GatewayLocals & { mcpMethod?: string; mcpTool?: string } =
       (res as { locals?: { gateway?: GatewayLocals } }).locals?.gateway ?? {};
     const status = res.headersSent ? res.statusCode : 499;
@@ -128,10 +129,11 @@ export function trackRequest(
     if (gateway.upstreamAttempts !== undefined && gateway.upstreamAttempts > 1) {
       metrics.recordRetries(family, gateway.target, gateway.upstreamAttempts - 1);
     }
-    setDefinedAttributes(request.span, {
-      'http.response.status_code': status,
-      'error.type': gateway.errorCode,
-    });
+    if (request.span.isRecording())
+      setDefinedAttributes(request.span, {
+        'http.response.status_code': status,
+        'error.type': gateway.errorCode,
+      });
     if (status >= 500 || status === 499) request.span.setStatus({ code: SpanStatusCode.ERROR });
     request.span.end();
     const state = requestState(req);

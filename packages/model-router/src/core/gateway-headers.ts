@@ -3,9 +3,21 @@ import { InvalidConfigHeaderError, UnsupportedValueError } from './errors';
 
 /** A gateway header, read as `x-gateway-<name>` or its alias `x-portkey-<name>`. */
 export function gatewayHeader(headers: IncomingHttpHeaders, name: string): string | undefined {
-  const value = headers[`x-gateway-${name}`] ?? headers[`x-portkey-${name}`];
+  let names = HEADER_NAMES.get(name);
+  if (names === undefined) {
+    names = [`x-gateway-${name}`, `x-portkey-${name}`];
+    if (HEADER_NAMES.size < 64) HEADER_NAMES.set(name, names);
+  }
+  const value = headers[names[0]] ?? headers[names[1]];
   return typeof value === 'string' && value !== '' ? value : undefined;
 }
+
+/**
+ * The two header names of each name asked of {@link gatewayHeader}, built once: the names are
+ * constants of the gateway's code (at most 64 kept), and a name built afresh on every request
+ * costs a string and its hash on each lookup.
+ */
+const HEADER_NAMES = new Map<string, readonly [string, string]>();
 
 /** The parsed `x-gateway-config` header. */
 export interface GatewayRequestConfig {
@@ -173,14 +185,10 @@ export function isStrict(headers: IncomingHttpHeaders, config: GatewayRequestCon
 
 /** Beta names from every beta header, merged and de-duplicated; undefined when none. */
 export function mergedBetas(headers: IncomingHttpHeaders): string | undefined {
+  // Most requests send none of them: nothing to merge, nothing allocated.
+  if (BETA_HEADERS.every((header) => headers[header] === undefined)) return undefined;
   const names = new Set<string>();
-  for (const header of [
-    'x-gateway-provider-beta',
-    'x-portkey-provider-beta',
-    'x-gateway-anthropic-beta',
-    'x-portkey-anthropic-beta',
-    'anthropic-beta',
-  ]) {
+  for (const header of BETA_HEADERS) {
     const value = headers[header];
     for (const item of (Array.isArray(value) ? value.join(',') : (value ?? '')).split(',')) {
       const name = item.trim();
@@ -189,6 +197,15 @@ export function mergedBetas(headers: IncomingHttpHeaders): string | undefined {
   }
   return names.size > 0 ? [...names].join(',') : undefined;
 }
+
+/** The headers {@link mergedBetas} merges, in order. */
+const BETA_HEADERS = [
+  'x-gateway-provider-beta',
+  'x-portkey-provider-beta',
+  'x-gateway-anthropic-beta',
+  'x-portkey-anthropic-beta',
+  'anthropic-beta',
+] as const;
 
 /** The upstream `anthropic-version`. Default `2023-06-01`. */
 export function anthropicVersion(headers: IncomingHttpHeaders): string {

@@ -49,7 +49,9 @@ export class UsageTap {
     if (this.chunks === undefined) return;
     let body: unknown;
     try {
-      body = JSON.parse(Buffer.concat(this.chunks).toString('utf8'));
+      const chunks = this.chunks;
+      // A short answer is one chunk: read it as it is, not copied first.
+      body = JSON.parse((chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)).toString('utf8'));
     } catch {
       body = undefined;
     }
