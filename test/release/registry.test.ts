@@ -305,7 +305,8 @@ describe('the release', () => {
       expect(files).toContain('package.json');
       expect(files).toContain('README.md');
       expect(files).toContain('CHANGELOG.md');
-      for (const map of files.filter((f) => f.endsWith('.map'))) {
+      // Source maps end in .js.map / .d.ts.map; PostgreSQL's pg_filenode.map in the prepared data directory is no source map.
+      for (const map of files.filter((f) => f.endsWith('.js.map') || f.endsWith('.ts.map'))) {
         const { sources } = JSON.parse(readFileSync(join(dir, map), 'utf8')) as { sources: string[] };
         for (const source of sources) {
           expect(`${name}/${map} -> ${source}: ${existsSync(join(dir, dirname(map), source))}`).toMatch(/true$/);

@@ -3,9 +3,18 @@
 // empty data directory, so a gateway's first start never runs initdb in its own process (initdb
 // under PGlite peaks near 800 MB resident; a copied directory opens like any later start).
 // Skipped when the directory for the installed PGlite version is already there.
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const packageDir = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -22,4 +31,21 @@ if (!existsSync(join(target, 'PG_VERSION'))) {
   rmSync(target, { recursive: true, force: true });
   renameSync(building, target);
   console.log(`@gw/catalog: prepared the embedded data directory for PGlite ${version} (${Date.now() - started} ms)`);
+}
+
+// Every directory of the prepared data directory, listed beside it: a package tarball keeps no
+// empty directory (pg_tblspc, pg_notify, pg_wal/archive_status…), and PostgreSQL needs each of
+// them, so openEmbeddedDatabase creates them again after its copy.
+const manifest = `${target}.directories.json`;
+if (!existsSync(manifest)) {
+  const directories = [];
+  const walk = (dir) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      if (!entry.isDirectory()) continue;
+      directories.push(relative(target, join(dir, entry.name)).split('\\').join('/'));
+      walk(join(dir, entry.name));
+    }
+  };
+  walk(target);
+  writeFileSync(manifest, `${JSON.stringify(directories.sort())}\n`);
 }

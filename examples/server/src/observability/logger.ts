@@ -81,7 +81,7 @@ export function flushLogger(logger: Logger): void {
 /** Pending log bytes that start a write to stdout (below it, lines wait for the flush timer). */
 const LOG_BATCH_BYTES = 32 * 1024;
 /** Longest a log line waits in a batch, in ms. */
-const LOG_FLUSH_MS = 1000;
+const LOG_FLUSH_MS = 200;
 /** Most bytes handed to one write to stdout. */
 const LOG_WRITE_MAX_BYTES = 64 * 1024;
 

@@ -50,6 +50,22 @@ export function preparedDataDirectory(): string | undefined {
 }
 
 /**
+ * The directories of the prepared data directory, from the list written beside it at build time
+ * (`<version>.directories.json`): the empty ones are missing from an installed package. Only
+ * plain relative names are taken.
+ */
+function preparedDirectories(prepared: string): string[] {
+  const manifest = `${prepared}.directories.json`;
+  if (!existsSync(manifest)) return [];
+  const listed = JSON.parse(readFileSync(manifest, 'utf8')) as unknown;
+  if (!Array.isArray(listed)) return [];
+  return listed.filter(
+    (name): name is string =>
+      typeof name === 'string' && /^[A-Za-z0-9_]+(\/[A-Za-z0-9_]+)*$/.test(name) && name.length <= 200,
+  );
+}
+
+/**
  * The embedded database: PGlite (PostgreSQL compiled to WebAssembly) in `dataDir`, created when
  * missing. An empty directory is filled from the prepared data directory built with the package
  * ({@link preparedDataDirectory}): PGlite's own initdb peaks near 800 MB resident; a copied
@@ -61,6 +77,8 @@ export async function openEmbeddedDatabase(dataDir: string): Promise<CatalogData
   if (prepared !== undefined) {
     // PG_VERSION last: a copy cut short is copied again at the next start.
     cpSync(prepared, dataDir, { recursive: true, filter: (from) => from !== join(prepared, 'PG_VERSION') });
+    // A package tarball keeps no empty directory; PostgreSQL needs each one the build listed.
+    for (const directory of preparedDirectories(prepared)) mkdirSync(join(dataDir, directory), { recursive: true });
     copyFileSync(join(prepared, 'PG_VERSION'), join(dataDir, 'PG_VERSION'));
   }
   // Loaded here, not at the top: a gateway on `DATABASE_URL` never loads PGlite (its code and
