@@ -109,6 +109,41 @@ export function startEventStream(res: ServerResponse): void {
   res.setHeader('x-accel-buffering', 'no');
 }
 
+/**
+ * Sends a converted request to the provider's Anthropic Messages endpoint: the one upstream call of
+ * chat completions, prompt templates and the Responses API.
+ */
+export function callAnthropicMessages(
+  context: ChatContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  call: {
+    provider: { slug: string; baseUrl?: string } & Parameters<typeof anthropicApi.headers>[0];
+    config: ReturnType<typeof readGatewayConfig>;
+    request: Parameters<typeof upstreamJson>[0];
+    model: string;
+    stream: boolean;
+  },
+): ReturnType<typeof callProvider> {
+  const { provider, config, request, model, stream } = call;
+  const base = providerBase(provider.baseUrl ?? anthropicApi.defaultBaseUrl);
+  return callProvider({
+    dispatcher: context.dispatcher,
+    origin: base.origin,
+    path: `${base.path}${anthropicApi.endpoints.messages}`,
+    headers: anthropicApi.headers(provider, req.headers, stream ? 'text/event-stream' : 'application/json'),
+    body: upstreamJson(request, req),
+    timeoutMs: config.request_timeout ?? context.timeoutMs,
+    limits: context.limits,
+    config,
+    target: provider.slug,
+    res,
+    traceContext: requestTraceContext(req),
+    operation: 'chat',
+    model,
+  });
+}
+
 /** Runs one chat completion (also used by prompt templates), streaming or not. */
 export async function runChatCompletion(
   context: ChatContext,
@@ -159,22 +194,7 @@ export async function runChatCompletion(
     res.end(frames);
     return;
   }
-  const base = providerBase(provider.baseUrl ?? anthropicApi.defaultBaseUrl);
-  const response = await callProvider({
-    dispatcher: context.dispatcher,
-    origin: base.origin,
-    path: `${base.path}${anthropicApi.endpoints.messages}`,
-    headers: anthropicApi.headers(provider, req.headers, stream ? 'text/event-stream' : 'application/json'),
-    body: upstreamJson(request, req),
-    timeoutMs: config.request_timeout ?? context.timeoutMs,
-    limits: context.limits,
-    config,
-    target: provider.slug,
-    res,
-    traceContext: requestTraceContext(req),
-    operation: 'chat',
-    model,
-  });
+  const response = await callAnthropicMessages(context, req, res, { provider, config, request, model, stream });
   const locals = gatewayLocals(res);
   if (response.statusCode >= 400) {
     await answerUpstreamError(res, response);

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { requestTraceContext } from '@gw/tracing';
 import { checkModelAccess, resolveModel } from '../core/catalog';
 import { InvalidRequestError, ItemNotFoundError, ResponseNotFoundError, UnknownProviderError } from '../core/errors';
 import { gatewayHeader, readGatewayConfig } from '../core/gateway-headers';
@@ -8,9 +7,8 @@ import { receivedBodyBytes } from '../core/json-body';
 import type { RawStringPolicy } from '../core/json-reader';
 import type { ReasoningSeal } from '../core/reasoning-seal';
 import { responseOwner, type ResponsesStore, type StoredResponse } from '../core/responses-store';
-import { upstreamJson } from '../core/streaming-json';
 import { MessageAssembler, messageEvents } from '../core/cache/answer';
-import { anthropicApi, IGNORED_PARAMS_HEADER, toAnthropicConversion } from '../providers/anthropic';
+import { IGNORED_PARAMS_HEADER, toAnthropicConversion } from '../providers/anthropic';
 import {
   includesEncryptedReasoning,
   lowerResponsesRequest,
@@ -21,10 +19,10 @@ import {
 } from '../providers/anthropic/responses-request';
 import { ResponsesStreamTranslator, responseIdOfItem, responseIdPart } from '../providers/anthropic/responses-stream';
 import { MAX_CACHED_ANSWER_BYTES, lookUp, planCache, remember } from './cache-flow';
-import { answerUpstreamError, startEventStream, type ChatContext } from './chat-completions';
+import { answerUpstreamError, callAnthropicMessages, startEventStream, type ChatContext } from './chat-completions';
 import { anthropicUsage, gatewayLocals, sendJson } from './respond';
 import { StreamWriter } from './stream-writer';
-import { callProvider, providerBase, readUpstreamJson, startStreamSpan } from './upstream-call';
+import { readUpstreamJson, startStreamSpan } from './upstream-call';
 import { drainUpstream, pumpUpstreamEvents } from './upstream-events';
 
 type Json = Record<string, unknown>;
@@ -220,22 +218,7 @@ export async function runCreateResponse(
     res.end(frames + translator.finalFrame());
     return;
   }
-  const base = providerBase(provider.baseUrl ?? anthropicApi.defaultBaseUrl);
-  const response = await callProvider({
-    dispatcher: context.dispatcher,
-    origin: base.origin,
-    path: `${base.path}${anthropicApi.endpoints.messages}`,
-    headers: anthropicApi.headers(provider, req.headers, stream ? 'text/event-stream' : 'application/json'),
-    body: upstreamJson(request, req),
-    timeoutMs: config.request_timeout ?? context.timeoutMs,
-    limits: context.limits,
-    config,
-    target: provider.slug,
-    res,
-    traceContext: requestTraceContext(req),
-    operation: 'chat',
-    model,
-  });
+  const response = await callAnthropicMessages(context, req, res, { provider, config, request, model, stream });
   const locals = gatewayLocals(res);
   if (response.statusCode >= 400) return answerUpstreamError(res, response);
   if (!stream) {
