@@ -1079,6 +1079,24 @@ async function main() {
         },
         counts,
         log: (line) => process.stdout.write(`${line}\n`),
+        // The contract's least per-request work on node:http (bench/contract-floor.mjs), in the
+        // same rounds: the premise of the CPU and latency targets, measured.
+        contractFloor: {
+          start: async (extra) => {
+            const proc = await startProcess(join(root, 'bench/contract-floor.mjs'), {
+              TARGET_PORT: String(mock.port),
+              API_KEYS: `${GATEWAY_KEY},gw-bench-user-000001`,
+              JWT_PRIVATE_KEY: privateKey,
+              ...extra,
+            });
+            proc.child.stdout.resume();
+            return proc;
+          },
+          paths: (port) => ({
+            passThrough: at(port, '/v1/messages', passThroughBody),
+            mcpCached: at(port, '/mcp/tools', mcpCall, { 'x-gateway-api-key': 'gw-bench-user-000001' }),
+          }),
+        },
       });
       if (shapes) process.stdout.write(`${renderShapes(results.shapes, counts).join('\n')}\n`);
     }

@@ -146,9 +146,11 @@ export async function shapeBenchmarks({
   counts,
   log,
   baseline,
+  contractFloor,
 }) {
   const infra = [];
   const running = [];
+  let floorSubject;
   // With a baseline (`{ label, main }`: an earlier build), each shape also runs on it, in the same
   // rounds: before and after, measured together.
   const builds = [
@@ -162,6 +164,16 @@ export async function shapeBenchmarks({
         if (!redisBinary) throw new Error('the production shape needs redis-server (apt-get install -y redis-server)');
         const [postgres, redis] = await Promise.all([startPostgres(), startRedis(redisBinary)]);
         infra.push(postgres, { stop: async () => redis.child.kill('SIGTERM') });
+        // The contract's floor (bench/contract-floor.mjs) stores its records in the same PostgreSQL.
+        if (contractFloor) {
+          const floorProc = await contractFloor.start({ DATABASE_URL: postgres.url });
+          infra.push({ stop: async () => floorProc.child.kill('SIGTERM') });
+          floorSubject = {
+            name: 'contract floor',
+            pid: floorProc.child.pid,
+            targets: contractFloor.paths(floorProc.port),
+          };
+        }
         // Instances of one shape share its PostgreSQL and Redis, as instances of a deployment do.
         for (const build of builds)
           running.push(
@@ -188,15 +200,19 @@ export async function shapeBenchmarks({
         idleTarget: idle.gateway(s.proc.port),
       })),
       { name: 'bare', pid: bare.child.pid, targets: floors, idleTarget: idle.bare },
+      ...(floorSubject ? [floorSubject] : []),
     ];
     const names = Object.keys(floors);
     // Warm-up: every path of every subject, as many requests as a round has.
     for (const subject of subjects)
-      for (const name of names) await closedLoop(subject.targets[name], { connections: 10, count: counts.cpuWarm });
+      for (const name of names)
+        if (subject.targets[name]) await closedLoop(subject.targets[name], { connections: 10, count: counts.cpuWarm });
     const cpu = Object.fromEntries(subjects.map((s) => [s.name, Object.fromEntries(names.map((n) => [n, []]))]));
     for (let r = 0; r < counts.cpuRounds; r++) {
       for (const name of names) {
         for (const subject of rotate(subjects, r)) {
+          // The contract floor serves only some paths.
+          if (!subject.targets[name]) continue;
           const before = processCpuMicros(subject.pid);
           await closedLoop(subject.targets[name], { connections: 10, count: counts.cpu });
           cpu[subject.name][name].push((processCpuMicros(subject.pid) - before) / counts.cpu);
@@ -212,6 +228,7 @@ export async function shapeBenchmarks({
     for (let r = 0; r < counts.rounds; r++) {
       for (const name of latencyNames) {
         for (const subject of rotate(subjects, r)) {
+          if (!subject.targets[name]) continue;
           const samples = await closedLoop(subject.targets[name], { connections: 1, count: counts.latency });
           p50[subject.name][name].push(median(samples.map((s) => s.total)));
         }
@@ -219,7 +236,7 @@ export async function shapeBenchmarks({
         p50.direct[name].push(median(samples.map((s) => s.total)));
       }
       for (const subject of rotate(subjects, r))
-        ttfb[subject.name].push(await idleTtfb(subject.idleTarget, counts.idle));
+        if (subject.idleTarget) ttfb[subject.name].push(await idleTtfb(subject.idleTarget, counts.idle));
       log(`shapes: latency round ${r + 1}/${counts.rounds}`);
     }
 
@@ -316,6 +333,64 @@ export async function shapeBenchmarks({
         );
       }
     }
+    if (floorSubject) {
+      // The premise of the CPU targets, measured: what the contract's least work costs over the bare
+      // proxy, and what this gateway costs over that (production shape, same rounds).
+      const floorCpu = cpu[floorSubject.name];
+      out.contractFloor = {};
+      for (const name of names.filter((n) => floorCpu[n].length > 0)) {
+        const overBare = summary(floorCpu[name].map((c, i) => c / cpu.bare[name][i]));
+        row(
+          'contract floor',
+          `CPU per request, ${name}`,
+          summary(floorCpu[name]),
+          summary(cpu.bare[name]),
+          overBare,
+          '(premise)',
+          null,
+        );
+        out.contractFloor[name] = { cpu: summary(floorCpu[name]), overBare };
+        if (cpu.production?.[name]?.length) {
+          const over = summary(cpu.production[name].map((c, i) => c / floorCpu[name][i]));
+          out.contractFloor[name].productionOverFloor = over;
+          row(
+            'production over the contract floor',
+            `CPU per request, ${name}`,
+            summary(cpu.production[name]),
+            summary(floorCpu[name]),
+            over,
+            '(premise)',
+            null,
+          );
+        }
+      }
+      for (const name of latencyNames.filter((n) => p50[floorSubject.name][n].length > 0)) {
+        const added = (who) => p50[who][name].map((v, i) => v - p50.direct[name][i]);
+        const floorAdded = added(floorSubject.name);
+        const bareAdded = added('bare');
+        row(
+          'contract floor',
+          `added p50 at 1 connection, ${name}`,
+          summary(floorAdded),
+          summary(bareAdded),
+          summary(floorAdded.map((a, i) => a / bareAdded[i])),
+          '(premise)',
+          null,
+        );
+        if (p50.production?.[name]?.length) {
+          const mine = added('production');
+          row(
+            'production over the contract floor',
+            `added p50 at 1 connection, ${name}`,
+            summary(mine),
+            summary(floorAdded),
+            summary(mine.map((a, i) => a / floorAdded[i])),
+            '(premise)',
+            null,
+          );
+        }
+      }
+    }
     return out;
   } finally {
     for (const s of running) s.proc.child.kill('SIGTERM');
@@ -350,7 +425,7 @@ export function renderShapes(result, counts) {
     '| --- | --- | --- | --- | --- | --- | --- |',
     ...result.rows.map(
       (r) =>
-        `| ${r.shape} | ${r.figure} | ${fmt(r.measured, unit(r.figure))} | ${fmt(r.floor, unit(r.figure))} | ${r.ratio ? `${r.ratio.median.toFixed(2)}× (${r.ratio.min.toFixed(2)} – ${r.ratio.max.toFixed(2)})` : '—'} | ${r.target} | ${r.met ? 'yes' : '**no**'} |`,
+        `| ${r.shape} | ${r.figure} | ${fmt(r.measured, unit(r.figure))} | ${fmt(r.floor, unit(r.figure))} | ${r.ratio ? `${r.ratio.median.toFixed(2)}× (${r.ratio.min.toFixed(2)} – ${r.ratio.max.toFixed(2)})` : '—'} | ${r.target} | ${r.met === null ? '—' : r.met ? 'yes' : '**no**'} |`,
     ),
     '',
   ];
