@@ -35,7 +35,6 @@ import {
   type CatalogSnapshot,
 } from '@gw/catalog';
 import { gatewayConsole } from '@gw/console';
-import { handleOAuthAdmin } from '@gw/oauth';
 import {
   MemoryCacheStore,
   ProviderModelLists,
@@ -69,6 +68,7 @@ import { mountRouteTable, type NodeMiddleware, type RouteTable, type RouteTableE
 import { GatewayMetrics } from './observability/metrics';
 import type { RequestRecord } from './observability/request-record';
 import type { TracingStats } from './observability/tracing';
+import { oauthPackage } from './oauth/oauth-package';
 import { createGatewayOAuth, type GatewayOAuth } from './oauth/oauth-setup';
 import {
   handleOAuthSettings,
@@ -692,7 +692,7 @@ export function createGateway(options: GatewayOptions): Gateway {
                             },
                           },
                         })
-                      : handleOAuthAdmin(
+                      : oauthPackage().handleOAuthAdmin(
                           currentOAuth.oauth.server,
                           { authorize: async () => ({ actor }) },
                           { method, path, query, headers: {} },
