@@ -16,7 +16,9 @@ import { rsaPem, startGateway, writeConfig, type RunningGateway } from './suppor
  * and WebAssembly reserve gigabytes of address space up front, and plain `node -e 0` dies under
  * `prlimit --data=4G`. Where no cgroup can be created (not root, a read-only hierarchy), the
  * first start's peak resident memory (VmHWM, the kernel's exact peak) is held under the limit
- * instead, and the test says so.
+ * instead, and the test says so. With `DATABASE_URL`, the benchmarks' production shape (REDIS_URL,
+ * the bench's config and its 3,111 API keys) settles under 100 MB, and the modules of features
+ * that are off are not loaded at all.
  */
 
 // The real PGlite, observed as it is loaded (hoisted above the imports, so loading it when the
