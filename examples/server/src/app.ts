@@ -35,7 +35,6 @@ import {
   type CatalogSnapshot,
 } from '@gw/catalog';
 import { gatewayConsole } from '@gw/console';
-import { handleOAuthAdmin } from '@gw/oauth';
 import {
   MemoryCacheStore,
   ProviderModelLists,
@@ -69,6 +68,7 @@ import { mountRouteTable, type NodeMiddleware, type RouteTable, type RouteTableE
 import { GatewayMetrics } from './observability/metrics';
 import type { RequestRecord } from './observability/request-record';
 import type { TracingStats } from './observability/tracing';
+import { oauthPackage } from './oauth/oauth-package';
 import { createGatewayOAuth, type GatewayOAuth } from './oauth/oauth-setup';
 import {
   handleOAuthSettings,
@@ -346,7 +346,7 @@ export function createGateway(options: GatewayOptions): Gateway {
         signingKey: options.signingKey as SigningKey,
         jwks: options.jwks,
         mcpServerSlugs: liveMcpSlugs,
-        apiKeys: () => mcpAuthenticator,
+        apiKeys: () => authenticator,
         apiKeyIds: () => view.apiKeyIds,
         apiKeyExpiry: () => view.apiKeyExpiry,
         clientAddress: (req) => clientAddress(req, oauthProxies),
@@ -396,8 +396,9 @@ export function createGateway(options: GatewayOptions): Gateway {
   const oauthMcpMetadataUrl = oauthBase ? mcpResourceMetadataUrl(oauthBase, liveMcpSlugs) : undefined;
   const validationMcpMetadataUrl = mcpResourceMetadataUrl(options.publicBaseUrl, liveMcpSlugs);
   // ---- end of the OAuth block.
-  const v1Authenticator = new Authenticator({ apiKeys: view.apiKeys, jwtValidation, accessTokens });
-  const mcpAuthenticator = new Authenticator({ apiKeys: view.apiKeys, jwtValidation, accessTokens });
+  // One authenticator for /v1 and /mcp: the same keys, tokens and identity provider, so each API
+  // key's digest and identity, and the identity provider's key set, are held once.
+  const authenticator = new Authenticator({ apiKeys: view.apiKeys, jwtValidation, accessTokens });
   const modelLists = options.modelLists ?? new ProviderModelLists();
   const providerModels = (provider: ProviderEntry) => modelLists.list(provider);
   // Stored Responses API responses: in the catalog's database, sealed like secrets (CONTRACT section 13).
@@ -451,8 +452,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       return;
     }
     try {
-      v1Authenticator.setApiKeys(next.apiKeys);
-      mcpAuthenticator.setApiKeys(next.apiKeys);
+      authenticator.setApiKeys(next.apiKeys);
     } catch (error) {
       logger.error({ err: { message: (error as Error).message } }, 'catalog change not applied to API keys');
       return;
@@ -519,7 +519,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     {
       kind: 'group',
       prefix: '/mcp',
-      authenticator: mcpAuthenticator,
+      authenticator: authenticator,
       resourceMetadataUrl: (req) =>
         currentOAuth ? oauthMcpMetadataUrl?.(req) : validation ? validationMcpMetadataUrl(req) : undefined,
       resource: (req) => currentOAuth?.oauth.mcpResource(req),
@@ -534,7 +534,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     {
       kind: 'group',
       prefix: '/v1',
-      authenticator: v1Authenticator,
+      authenticator: authenticator,
       resource: () => currentOAuth?.oauth.v1Resource(),
       limits,
       // Model routes come before the SigV4 proxy; the proxy reads raw bodies, so no JSON parser runs before it.
@@ -562,10 +562,10 @@ export function createGateway(options: GatewayOptions): Gateway {
       roles: adminRoles && validation ? adminRoles : undefined,
       verifyToken:
         options.adminClaim || (adminRoles && validation)
-          ? async (token) => (await v1Authenticator.authenticate(['authorization', `Bearer ${token}`])).claims
+          ? async (token) => (await authenticator.authenticate(['authorization', `Bearer ${token}`])).claims
           : undefined,
       oidcFingerprint: () => consoleOidcFingerprint(oidcLoginSettings(), adminRoles),
-      isApiKey: (credential) => v1Authenticator.isApiKey(credential),
+      isApiKey: (credential) => authenticator.isApiKey(credential),
       clientAddress: (req) => clientAddress(req, proxies),
       // Failed sign-ins (slowed down per address by AdminAccess) are logged and audited, never the credential.
       onSignInFailure: (failure) => {
@@ -692,7 +692,7 @@ export function createGateway(options: GatewayOptions): Gateway {
                             },
                           },
                         })
-                      : handleOAuthAdmin(
+                      : oauthPackage().handleOAuthAdmin(
                           currentOAuth.oauth.server,
                           { authorize: async () => ({ actor }) },
                           { method, path, query, headers: {} },

@@ -21,7 +21,7 @@ import { catalogRecordChecks } from './catalog/record-checks';
 import { loadConfigFile } from './config/load';
 import { allowedOriginsFromEnv, publicBaseUrlWarning, requireTokenAudience } from './config/mcp-security';
 import type { GatewayConfig } from './config/schema';
-import { startDemoMcpServer } from './demo/demo-mcp-server';
+import type * as DemoMcpServer from './demo/demo-mcp-server';
 import { DEMO_API_KEY, embeddedDefault } from './demo/embedded-default';
 import { createLogger, flushLogger } from './observability/logger';
 import { startTracing } from './observability/tracing';
@@ -345,6 +345,10 @@ export async function startFromEnvironment(
   if (env.GATEWAY_CONFIG) {
     config = loadConfigFile(env.GATEWAY_CONFIG, env);
   } else {
+    // The demo MCP server (the MCP SDK's server side, ~20 MB resident) only for the development
+    // default: a gateway with a config file never loads it.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when used
+    const { startDemoMcpServer } = require('./demo/demo-mcp-server') as typeof DemoMcpServer;
     const demo = await startDemoMcpServer();
     cleanups.push(demo.close);
     const defaults = embeddedDefault(demo.url, env);

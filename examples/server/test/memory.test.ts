@@ -3,8 +3,10 @@ import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openCatalogDatabase } from '../src/catalog/open-catalog';
+import { startFromEnvironment } from '../src/main';
 import { startPostgres, type RunningPostgres } from '../../../packages/catalog/test/postgres';
-import { startGateway, type RunningGateway } from './support';
+import { startRedis, type RunningRedis } from './cache/cache-support';
+import { rsaPem, startGateway, writeConfig, type RunningGateway } from './support';
 
 /*
  * The gateway's memory at start-up (docs/operations.md, "Memory"). A container with a 512 MB
@@ -14,7 +16,9 @@ import { startGateway, type RunningGateway } from './support';
  * and WebAssembly reserve gigabytes of address space up front, and plain `node -e 0` dies under
  * `prlimit --data=4G`. Where no cgroup can be created (not root, a read-only hierarchy), the
  * first start's peak resident memory (VmHWM, the kernel's exact peak) is held under the limit
- * instead, and the test says so.
+ * instead, and the test says so. With `DATABASE_URL`, the benchmarks' production shape (REDIS_URL,
+ * the bench's config and its 3,111 API keys) settles under 100 MB, and the modules of features
+ * that are off are not loaded at all.
  */
 
 // The real PGlite, observed as it is loaded (hoisted above the imports, so loading it when the
@@ -26,12 +30,74 @@ jest.mock('@electric-sql/pglite', () => {
 });
 const pgliteLoads = () => (globalThis as { pgliteLoads?: number }).pgliteLoads ?? 0;
 
+// Modules a gateway loads only when the feature they serve is configured, observed the same way:
+// the OpenTelemetry SDK (an OTLP endpoint), the MCP SDK's server (the development default's demo
+// MCP server) and @gw/oauth with openid-client (OAuth sign-in, the console's OpenID Provider sign-in).
+jest.mock('@opentelemetry/sdk-trace', () => {
+  const seen = globalThis as { lazyLoads?: Record<string, number> };
+  seen.lazyLoads = { ...seen.lazyLoads, otel: (seen.lazyLoads?.otel ?? 0) + 1 };
+  return jest.requireActual('@opentelemetry/sdk-trace');
+});
+jest.mock('@modelcontextprotocol/sdk/server/mcp.js', () => {
+  const seen = globalThis as { lazyLoads?: Record<string, number> };
+  seen.lazyLoads = { ...seen.lazyLoads, mcpServer: (seen.lazyLoads?.mcpServer ?? 0) + 1 };
+  return jest.requireActual('@modelcontextprotocol/sdk/server/mcp.js');
+});
+jest.mock('@gw/oauth', () => {
+  const seen = globalThis as { lazyLoads?: Record<string, number> };
+  seen.lazyLoads = { ...seen.lazyLoads, oauth: (seen.lazyLoads?.oauth ?? 0) + 1 };
+  return jest.requireActual('@gw/oauth');
+});
+const lazyLoads = () => ({ otel: 0, mcpServer: 0, oauth: 0, ...(globalThis as { lazyLoads?: object }).lazyLoads });
+
 const MB = 1024 * 1024;
 /** A container's limit that the first start must survive. */
 const CONTAINER_LIMIT = 512 * MB;
 const FIRST_START_PEAK = 300 * MB;
 const SETTLED_EMBEDDED = 160 * MB;
 const SETTLED_POSTGRES = 100 * MB;
+
+/**
+ * The production shape of the benchmarks (bench/shapes.mjs with bench/run.mjs's config): model
+ * providers, a Bedrock integration, an MCP server with `jwt_header` (so a signing key), and 3,111
+ * API keys in the config file (the full run's key count).
+ */
+function productionConfig(extra: Record<string, unknown> = {}): string {
+  const upstream = 'http://127.0.0.1:9';
+  return writeConfig({
+    ...extra,
+    auth: {
+      apiKeys: [
+        { key: 'gw-bench-key-000000', user: { user_id: 'bench' } },
+        ...Array.from({ length: 100 }, (_, i) => ({
+          key: `gw-bench-user-${String(i).padStart(6, '0')}`,
+          user: { user_id: `u${i}`, email: `u${i}@example.com` },
+        })),
+        ...Array.from({ length: 3010 }, (_, i) => ({
+          key: `gw-bench-miss-${String(i).padStart(6, '0')}`,
+          user: { user_id: `m${i}` },
+        })),
+      ],
+    },
+    providers: [
+      ...['', '/paced', '/burst', '/short'].map((path, i) => ({
+        slug: ['bench', 'paced', 'burst', 'short'][i],
+        provider: 'anthropic',
+        apiKey: 'sk-bench',
+        baseUrl: `${upstream}${path}`,
+      })),
+      {
+        slug: 'kb',
+        provider: 'bedrock',
+        accessKeyId: 'AKIABENCH',
+        secretAccessKey: 'bench-secret',
+        region: 'us-east-1',
+        allowedHosts: [upstream],
+      },
+    ],
+    mcpServers: [{ slug: 'tools', url: `${upstream}/mcp`, user_identity_forwarding: { method: 'jwt_header' } }],
+  });
+}
 
 function memory(pid: number): { peak: number; resident: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -90,11 +156,19 @@ async function settled(gateway: RunningGateway): Promise<number> {
 }
 
 let postgres: RunningPostgres | undefined;
+let redis: RunningRedis | undefined;
 const running: RunningGateway[] = [];
+
+/** One PostgreSQL server for the tests of this file, started on first use. */
+async function postgresServer(): Promise<RunningPostgres> {
+  postgres ??= await startPostgres();
+  return postgres;
+}
 
 afterAll(async () => {
   await Promise.all(running.map((gateway) => gateway.stop()));
   await postgres?.destroy();
+  await redis?.stop();
 });
 
 describe.each([process.platform === 'linux' ? 'linux' : 'skip'])('memory at start-up (%s)', (platform) => {
@@ -138,14 +212,66 @@ describe.each([process.platform === 'linux' ? 'linux' : 'skip'])('memory at star
   run(
     'with DATABASE_URL the gateway never loads PGlite and settles under 100 MB',
     async () => {
-      postgres = await startPostgres();
-      const gateway = await startGateway({ DATABASE_URL: await postgres.createDatabase() });
+      const gateway = await startGateway({ DATABASE_URL: await (await postgresServer()).createDatabase() });
       running.push(gateway);
       await healthy(gateway);
       expect(await settled(gateway)).toBeLessThanOrEqual(SETTLED_POSTGRES);
     },
     60_000,
   );
+
+  run(
+    "in the benchmarks' production shape (DATABASE_URL, REDIS_URL, providers, Bedrock, a jwt_header MCP server, 3,111 API keys) it settles under 100 MB",
+    async () => {
+      redis ??= await startRedis();
+      const gateway = await startGateway({
+        GATEWAY_CONFIG: productionConfig(),
+        DATABASE_URL: await (await postgresServer()).createDatabase(),
+        REDIS_URL: redis.url,
+        JWT_PRIVATE_KEY: rsaPem().privateKey,
+        NODE_ENV: 'production',
+      });
+      running.push(gateway);
+      await healthy(gateway);
+      expect(await settled(gateway)).toBeLessThanOrEqual(SETTLED_POSTGRES);
+    },
+    60_000,
+  );
+});
+
+describe('modules loaded only for what is configured', () => {
+  it("the production shape loads neither the OpenTelemetry SDK, the MCP SDK's server nor @gw/oauth; each loads once its feature is on", async () => {
+    redis ??= await startRedis();
+    const env = {
+      GATEWAY_CONFIG: productionConfig(),
+      DATABASE_URL: await (await postgresServer()).createDatabase(),
+      REDIS_URL: redis.url,
+      JWT_PRIVATE_KEY: rsaPem().privateKey,
+      NODE_ENV: 'production',
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'error',
+    };
+    const production = await startFromEnvironment(env);
+    await production.stop();
+    expect(lazyLoads()).toEqual({ otel: 0, mcpServer: 0, oauth: 0 });
+    // Nothing listens there: the spans of this start are dropped, and the start is not held up.
+    const traced = await startFromEnvironment({ ...env, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9' });
+    await traced.stop();
+    expect(lazyLoads()).toEqual({ otel: 1, mcpServer: 0, oauth: 0 });
+    const withOAuth = await startFromEnvironment({
+      ...env,
+      GATEWAY_CONFIG: productionConfig({ oauth: { login: { type: 'api_key' } } }),
+      PUBLIC_BASE_URL: 'http://127.0.0.1:9',
+    });
+    await withOAuth.stop();
+    expect(lazyLoads()).toEqual({ otel: 1, mcpServer: 0, oauth: 1 });
+    // The development default (no config file) starts its demo MCP server.
+    const { GATEWAY_CONFIG: _config, NODE_ENV: _production, ...developmentEnv } = env;
+    const development = await startFromEnvironment(developmentEnv);
+    await development.stop();
+    expect(lazyLoads()).toEqual({ otel: 1, mcpServer: 1, oauth: 1 });
+  }, 60_000);
 });
 
 describe('PGlite is loaded only for the embedded database', () => {

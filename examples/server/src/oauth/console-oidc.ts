@@ -7,8 +7,9 @@ import {
   type AdminRoleMapping,
 } from '@gw/catalog';
 import type { ConsoleOidcSignIn } from '@gw/console';
-import { OidcLogin, type OidcLoginState } from '@gw/oauth';
+import type { OidcLogin, OidcLoginState } from '@gw/oauth';
 import type { OAuthConfig } from '../config/schema';
+import { oauthPackage } from './oauth-package';
 
 type OidcSettings = Extract<OAuthConfig['login'], { type: 'oidc' }>;
 
@@ -67,7 +68,7 @@ export function consoleOidcSignIn(options: ConsoleOidcOptions): ConsoleOidcSignI
       built = {
         key,
         settings,
-        login: new OidcLogin({
+        login: new (oauthPackage().OidcLogin)({
           issuer: settings.issuer,
           clientId: settings.clientId,
           clientSecret: settings.clientSecret,

@@ -4,22 +4,17 @@ import type { RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import type { JsonWebKeySet, SigningKey } from '@gw/jwks';
 import type { Authenticator } from '@gw/identity-forwarding';
-import {
+import type {
   AuthorizationServer,
-  fetchClientMetadata,
-  OidcLogin,
-  userFromIdTokenClaims,
-  oauthAdminRoutes,
-  oauthMetadataHandler,
-  oauthRoutes,
-  type LoginMethod,
-  type OidcLoginState,
-  type OAuthAdminAccess,
-  type OAuthRoutesOptions,
-  type SignedInUser,
+  LoginMethod,
+  OidcLoginState,
+  OAuthAdminAccess,
+  OAuthRoutesOptions,
+  SignedInUser,
 } from '@gw/oauth';
 import type { GatewayCatalog } from '../catalog/open-catalog';
 import type { OAuthConfig } from '../config/schema';
+import { oauthPackage } from './oauth-package';
 
 /** The gateway's OAuth authorization server, assembled for the route table. */
 export interface GatewayOAuth {
@@ -132,6 +127,7 @@ function oidcLogin(
   const issuerUrl = new URL(config.issuer);
   const loopback =
     ['localhost', '127.0.0.1', '[::1]'].includes(issuerUrl.hostname) || issuerUrl.hostname.startsWith('127.');
+  const { OidcLogin, userFromIdTokenClaims } = oauthPackage();
   const provider = new OidcLogin({
     issuer: config.issuer,
     clientId: config.clientId,
@@ -158,6 +154,8 @@ function oidcLogin(
  */
 export function createGatewayOAuth(options: GatewayOAuthOptions): GatewayOAuth {
   const { config, publicBaseUrl, catalog } = options;
+  const { AuthorizationServer, fetchClientMetadata, oauthAdminRoutes, oauthMetadataHandler, oauthRoutes } =
+    oauthPackage();
   let login: LoginMethod;
   if (config.login.type === 'api_key') {
     login = apiKeyLogin(options.apiKeys, options.groupsClaim ?? 'groups', options.apiKeyIds, options.apiKeyExpiry);
