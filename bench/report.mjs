@@ -14,6 +14,21 @@ function catalogMetric(catalog) {
   return `catalog in the database (${count(catalog.providers)} providers, ${count(catalog.apiKeys)} API keys): added p50 and CPU per request vs file config`;
 }
 
+/**
+ * The shape a row's gateway ran in. Outside the shapes section every gateway of the bench is the
+ * embedded default (its own PGlite data directory, the bench's config file, records stored there);
+ * the response cache's and the limits' Redis rows add a local redis-server; some rows measure code
+ * in the bench's own process.
+ */
+export function shapeOf(label) {
+  if (/^(token cache hit|token signing|memory: 10,000 cached tokens)/.test(label)) return 'in process';
+  if (/^memory: a 32 MB PDF/.test(label)) return 'model routes alone';
+  if (/^bare node:http proxy/.test(label)) return 'bare proxy';
+  if (/Redis/.test(label)) return 'embedded + Redis';
+  if (/OTLP/.test(label)) return 'embedded + OTLP export';
+  return 'embedded';
+}
+
 function scenario(report, prefix) {
   return report.scenarios.find((s) => s.name.startsWith(prefix));
 }
@@ -359,7 +374,7 @@ function streamSection(report) {
   const s = report.streams;
   const b = s.amongBusy;
   return [
-    `## Streams (the mock sends each event as its own chunk; ${report.counts.cpuRounds} interleaved rounds of ${report.counts.streamCpu} streams of 1,005 events at 10 connections)`,
+    `## Streams (the embedded default; the mock sends each event as its own chunk; ${report.counts.cpuRounds} interleaved rounds of ${report.counts.streamCpu} streams of 1,005 events at 10 connections)`,
     '',
     'CPU per event is the process CPU over the events it carried; the floor is the bare node:http proxy carrying the same stream in the same rounds. The burst row is the same conversion with all events after `message_start` in one chunk (the easier case).',
     '',
@@ -381,7 +396,7 @@ function catalogSection(report) {
   const sides = (name) => [c.latency[name], c.load[name]];
   const [pt, conv] = [sides('passThrough'), sides('conversion')];
   return [
-    `## Catalog in the database against the config file (same run, ${report.counts.catalog.rounds} rounds at 1 connection, ${report.counts.catalog.cpuRounds} rounds of ${count(report.counts.catalog.cpu)} requests at 10 connections)`,
+    `## Catalog in the database against the config file (both embedded; same run, ${report.counts.catalog.rounds} rounds at 1 connection, ${report.counts.catalog.cpuRounds} rounds of ${count(report.counts.catalog.cpu)} requests at 10 connections)`,
     '',
     `A second gateway runs from the same config file without its providers and API keys: those come from its catalog database (embedded, \`GATEWAY_DATA_DIR\`), ${count(c.providers)} Anthropic providers${c.awsIntegrations ? ` and ${c.awsIntegrations} Bedrock integration` : ''}, one of them the slug the requests name, and ${count(c.apiKeys)} API keys, one of them the caller's. ${count(admin.providers)} providers and ${count(admin.apiKeys)} API keys were created through \`POST /admin/v1\` (${admin.concurrency} in flight) in ${admin.seconds.toFixed(1)} s; the rest through the catalog's store (\`CatalogStore.create\`, with the gateway's record checks) in ${c.store.seconds.toFixed(1)} s, before the gateway started again on the full database (${c.startupMillis.toFixed(0)} ms to listening; \`GET /admin/v1/api-keys\` of ${count(c.apiKeys)} keys answered in ${c.listApiKeysMillis.toFixed(0)} ms). Not all through the admin API to keep the bench short: on the embedded database admin writes run one at a time, and each reloads the records it changed and rebuilds the catalog view before it answers (about 17 ms per write at 1,200 records on a quiet machine of this kind). The two gateways are measured in alternating order in the same rounds; each ratio is the catalog gateway's figure over the file-config gateway's in the same round (median, min – max). The embedded database has one writer, the gateway itself, so there is no periodic reload; a reload reads only the audit lines since the last one and the records they name.`,
     '',
@@ -429,17 +444,17 @@ function featureSection(report) {
       .map((b) => `${b.label}: ${b.skipped}`),
   ].filter(Boolean);
   return [
-    `## Response cache, access policies and tracing (${c.rounds} rounds of ${count(c.latency)} requests at 1 connection, ${c.cpuRounds} rounds of ${count(c.cpu)} at 10 connections)`,
+    `## Response cache, access policies and tracing (shape per row; ${c.rounds} rounds of ${count(c.latency)} requests at 1 connection, ${c.cpuRounds} rounds of ${count(c.cpu)} at 10 connections)`,
     '',
     'Each comparison runs its two subjects (A, B) and the bare node:http proxy (the floor) in the same rounds, in rotating order, each round ending with the mock directly; "added" is a p50 minus the direct p50 of its round. Medians of rounds (min – max). The earlier gateways are built from their commits by the bench (bench/baseline.mjs) and run with the same config. The tool-gate rows check first that the gate lists 100 of the 200 tools and no gate all 200; the cache rows that a repeated request is a `HIT`.',
     '',
     ...notes.map((n) => `- ${n}`),
     ...(notes.length ? [''] : []),
-    '| comparison | A | B | A p50 (added) | B p50 (added) | floor p50 (added) | B − A p50 | A CPU | B CPU | floor CPU | B / A CPU |',
-    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+    '| comparison | shape | A | B | A p50 (added) | B p50 (added) | floor p50 (added) | B − A p50 | A CPU | B CPU | floor CPU | B / A CPU |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
     ...comparisons.map(
       ([, v]) =>
-        `| ${v.label} | ${v.a} | ${v.b} | ${ms(v.p50Micros.a.median)} (${ms(v.addedP50Micros.a.median)}) | ${ms(v.p50Micros.b.median)} (${ms(v.addedP50Micros.b.median)}) | ${ms(v.p50Micros.floor.median)} (${ms(v.addedP50Micros.floor.median)}) | ${spread(v.bMinusAMicros, ms)} | ${us(v.cpuMicrosPerRequest.a.median)} | ${us(v.cpuMicrosPerRequest.b.median)} | ${us(v.cpuMicrosPerRequest.floor.median)} | ${spread(v.ratio.cpu, ratio)} |`,
+        `| ${v.label} | ${shapeOf(v.label)} | ${v.a} | ${v.b} | ${ms(v.p50Micros.a.median)} (${ms(v.addedP50Micros.a.median)}) | ${ms(v.p50Micros.b.median)} (${ms(v.addedP50Micros.b.median)}) | ${ms(v.p50Micros.floor.median)} (${ms(v.addedP50Micros.floor.median)}) | ${spread(v.bMinusAMicros, ms)} | ${us(v.cpuMicrosPerRequest.a.median)} | ${us(v.cpuMicrosPerRequest.b.median)} | ${us(v.cpuMicrosPerRequest.floor.median)} | ${spread(v.ratio.cpu, ratio)} |`,
     ),
     '',
   ];
@@ -503,7 +518,7 @@ export function scalingSection(report) {
       `| ${n} (${count(r.streams)} streams a round) | ${spread(r.cpuMicrosPerEvent, us)} | ${us(r.floor.cpuMicrosPerEvent.median)} | ${spread(r.ratio.cpu, times)} | ${ms(r.ttfbP50Micros.median)} / ${ms(r.ttfbP99Micros.median)} | ${ms(r.floor.ttfbP50Micros.median)} / ${ms(r.floor.ttfbP99Micros.median)} | ${spread(r.ratio.ttfbP50, times)} | ${ms(r.p50Micros.median)} / ${ms(r.floor.p50Micros.median)} |`,
   );
   return [
-    `## Cost as work grows (${c.rounds} interleaved rounds)`,
+    `## Cost as work grows (the embedded default; ${c.rounds} interleaved rounds)`,
     '',
     "A gateway of its own (the bench's config and 1,000 more API keys), the bare node:http proxy (the floor) and the mock directly, in the same rounds: in each round the subjects in rotating order, then the mock. \"added\" is a p50 minus the mock's p50 of the same round; ratios are the gateway's figure over the floor's of the same round. Medians of rounds (min – max). CPU from /proc (10 ms ticks: read small figures with their spread).",
     '',
@@ -555,7 +570,7 @@ export function peersSection(report) {
     `| | p50 / p99, 10 connections | ${ms(x.ours.loadP50Micros.median)} / ${ms(x.ours.loadP99Micros.median)} | ${ms(x.peer.loadP50Micros.median)} / ${ms(x.peer.loadP99Micros.median)} | ${ms(x.floor.loadP50Micros.median)} / ${ms(x.floor.loadP99Micros.median)} | |`,
   ]);
   return [
-    `## Beside a peer gateway: ${peer} (${p.counts.rounds} interleaved rounds)`,
+    `## Beside a peer gateway: ${peer} (this gateway on the embedded default; ${p.counts.rounds} interleaved rounds)`,
     '',
     PEERS_HOW,
     '',
@@ -577,11 +592,11 @@ export function renderMarkdown(report) {
     '',
     '## Targets',
     '',
-    '| metric | target | measured | bare-proxy floor (same run) | ratio to the floor | met |',
-    '| --- | --- | --- | --- | --- | --- |',
+    '| metric | shape | target | measured | bare-proxy floor (same run) | ratio to the floor | met |',
+    '| --- | --- | --- | --- | --- | --- | --- |',
     ...report.targets.map(
       (t) =>
-        `| ${t.metric} | ${t.target} | ${t.measured} | ${t.floor} | ${t.ratio} | ${t.met === null ? 'skipped' : t.met ? 'yes' : '**no**'} |`,
+        `| ${t.metric} | ${shapeOf(t.metric)} | ${t.target} | ${t.measured} | ${t.floor} | ${t.ratio} | ${t.met === null ? 'skipped' : t.met ? 'yes' : '**no**'} |`,
     ),
     '',
     ...renderShapes(report.shapes, report.counts),
@@ -589,20 +604,20 @@ export function renderMarkdown(report) {
     '',
     'For streams, "added token arrival" is how much later than straight from the mock a text delta reached the client, averaged over the stream (tokens held back in the gateway show there, where the first byte and the end do not). The mock paces a stream from the moment the request reaches it, so a request that reaches it later shifts every token: what exceeds the added time to first byte is what the path adds per event.',
     '',
-    '| scenario | gateway p50 | direct p50 | added p50 | added time to first byte | added token arrival |',
-    '| --- | --- | --- | --- | --- | --- |',
+    '| scenario | shape | gateway p50 | direct p50 | added p50 | added time to first byte | added token arrival |',
+    '| --- | --- | --- | --- | --- | --- | --- |',
     ...report.scenarios.map(
       (s) =>
-        `| ${s.name} | ${ms(s.gatewayP50Micros.median)} | ${ms(s.directP50Micros.median)} | ${ms(s.addedP50Micros.median)} (${ms(s.addedP50Micros.min)} – ${ms(s.addedP50Micros.max)}) | ${ms(s.addedTtfbMicros.median)} | ${s.addedTokenMicros ? `${ms(s.addedTokenMicros.median)} (${ms(s.addedTokenMicros.min)} – ${ms(s.addedTokenMicros.max)})` : '—'} |`,
+        `| ${s.name} | ${shapeOf(s.name)} | ${ms(s.gatewayP50Micros.median)} | ${ms(s.directP50Micros.median)} | ${ms(s.addedP50Micros.median)} (${ms(s.addedP50Micros.min)} – ${ms(s.addedP50Micros.max)}) | ${ms(s.addedTtfbMicros.median)} | ${s.addedTokenMicros ? `${ms(s.addedTokenMicros.median)} (${ms(s.addedTokenMicros.min)} – ${ms(s.addedTokenMicros.max)})` : '—'} |`,
     ),
     '',
     `## Under load (10 connections; median of ${report.counts.cpuRounds} interleaved rounds of ${report.counts.cpu} requests after ${report.counts.cpuWarm} to warm up, min – max)`,
     '',
-    '| path | CPU per request | × bare proxy (same rounds) | p50 | p99 |',
-    '| --- | --- | --- | --- | --- |',
+    '| path | shape | CPU per request | × bare proxy (same rounds) | p50 | p99 |',
+    '| --- | --- | --- | --- | --- | --- |',
     ...Object.entries(report.load).map(
       ([name, l]) =>
-        `| ${name} | ${us(l.cpuMicrosPerRequest)} (${us(l.cpuMin)} – ${us(l.cpuMax)})${l.cpuMicrosPerEvent !== undefined ? `, ${us(l.cpuMicrosPerEvent)} per event` : ''} | ${l.overBare ? `${ratio(l.overBare.median)} (${ratio(l.overBare.min)} – ${ratio(l.overBare.max)})` : '—'} | ${ms(l.p50Micros)} | ${ms(l.p99Micros)} |`,
+        `| ${name} | ${name === 'bareProxy' ? 'bare proxy' : 'embedded'} | ${us(l.cpuMicrosPerRequest)} (${us(l.cpuMin)} – ${us(l.cpuMax)})${l.cpuMicrosPerEvent !== undefined ? `, ${us(l.cpuMicrosPerEvent)} per event` : ''} | ${l.overBare ? `${ratio(l.overBare.median)} (${ratio(l.overBare.min)} – ${ratio(l.overBare.max)})` : '—'} | ${ms(l.p50Micros)} | ${ms(l.p99Micros)} |`,
     ),
     '',
     ...streamSection(report),
