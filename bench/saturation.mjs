@@ -1,0 +1,669 @@
+// Saturation: the largest request rate one core sustains with a 20 ms upstream and p99 under
+// 100 ms, for this gateway in the shapes operators run (production: PostgreSQL + Redis; embedded:
+// PGlite), the bare node:http proxy and the open-source Portkey gateway, in the same run.
+//
+// Method:
+// - each proxy process runs on core 1 (`taskset -a -p -c 1`, every thread of it, once started);
+//   this driver, the mock upstream, PostgreSQL and redis-server on core 0 (the driver pins itself
+//   first, and the processes it starts next inherit that core). Without `taskset` or a second
+//   core nothing is pinned, and the result says so;
+// - the mock answers each request 20 ms after it arrived (a timer: bench/mocks.mjs, MOCK_DELAY_MS);
+// - open-loop load: request i leaves at start + i / rate whatever the answers, over a keep-alive
+//   agent of rate × 100 ms sockets (at most 1,024), so that a proxy falling behind builds a queue
+//   that shows; latency is read from the intended send time (no coordinated omission);
+// - a step is a warm-up then a measured window at one rate; it passes when the window's p99 is
+//   under 100 ms and no request failed (an error status, a reset, no answer within 5 s). A step
+//   stops early once enough of its window came back late (or failed) that it cannot pass;
+// - the search steps up geometrically from a start rate until a step fails, then bisects between
+//   the last pass and the first fail to within 5 %: the figure is the last passing rate, with its
+//   p50, p99 and the proxy's CPU (/proc) there;
+// - the driver's own CPU and the mock's (the load side, on core 0) are read at every step: when
+//   they took 90 % of their core at the bracketing steps, the figure is the driver's limit, not the
+//   proxy's, and is reported as "≥ N (driver-limited)";
+// - the subjects take turns in each round (rotating order), 3 rounds in full mode, 1 in quick and
+//   smoke runs; each figure is the median round with the lowest and highest.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { cpus, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { probe, redisServerPath, startRedis } from './features.mjs';
+import { percentile, processCpuMicros } from './lib.mjs';
+import { PORTKEY, checkReachesMock, ensurePortkey, startPortkey } from './peers.mjs';
+import { summary } from './scaling.mjs';
+import { startPostgres } from './shapes.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const json = { 'content-type': 'application/json' };
+
+/** The upstream's answer time, in ms (the mock's timer). */
+export const UPSTREAM_DELAY_MS = 20;
+/** The latency a rate must keep its p99 under, in µs. */
+export const P99_LIMIT_MICROS = 100_000;
+/** The most sockets the driver opens to one proxy. */
+export const MAX_SOCKETS = 1024;
+/** A request not answered within this time counts as an error (ms). */
+export const REQUEST_TIMEOUT_MS = 5_000;
+/** The load side's share of its core above which a figure is the driver's limit. */
+export const DRIVER_LIMIT_SHARE = 0.9;
+/** The core of the proxies, and the core of the driver, the mock and the databases. */
+export const PROXY_CORE = 1;
+export const DRIVER_CORE = 0;
+
+/**
+ * The counts of each mode. `windowMs`: the measured window of a step; `warmMs`: the warm-up before
+ * it (`firstWarmMs` for a search's first step, the subject having idled); `startRate` and `factor`:
+ * the geometric steps; `precision`: the bisection stops when the failing rate is within this
+ * factor of the passing one; `maxRate` and `minRate`: the search's bounds (requests a second).
+ */
+export function saturationCounts(mode) {
+  if (mode === 'smoke')
+    return {
+      rounds: 1,
+      windowMs: 500,
+      warmMs: 200,
+      firstWarmMs: 300,
+      startRate: 100,
+      factor: 4,
+      precision: 1.25,
+      maxRate: 1600,
+      minRate: 10,
+      settleMs: 100,
+      extraPaths: false,
+    };
+  const quick = mode !== 'full';
+  return {
+    rounds: quick ? 1 : 3,
+    windowMs: quick ? 1000 : 2000,
+    warmMs: quick ? 300 : 500,
+    firstWarmMs: quick ? 1000 : 1500,
+    startRate: 400,
+    factor: 2,
+    precision: 1.05,
+    maxRate: 25_600,
+    minRate: 10,
+    settleMs: quick ? 150 : 250,
+    extraPaths: !quick,
+  };
+}
+
+/** The cores this process may run on (`taskset -p -c`), as taskset's list ("0,1" or "0-1"), or undefined. */
+function affinityOf(pid) {
+  const run = spawnSync('taskset', ['-p', '-c', String(pid)], { encoding: 'utf8', timeout: 5000 });
+  if (run.status !== 0) return undefined;
+  return /:\s*(\S+)\s*$/.exec(run.stdout.trim())?.[1];
+}
+
+/** Pins every thread of a process to `cores` (a taskset list); throws with taskset's words when it cannot. */
+function pin(pid, cores) {
+  const run = spawnSync('taskset', ['-a', '-p', '-c', String(cores), String(pid)], {
+    encoding: 'utf8',
+    timeout: 5000,
+  });
+  if (run.status !== 0)
+    throw new Error(`taskset could not pin ${pid} to ${cores}: ${(run.stderr || run.error?.message || '').trim()}`);
+}
+
+/**
+ * Whether processes can be pinned here: taskset present, two cores, and this process allowed on
+ * both. Returns `{ pinned, note }`.
+ */
+export function pinningPlan() {
+  const cores = cpus().length;
+  const found = spawnSync('taskset', ['--version'], { encoding: 'utf8', timeout: 5000 });
+  if (found.error || found.status !== 0)
+    return {
+      pinned: false,
+      note: 'taskset is not installed (util-linux): nothing pinned, every process on every core',
+    };
+  if (cores < 2)
+    return {
+      pinned: false,
+      note: `this machine has ${cores} core: nothing pinned, the driver shares the proxy's core`,
+    };
+  const own = affinityOf(process.pid);
+  if (own === undefined) return { pinned: false, note: "taskset could not read this process's cores: nothing pinned" };
+  return {
+    pinned: true,
+    note: `proxies on core ${PROXY_CORE}; driver, mock, PostgreSQL and redis-server on core ${DRIVER_CORE} (taskset)`,
+    restore: own,
+  };
+}
+
+/** Busy and total jiffies of each core, from /proc/stat. */
+function coreTimes() {
+  const out = {};
+  for (const line of readFileSync('/proc/stat', 'utf8').split('\n')) {
+    const m = /^cpu(\d+)\s+(.*)$/.exec(line);
+    if (!m) continue;
+    const f = m[2].split(/\s+/).map(Number);
+    const idle = f[3] + (f[4] ?? 0);
+    const total = f.slice(0, 8).reduce((a, b) => a + b, 0);
+    out[m[1]] = { busy: total - idle, total };
+  }
+  return out;
+}
+
+/** CPU readings at one instant: the proxy's and the mock's (µs), the driver's (µs), the cores'. */
+function readCpu(proxyPid, mockPid) {
+  const own = process.cpuUsage();
+  return {
+    at: process.hrtime.bigint(),
+    proxy: processCpuMicros(proxyPid),
+    mock: processCpuMicros(mockPid),
+    driver: own.user + own.system,
+    cores: coreTimes(),
+  };
+}
+
+/** Shares of a core between two readings: the proxy's, the driver's, the mock's, each core busy. */
+function cpuBetween(a, b) {
+  const wall = Number(b.at - a.at) / 1000;
+  const share = (x) => (wall > 0 ? x / wall : null);
+  const busy = (core) => {
+    const [x, y] = [a.cores[core], b.cores[core]];
+    return x && y && y.total > x.total ? (y.busy - x.busy) / (y.total - x.total) : null;
+  };
+  return {
+    proxy: share(b.proxy - a.proxy),
+    driver: share(b.driver - a.driver),
+    mock: share(b.mock - a.mock),
+    driverCoreBusy: busy(String(DRIVER_CORE)),
+    proxyCoreBusy: busy(String(PROXY_CORE)),
+  };
+}
+
+/**
+ * One open-loop step at `rate` requests a second: `warmMs` of warm-up, then `windowMs` measured.
+ * Request i is due at start + i / rate; a 1 ms timer sends every due request. Resolves with the
+ * window's p50 and p99 (µs from the intended send time), its errors, whether it passed, and the
+ * CPU shares over the window (over the warm-up when the step stopped before its window).
+ */
+export async function openLoopStep(target, { rate, warmMs, windowMs, agent, proxyPid, mockPid }) {
+  agent.maxSockets = Math.min(MAX_SOCKETS, Math.max(8, Math.ceil((rate * P99_LIMIT_MICROS) / 1e6)));
+  const interval = 1e9 / rate;
+  const warmCount = Math.floor((rate * warmMs) / 1000);
+  const windowCount = Math.max(1, Math.floor((rate * windowMs) / 1000));
+  const total = warmCount + windowCount;
+  // The window fails once more than this many of its requests came back late or failed.
+  const allowedLate = windowCount - Math.floor(0.99 * windowCount) - 1;
+  const latencies = new Float64Array(windowCount);
+  let measured = 0;
+  let windowLate = 0;
+  let warmLate = 0;
+  let errors = 0;
+  let firstError;
+  let sent = 0;
+  let done = 0;
+  let stopped = false;
+  let stopReason;
+  const pending = new Set();
+  let lagMax = 0;
+  const started = process.hrtime.bigint();
+  let cpuStart = readCpu(proxyPid, mockPid);
+  let cpuEnd;
+  const stop = (reason) => {
+    if (stopped) return;
+    stopped = true;
+    stopReason = reason;
+    cpuEnd = readCpu(proxyPid, mockPid);
+  };
+  const finished = new Promise((resolveAll) => {
+    const settle = () => {
+      if (stopped && done === sent) resolveAll();
+    };
+    const sendOne = (i, intended) => {
+      const inWindow = i >= warmCount;
+      let over = false;
+      const end = (ok, why) => {
+        if (over) return;
+        if (!ok) firstError ??= why;
+        over = true;
+        done++;
+        pending.delete(req);
+        const latency = Number(process.hrtime.bigint() - intended) / 1000;
+        if (!ok) {
+          errors++;
+          if (inWindow) windowLate++;
+          else warmLate++;
+        } else if (inWindow) {
+          latencies[measured++] = latency;
+          if (latency >= P99_LIMIT_MICROS) windowLate++;
+        } else if (latency >= P99_LIMIT_MICROS) warmLate++;
+        if (inWindow && windowLate > allowedLate) stop('late');
+        else if (!inWindow && warmLate > Math.max(5, warmCount * 0.1)) stop('late in warm-up');
+        settle();
+      };
+      const req = request(
+        { agent, host: '127.0.0.1', port: target.port, method: 'POST', path: target.path, headers: target.headers },
+        (res) => {
+          res.on('data', () => undefined);
+          res.on('end', () => end(res.statusCode < 400, `status ${res.statusCode}`));
+          res.on('error', (error) => end(false, error.code ?? error.message));
+        },
+      );
+      pending.add(req);
+      req.setTimeout(REQUEST_TIMEOUT_MS, () => req.destroy(new Error('timeout')));
+      req.on('error', (error) => end(false, error.code ?? error.message));
+      req.end(target.body);
+    };
+    const tick = () => {
+      if (stopped) return settle();
+      const now = process.hrtime.bigint();
+      const elapsed = Number(now - started);
+      while (sent < total && sent * interval <= elapsed) {
+        const intended = started + BigInt(Math.round(sent * interval));
+        lagMax = Math.max(lagMax, Number(now - intended) / 1000);
+        if (sent === warmCount) cpuStart = readCpu(proxyPid, mockPid);
+        sendOne(sent, intended);
+        sent++;
+      }
+      if (sent >= total) {
+        stop('done');
+        settle();
+      } else setTimeout(tick, 1);
+    };
+    tick();
+  });
+  // Every request ends within its timeout; what is left after it and a margin is torn down.
+  const deadline = new Promise((resolve) => setTimeout(resolve, warmMs + windowMs + REQUEST_TIMEOUT_MS + 2000));
+  const outcome = await Promise.race([finished.then(() => 'done'), deadline.then(() => 'deadline')]);
+  if (outcome === 'deadline') {
+    stop(stopReason ?? 'deadline');
+    for (const req of pending) req.destroy(new Error('step deadline'));
+    errors += pending.size;
+  }
+  const window = latencies.subarray(0, measured);
+  const values = Array.from(window);
+  const p99 = values.length > 0 ? percentile(values, 99) : null;
+  const cpu = cpuBetween(cpuStart, cpuEnd ?? readCpu(proxyPid, mockPid));
+  const complete = measured + errors >= windowCount && stopReason === 'done';
+  return {
+    rate,
+    requests: measured,
+    errors,
+    ...(firstError ? { firstError } : {}),
+    p50Micros: values.length > 0 ? percentile(values, 50) : null,
+    p99Micros: p99,
+    stopped: stopReason,
+    sendLagMaxMicros: lagMax,
+    cpu,
+    pass: complete && errors === 0 && p99 !== null && p99 < P99_LIMIT_MICROS,
+  };
+}
+
+/** The load side's share of its core at a step (the driver's and the mock's CPU). */
+const loadShare = (step) => (step?.cpu.driver ?? 0) + (step?.cpu.mock ?? 0);
+
+/**
+ * The largest passing rate for one subject: geometric steps up from `startRate` (down when the
+ * first one fails) until the outcome changes, then bisection to within `precision`. At most
+ * `maxRate`: a subject passing there is reported as capped.
+ */
+export async function findCeiling(runStep, c) {
+  const steps = [];
+  let lo;
+  let hi;
+  let rate = c.startRate;
+  let first = true;
+  const run = async (r) => {
+    const step = await runStep(r, first ? c.firstWarmMs : c.warmMs);
+    first = false;
+    steps.push(step);
+    await new Promise((resolve) => setTimeout(resolve, c.settleMs));
+    return step;
+  };
+  // Up until a failure (or the cap).
+  for (;;) {
+    const step = await run(rate);
+    if (step.pass) lo = step;
+    else {
+      hi = step;
+      break;
+    }
+    if (rate >= c.maxRate) break;
+    rate = Math.min(c.maxRate, Math.round(rate * c.factor));
+  }
+  // The first rate failed: down until one passes (or the floor).
+  while (!lo && rate > c.minRate) {
+    rate = Math.max(c.minRate, Math.round(rate / c.factor));
+    const step = await run(rate);
+    if (step.pass) lo = step;
+    else hi = step;
+  }
+  // Bisect (geometrically) between the last pass and the first fail.
+  while (lo && hi && hi.rate / lo.rate > c.precision) {
+    const mid = Math.round(Math.sqrt(lo.rate * hi.rate));
+    if (mid <= lo.rate || mid >= hi.rate) break;
+    const step = await run(mid);
+    if (step.pass) lo = step;
+    else hi = step;
+  }
+  const driverLimited = Boolean(lo) && (loadShare(lo) >= DRIVER_LIMIT_SHARE || loadShare(hi) >= DRIVER_LIMIT_SHARE);
+  return {
+    rate: lo?.rate ?? 0,
+    limitedBy: !lo ? 'none passed' : !hi ? 'cap' : driverLimited ? 'driver' : 'proxy',
+    at: lo ?? null,
+    firstFail: hi ?? null,
+    steps: steps.length,
+  };
+}
+
+/** A step in a log line: p99, errors, why it stopped, the CPU shares. */
+const describeStep = (step) =>
+  step
+    ? `p99 ${((step.p99Micros ?? 0) / 1000).toFixed(1)} ms, ${step.errors} errors${step.firstError ? ` (${step.firstError})` : ''}, ${step.stopped}, proxy CPU ${Math.round((step.cpu.proxy ?? 0) * 100)} %, driver + mock ${Math.round(loadShare(step) * 100)} %, cores busy: proxy's ${Math.round((step.cpu.proxyCoreBusy ?? 0) * 100)} %, driver's ${Math.round((step.cpu.driverCoreBusy ?? 0) * 100)} %, send lag ≤ ${((step.sendLagMaxMicros ?? 0) / 1000).toFixed(1)} ms`
+    : '—';
+
+/** The subjects in the order of round `r`, rotated so that none always goes first. */
+const rotate = (list, r) => [...list.slice(r % list.length), ...list.slice(0, r % list.length)];
+
+/** The paths measured, and which subjects carry each. */
+const PATHS = {
+  passThrough: '/v1/messages pass-through, non-streaming',
+  mcpCached: 'MCP tools/call, jwt_header, cached token',
+  conversion: '/v1/chat/completions, non-streaming, converted to /v1/messages',
+};
+
+const exited = (child) =>
+  child.exitCode !== null || child.signalCode !== null
+    ? Promise.resolve()
+    : new Promise((resolve) => child.once('exit', resolve));
+
+/**
+ * Runs the saturation searches. `startProcess(script, env)` starts a bench script (resolves
+ * `{ child, port }`); `startGateway(config, env)` this gateway on a file config with extra
+ * environment; `gatewayConfig(mockPort)` that config for a mock on `mockPort`; `apiKey` a caller
+ * key of it and `mcpKey` one with an MCP identity; `withPortkey` whether the peer runs (installed
+ * on first use: a failure to install leaves it out, with the reason).
+ */
+export async function saturationBenchmarks({
+  startProcess,
+  startGateway,
+  gatewayConfig,
+  apiKey,
+  mcpKey,
+  withPortkey,
+  mode,
+  log = () => undefined,
+}) {
+  const c = saturationCounts(mode);
+  const began = Date.now();
+  const plan = pinningPlan();
+  const started = [];
+  const infra = [];
+  const out = {
+    upstreamDelayMs: UPSTREAM_DELAY_MS,
+    p99LimitMicros: P99_LIMIT_MICROS,
+    pinned: plan.pinned,
+    pinning: plan.note,
+    counts: c,
+    portkey: { included: false, label: PORTKEY.label, version: PORTKEY.version },
+    paths: {},
+  };
+  log(`saturation: ${plan.note}`);
+  try {
+    if (plan.pinned) pin(process.pid, DRIVER_CORE);
+    const toProxyCore = (proc) => {
+      if (plan.pinned) pin(proc.child.pid, PROXY_CORE);
+      return proc;
+    };
+    const keep = (proc) => {
+      started.push(proc);
+      return proc;
+    };
+    const mock = keep(await startProcess(join(here, 'mocks.mjs'), { MOCK_DELAY_MS: String(UPSTREAM_DELAY_MS) }));
+    const bare = toProxyCore(
+      keep(await startProcess(join(here, 'bare-proxy.mjs'), { TARGET_PORT: String(mock.port) })),
+    );
+    const config = gatewayConfig(mock.port);
+    const subjects = [];
+    // (a) production: PostgreSQL and redis-server of its own, on the driver's core.
+    const redisBinary = redisServerPath();
+    if (!redisBinary) throw new Error('the production shape needs redis-server (apt-get install -y redis-server)');
+    const [postgres, redis] = await Promise.all([startPostgres(), startRedis(redisBinary)]);
+    infra.push(postgres, { stop: async () => (redis.child.kill('SIGTERM'), exited(redis.child)) });
+    const production = toProxyCore(
+      keep(await startGateway(config, { DATABASE_URL: postgres.url, REDIS_URL: redis.url })),
+    );
+    // (b) embedded: an empty data directory (the first start creates the database).
+    const embedded = toProxyCore(
+      keep(
+        await startGateway(config, { GATEWAY_DATA_DIR: join(mkdtempSync(join(tmpdir(), 'gw-bench-sat-')), 'data') }),
+      ),
+    );
+    const native = {
+      max_tokens: 64,
+      system: [{ type: 'text', text: 'Be brief.' }],
+      messages: [{ role: 'user', content: 'Say something.' }],
+    };
+    const conversation = {
+      max_tokens: 64,
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'Say something.' },
+      ],
+    };
+    const mcpCall = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{}}}';
+    const ours = (port) => ({
+      passThrough: {
+        port,
+        path: '/v1/messages',
+        body: JSON.stringify({ model: '@bench/claude-sonnet-4-5', ...native }),
+        headers: { ...json, 'x-gateway-api-key': apiKey },
+      },
+      mcpCached: { port, path: '/mcp/tools', body: mcpCall, headers: { ...json, 'x-gateway-api-key': mcpKey } },
+      conversion: {
+        port,
+        path: '/v1/chat/completions',
+        body: JSON.stringify({ model: '@bench/claude-sonnet-4-5', ...conversation }),
+        headers: { ...json, 'x-gateway-api-key': apiKey },
+      },
+    });
+    subjects.push(
+      {
+        key: 'production',
+        shape: 'production',
+        label: 'this gateway, production (PostgreSQL + Redis, records stored, trace export off)',
+        proc: production,
+        targets: ours(production.port),
+      },
+      {
+        key: 'embedded',
+        shape: 'embedded',
+        label: 'this gateway, embedded database (PGlite, records stored)',
+        proc: embedded,
+        targets: ours(embedded.port),
+      },
+      {
+        key: 'bare',
+        shape: 'bare proxy',
+        label: 'bare node:http proxy',
+        proc: bare,
+        targets: {
+          passThrough: {
+            port: bare.port,
+            path: '/v1/messages',
+            body: JSON.stringify({ model: 'claude-sonnet-4-5', ...native }),
+            headers: json,
+          },
+        },
+      },
+    );
+    // (d) the peer, as the peers section starts it.
+    if (withPortkey) {
+      try {
+        const server = ensurePortkey(log);
+        const peer = toProxyCore(keep(await startPortkey(server)));
+        subjects.push({
+          key: 'portkey',
+          shape: 'Portkey',
+          label: `${PORTKEY.label} ${PORTKEY.version}`,
+          proc: peer,
+          targets: {
+            passThrough: {
+              port: peer.port,
+              path: '/v1/messages',
+              body: JSON.stringify({ model: 'claude-sonnet-4-5', ...native }),
+              headers: {
+                ...json,
+                'x-portkey-provider': 'anthropic',
+                'x-portkey-custom-host': `http://127.0.0.1:${mock.port}/v1`,
+                'x-api-key': 'sk-bench',
+                'anthropic-version': '2023-06-01',
+              },
+            },
+          },
+        });
+        out.portkey.included = true;
+      } catch (error) {
+        out.portkey.skipped = `could not be installed or started: ${error.message.split('\n')[0]}`;
+        log(`saturation: ${PORTKEY.label} left out: ${out.portkey.skipped}`);
+      }
+    } else out.portkey.skipped = 'not asked for (the peers section does not run: --peers or --only saturation)';
+
+    // Every subject answers with the mock's message (or the MCP result) before anything is measured.
+    for (const s of subjects) {
+      await checkReachesMock(s.label, [['messages', s.targets.passThrough]]);
+      if (s.targets.conversion) await checkReachesMock(s.label, [['chatJson', s.targets.conversion]]);
+      if (s.targets.mcpCached) {
+        const { status, body } = await probe(s.targets.mcpCached);
+        if (status !== 200 || body?.result?.content?.[0]?.text !== 'ok')
+          throw new Error(`${s.label}: MCP tools/call answered ${status}: ${JSON.stringify(body).slice(0, 300)}`);
+      }
+    }
+    log(`saturation: ${subjects.map((s) => s.key).join(', ')} reach the mock (${UPSTREAM_DELAY_MS} ms)`);
+
+    const agents = new Map(
+      subjects.map((s) => [
+        s.key,
+        new Agent({ keepAlive: true, maxSockets: MAX_SOCKETS, maxFreeSockets: MAX_SOCKETS }),
+      ]),
+    );
+    const search = (s, path) =>
+      findCeiling(
+        (rate, warmMs) =>
+          openLoopStep(s.targets[path], {
+            rate,
+            warmMs,
+            windowMs: c.windowMs,
+            agent: agents.get(s.key),
+            proxyPid: s.proc.child.pid,
+            mockPid: mock.child.pid,
+          }),
+        c,
+      );
+    const paths = c.extraPaths ? Object.keys(PATHS) : ['passThrough'];
+    try {
+      for (const path of paths) {
+        const those = subjects.filter((s) => s.targets[path]);
+        const rounds = Object.fromEntries(those.map((s) => [s.key, []]));
+        for (let r = 0; r < c.rounds; r++) {
+          for (const s of rotate(those, r)) {
+            const found = await search(s, path);
+            rounds[s.key].push(found);
+            log(
+              `saturation: ${path} round ${r + 1}/${c.rounds}, ${s.key}: ${found.limitedBy === 'proxy' ? '' : '≥ '}${found.rate}/s (${found.limitedBy}; ${describeStep(found.at)}; first fail ${found.firstFail ? `${found.firstFail.rate}/s: ${describeStep(found.firstFail)}` : 'none'}; ${found.steps} steps)`,
+            );
+          }
+        }
+        out.paths[path] = summarise(PATHS[path], those, rounds);
+      }
+    } finally {
+      for (const agent of agents.values()) agent.destroy();
+    }
+  } finally {
+    for (const proc of started) proc.child.kill('SIGTERM');
+    await Promise.all(started.map((proc) => exited(proc.child)));
+    for (const i of infra) await i.stop();
+    if (plan.pinned) {
+      try {
+        pin(process.pid, plan.restore);
+      } catch (error) {
+        log(`saturation: ${error.message}`);
+      }
+    }
+  }
+  out.durationSeconds = (Date.now() - began) / 1000;
+  return out;
+}
+
+/**
+ * One path's figures: per subject the rate found each round (median, lowest, highest), p50, p99
+ * and CPU at it (median of rounds), how the search ended each round, and each subject's rate over
+ * the bare proxy's and over Portkey's of the same round.
+ */
+export function summarise(label, subjects, rounds) {
+  const med = (list, f) => summary(list.map(f).filter((v) => v !== null && v !== undefined)).median;
+  const result = { label, subjects: {} };
+  for (const s of subjects) {
+    const list = rounds[s.key];
+    const driverRounds = list.filter((x) => x.limitedBy === 'driver' || x.limitedBy === 'cap').length;
+    const ratioTo = (other) =>
+      rounds[other]
+        ? summary(list.map((x, i) => (rounds[other][i]?.rate > 0 ? x.rate / rounds[other][i].rate : null)))
+        : null;
+    result.subjects[s.key] = {
+      shape: s.shape,
+      label: s.label,
+      rate: summary(list.map((x) => x.rate)),
+      // A figure most of whose rounds the load side bounded is a lower bound of the proxy's.
+      lowerBound: driverRounds * 2 > list.length,
+      limitedBy: list.map((x) => x.limitedBy),
+      p50Micros: med(list, (x) => x.at?.p50Micros),
+      p99Micros: med(list, (x) => x.at?.p99Micros),
+      proxyCpu: med(list, (x) => x.at?.cpu.proxy),
+      driverCpu: med(list, (x) => x.at?.cpu.driver),
+      mockCpu: med(list, (x) => x.at?.cpu.mock),
+      driverCoreBusy: med(list, (x) => x.at?.cpu.driverCoreBusy),
+      proxyCoreBusy: med(list, (x) => x.at?.cpu.proxyCoreBusy),
+      firstFailRate: med(list, (x) => x.firstFail?.rate),
+      steps: list.map((x) => x.steps),
+      overBare: s.key === 'bare' ? null : ratioTo('bare'),
+      overPortkey: s.key === 'portkey' ? null : ratioTo('portkey'),
+    };
+  }
+  return result;
+}
+
+const fmtRate = (s, lowerBound) =>
+  s.median === null
+    ? '—'
+    : `${lowerBound ? '≥ ' : ''}${Math.round(s.median).toLocaleString('en')}/s${s.min === s.max ? '' : ` (${Math.round(s.min).toLocaleString('en')} – ${Math.round(s.max).toLocaleString('en')})`}${lowerBound ? ' (driver-limited)' : ''}`;
+const fmtRatio = (r, bound) =>
+  !r || r.median === null
+    ? '—'
+    : `${bound}${r.median.toFixed(2)}×${r.min === r.max ? '' : ` (${r.min.toFixed(2)} – ${r.max.toFixed(2)})`}`;
+const pct = (v) => (v === null || v === undefined ? '—' : `${Math.round(v * 100)} %`);
+const msOf = (v) => (v === null || v === undefined ? '—' : `${(v / 1000).toFixed(1)} ms`);
+
+/** The saturation section of the report (markdown lines); empty when it did not run. */
+export function renderSaturation(result) {
+  if (!result?.paths) return [];
+  const c = result.counts;
+  const lines = [
+    'The largest rate one core sustains with a 20 ms upstream and p99 under 100 ms. ' +
+      `${result.pinned ? `Each proxy runs alone on one core (${result.pinning}).` : `**Not pinned**: ${result.pinning}.`} ` +
+      `The mock answers ${result.upstreamDelayMs} ms after each request (a timer). Open-loop load: requests leave at a fixed rate whatever the answers, over a keep-alive agent of rate × 100 ms sockets (at most ${MAX_SOCKETS}); latency from each request's intended send time. A step is ${c.warmMs} ms of warm-up (${c.firstWarmMs} ms for a search's first) then ${c.windowMs} ms measured; it passes with p99 < 100 ms and no error (a request fails on an error status, a reset or no answer within ${REQUEST_TIMEOUT_MS / 1000} s). Rates step up ×${c.factor} from ${c.startRate}/s, then bisect between the last pass and the first fail to within ${Math.round((c.precision - 1) * 100)} %. ${c.rounds} round${c.rounds === 1 ? '' : 's'}, the subjects in rotating order; median round (lowest – highest). CPU is the share of one core over the measured window at the rate found (/proc). "driver-limited": the driver and the mock took ≥ ${Math.round(DRIVER_LIMIT_SHARE * 100)} % of their core at the bracketing steps, so the figure is a lower bound of the proxy's. Ratios are taken round by round.`,
+    '',
+  ];
+  if (!result.portkey.included)
+    lines.push(`${result.portkey.label} ${result.portkey.version}: not measured (${result.portkey.skipped}).`, '');
+  for (const path of Object.values(result.paths)) {
+    const bare = path.subjects.bare;
+    const peer = path.subjects.portkey;
+    lines.push(
+      `### ${path.label}`,
+      '',
+      '| subject | shape | rate at p99 < 100 ms | p50 / p99 there | proxy CPU there | driver + mock CPU | × bare proxy | × Portkey |',
+      '| --- | --- | --- | --- | --- | --- | --- | --- |',
+      ...Object.values(path.subjects).map(
+        (s) =>
+          `| ${s.label} | ${s.shape} | ${fmtRate(s.rate, s.lowerBound)} | ${msOf(s.p50Micros)} / ${msOf(s.p99Micros)} | ${pct(s.proxyCpu)} | ${pct((s.driverCpu ?? 0) + (s.mockCpu ?? 0))} | ${fmtRatio(s.overBare, bare?.lowerBound && !s.lowerBound ? '≤ ' : '')} | ${peer ? fmtRatio(s.overPortkey, peer.lowerBound && !s.lowerBound ? '≤ ' : '') : '—'} |`,
+      ),
+      '',
+    );
+  }
+  return ['## Saturation: one core, 20 ms upstream', '', ...lines];
+}
