@@ -45,8 +45,22 @@ export const P99_LIMIT_MICROS = 100_000;
 export const MAX_SOCKETS = 1024;
 /** A request not answered within this time counts as an error (ms). */
 export const REQUEST_TIMEOUT_MS = 5_000;
-/** The load side's share of its core above which a figure is the driver's limit. */
-export const DRIVER_LIMIT_SHARE = 0.9;
+/**
+ * The share of the driver's core (busy in all, or taken by the driver and the mock) at the first
+ * failing step above which the failure is the driver's, not the proxy's.
+ */
+export const DRIVER_LIMIT_SHARE = 0.85;
+/**
+ * A search that knows a figure of the subject (an earlier round's, or another path's) starts at
+ * this share of it and steps up by `NEAR_FACTOR`: fewer steps to the same bracket.
+ */
+export const NEAR_START = 0.7;
+export const NEAR_FACTOR = 1.3;
+/**
+ * This gateway limits open connections per client address (`MAX_CONNECTIONS_PER_IP`, default
+ * 256); the driver, one address standing for many clients, opens up to `MAX_SOCKETS`.
+ */
+export const GATEWAY_ENV = { MAX_CONNECTIONS_PER_IP: String(MAX_SOCKETS) };
 /** The core of the proxies, and the core of the driver, the mock and the databases. */
 export const PROXY_CORE = 1;
 export const DRIVER_CORE = 0;
@@ -70,7 +84,7 @@ export function saturationCounts(mode) {
       maxRate: 1600,
       minRate: 10,
       settleMs: 100,
-      extraPaths: false,
+      extraPathRounds: 0,
     };
   const quick = mode !== 'full';
   return {
@@ -84,7 +98,8 @@ export function saturationCounts(mode) {
     maxRate: 25_600,
     minRate: 10,
     settleMs: quick ? 150 : 250,
-    extraPaths: !quick,
+    // MCP tools/call and chat completions for the gateway's shapes: one round, in full runs only.
+    extraPathRounds: quick ? 0 : 1,
   };
 }
 
@@ -232,7 +247,8 @@ export async function openLoopStep(target, { rate, warmMs, windowMs, agent, prox
           if (latency >= P99_LIMIT_MICROS) windowLate++;
         } else if (latency >= P99_LIMIT_MICROS) warmLate++;
         if (inWindow && windowLate > allowedLate) stop('late');
-        else if (!inWindow && warmLate > Math.max(5, warmCount * 0.1)) stop('late in warm-up');
+        // Half the warm-up late: far past what the proxy carries (the window would fail at once).
+        else if (!inWindow && warmLate > Math.max(5, warmCount / 2)) stop('late in warm-up');
         settle();
       };
       const req = request(
@@ -297,15 +313,18 @@ export async function openLoopStep(target, { rate, warmMs, windowMs, agent, prox
 const loadShare = (step) => (step?.cpu.driver ?? 0) + (step?.cpu.mock ?? 0);
 
 /**
- * The largest passing rate for one subject: geometric steps up from `startRate` (down when the
- * first one fails) until the outcome changes, then bisection to within `precision`. At most
- * `maxRate`: a subject passing there is reported as capped.
+ * The largest passing rate for one subject: geometric steps up from `startRate` by `factor` (down
+ * when the first one fails) until the outcome changes, then bisection to within `precision`. With
+ * a figure known (`near`), from `NEAR_START` of it by `NEAR_FACTOR`. At most `maxRate`: a subject
+ * passing there is reported as capped. The figure is the driver's limit when the driver's core was
+ * busy at the first failing step (`DRIVER_LIMIT_SHARE`).
  */
-export async function findCeiling(runStep, c) {
+export async function findCeiling(runStep, c, near) {
   const steps = [];
   let lo;
   let hi;
-  let rate = c.startRate;
+  const factor = near ? NEAR_FACTOR : c.factor;
+  let rate = near ? Math.min(c.maxRate, Math.max(c.minRate, Math.round(near * NEAR_START))) : c.startRate;
   let first = true;
   const run = async (r) => {
     const step = await runStep(r, first ? c.firstWarmMs : c.warmMs);
@@ -323,11 +342,11 @@ export async function findCeiling(runStep, c) {
       break;
     }
     if (rate >= c.maxRate) break;
-    rate = Math.min(c.maxRate, Math.round(rate * c.factor));
+    rate = Math.min(c.maxRate, Math.round(rate * factor));
   }
   // The first rate failed: down until one passes (or the floor).
   while (!lo && rate > c.minRate) {
-    rate = Math.max(c.minRate, Math.round(rate / c.factor));
+    rate = Math.max(c.minRate, Math.round(rate / factor));
     const step = await run(rate);
     if (step.pass) lo = step;
     else hi = step;
@@ -340,7 +359,8 @@ export async function findCeiling(runStep, c) {
     if (step.pass) lo = step;
     else hi = step;
   }
-  const driverLimited = Boolean(lo) && (loadShare(lo) >= DRIVER_LIMIT_SHARE || loadShare(hi) >= DRIVER_LIMIT_SHARE);
+  const driverLimited =
+    Boolean(lo && hi) && (loadShare(hi) >= DRIVER_LIMIT_SHARE || (hi.cpu.driverCoreBusy ?? 0) >= DRIVER_LIMIT_SHARE);
   return {
     rate: lo?.rate ?? 0,
     limitedBy: !lo ? 'none passed' : !hi ? 'cap' : driverLimited ? 'driver' : 'proxy',
@@ -353,7 +373,7 @@ export async function findCeiling(runStep, c) {
 /** A step in a log line: p99, errors, why it stopped, the CPU shares. */
 const describeStep = (step) =>
   step
-    ? `p99 ${((step.p99Micros ?? 0) / 1000).toFixed(1)} ms, ${step.errors} errors${step.firstError ? ` (${step.firstError})` : ''}, ${step.stopped}, proxy CPU ${Math.round((step.cpu.proxy ?? 0) * 100)} %, driver + mock ${Math.round(loadShare(step) * 100)} %, cores busy: proxy's ${Math.round((step.cpu.proxyCoreBusy ?? 0) * 100)} %, driver's ${Math.round((step.cpu.driverCoreBusy ?? 0) * 100)} %, send lag ≤ ${((step.sendLagMaxMicros ?? 0) / 1000).toFixed(1)} ms`
+    ? `p99 ${step.p99Micros === null ? '—' : `${(step.p99Micros / 1000).toFixed(1)} ms`}, ${step.errors} errors${step.firstError ? ` (${step.firstError})` : ''}, ${step.stopped}, proxy CPU ${Math.round((step.cpu.proxy ?? 0) * 100)} %, driver + mock ${Math.round(loadShare(step) * 100)} %, cores busy: proxy's ${Math.round((step.cpu.proxyCoreBusy ?? 0) * 100)} %, driver's ${Math.round((step.cpu.driverCoreBusy ?? 0) * 100)} %, send lag ≤ ${((step.sendLagMaxMicros ?? 0) / 1000).toFixed(1)} ms`
     : '—';
 
 /** The subjects in the order of round `r`, rotated so that none always goes first. */
@@ -425,12 +445,15 @@ export async function saturationBenchmarks({
     const [postgres, redis] = await Promise.all([startPostgres(), startRedis(redisBinary)]);
     infra.push(postgres, { stop: async () => (redis.child.kill('SIGTERM'), exited(redis.child)) });
     const production = toProxyCore(
-      keep(await startGateway(config, { DATABASE_URL: postgres.url, REDIS_URL: redis.url })),
+      keep(await startGateway(config, { ...GATEWAY_ENV, DATABASE_URL: postgres.url, REDIS_URL: redis.url })),
     );
     // (b) embedded: an empty data directory (the first start creates the database).
     const embedded = toProxyCore(
       keep(
-        await startGateway(config, { GATEWAY_DATA_DIR: join(mkdtempSync(join(tmpdir(), 'gw-bench-sat-')), 'data') }),
+        await startGateway(config, {
+          ...GATEWAY_ENV,
+          GATEWAY_DATA_DIR: join(mkdtempSync(join(tmpdir(), 'gw-bench-sat-')), 'data'),
+        }),
       ),
     );
     const native = {
@@ -514,6 +537,17 @@ export async function saturationBenchmarks({
                 'anthropic-version': '2023-06-01',
               },
             },
+            conversion: {
+              port: peer.port,
+              path: '/v1/chat/completions',
+              body: JSON.stringify({ model: 'claude-sonnet-4-5', ...conversation }),
+              headers: {
+                ...json,
+                'x-portkey-provider': 'anthropic',
+                'x-portkey-custom-host': `http://127.0.0.1:${mock.port}/v1`,
+                authorization: 'Bearer sk-bench',
+              },
+            },
           },
         });
         out.portkey.included = true;
@@ -541,7 +575,7 @@ export async function saturationBenchmarks({
         new Agent({ keepAlive: true, maxSockets: MAX_SOCKETS, maxFreeSockets: MAX_SOCKETS }),
       ]),
     );
-    const search = (s, path) =>
+    const search = (s, path, near) =>
       findCeiling(
         (rate, warmMs) =>
           openLoopStep(s.targets[path], {
@@ -553,22 +587,26 @@ export async function saturationBenchmarks({
             mockPid: mock.child.pid,
           }),
         c,
+        near,
       );
-    const paths = c.extraPaths ? Object.keys(PATHS) : ['passThrough'];
+    const paths = c.extraPathRounds > 0 ? Object.keys(PATHS) : ['passThrough'];
     try {
       for (const path of paths) {
         const those = subjects.filter((s) => s.targets[path]);
         const rounds = Object.fromEntries(those.map((s) => [s.key, []]));
-        for (let r = 0; r < c.rounds; r++) {
+        const roundCount = path === 'passThrough' ? c.rounds : c.extraPathRounds;
+        for (let r = 0; r < roundCount; r++) {
           for (const s of rotate(those, r)) {
-            const found = await search(s, path);
+            // The subject's first figure on this path, else its pass-through figure: where to start.
+            const known = rounds[s.key][0]?.rate || out.paths.passThrough?.subjects[s.key]?.rate.median;
+            const found = await search(s, path, known > 0 ? known : undefined);
             rounds[s.key].push(found);
             log(
-              `saturation: ${path} round ${r + 1}/${c.rounds}, ${s.key}: ${found.limitedBy === 'proxy' ? '' : '≥ '}${found.rate}/s (${found.limitedBy}; ${describeStep(found.at)}; first fail ${found.firstFail ? `${found.firstFail.rate}/s: ${describeStep(found.firstFail)}` : 'none'}; ${found.steps} steps)`,
+              `saturation: ${path} round ${r + 1}/${roundCount}, ${s.key}: ${found.limitedBy === 'proxy' ? '' : '≥ '}${found.rate}/s (${found.limitedBy}; ${describeStep(found.at)}; first fail ${found.firstFail ? `${found.firstFail.rate}/s: ${describeStep(found.firstFail)}` : 'none'}; ${found.steps} steps)`,
             );
           }
         }
-        out.paths[path] = summarise(PATHS[path], those, rounds);
+        out.paths[path] = summarise(PATHS[path], those, rounds, out.paths.passThrough);
       }
     } finally {
       for (const agent of agents.values()) agent.destroy();
@@ -592,24 +630,27 @@ export async function saturationBenchmarks({
 /**
  * One path's figures: per subject the rate found each round (median, lowest, highest), p50, p99
  * and CPU at it (median of rounds), how the search ended each round, and each subject's rate over
- * the bare proxy's and over Portkey's of the same round.
+ * the bare proxy's and over Portkey's of the same round. On a path the bare proxy does not carry,
+ * the ratio is to its pass-through figure (`passThrough`: that path's summary; median of rounds).
  */
-export function summarise(label, subjects, rounds) {
+export function summarise(label, subjects, rounds, passThrough) {
   const med = (list, f) => summary(list.map(f).filter((v) => v !== null && v !== undefined)).median;
   const result = { label, subjects: {} };
   for (const s of subjects) {
     const list = rounds[s.key];
-    const driverRounds = list.filter((x) => x.limitedBy === 'driver' || x.limitedBy === 'cap').length;
-    const ratioTo = (other) =>
-      rounds[other]
-        ? summary(list.map((x, i) => (rounds[other][i]?.rate > 0 ? x.rate / rounds[other][i].rate : null)))
-        : null;
+    const count = (why) => list.filter((x) => x.limitedBy === why).length;
+    const ratioTo = (other) => {
+      if (rounds[other])
+        return summary(list.map((x, i) => (rounds[other][i]?.rate > 0 ? x.rate / rounds[other][i].rate : null)));
+      const floor = other === 'bare' ? passThrough?.subjects.bare?.rate.median : undefined;
+      return floor > 0 ? { ...summary(list.map((x) => x.rate / floor)), toPassThrough: true } : null;
+    };
     result.subjects[s.key] = {
       shape: s.shape,
       label: s.label,
       rate: summary(list.map((x) => x.rate)),
-      // A figure most of whose rounds the load side bounded is a lower bound of the proxy's.
-      lowerBound: driverRounds * 2 > list.length,
+      // A figure most of whose rounds the driver (or the search's cap) bounded is a lower bound.
+      lowerBound: count('driver') * 2 > list.length ? 'driver' : count('cap') * 2 > list.length ? 'cap' : null,
       limitedBy: list.map((x) => x.limitedBy),
       p50Micros: med(list, (x) => x.at?.p50Micros),
       p99Micros: med(list, (x) => x.at?.p99Micros),
@@ -627,43 +668,56 @@ export function summarise(label, subjects, rounds) {
   return result;
 }
 
-const fmtRate = (s, lowerBound) =>
+const BOUND_NOTE = { driver: 'driver-limited', cap: "the search's cap" };
+const whole = (v) => Math.round(v).toLocaleString('en');
+const fmtRate = (s, bound) =>
   s.median === null
     ? '—'
-    : `${lowerBound ? '≥ ' : ''}${Math.round(s.median).toLocaleString('en')}/s${s.min === s.max ? '' : ` (${Math.round(s.min).toLocaleString('en')} – ${Math.round(s.max).toLocaleString('en')})`}${lowerBound ? ' (driver-limited)' : ''}`;
-const fmtRatio = (r, bound) =>
-  !r || r.median === null
-    ? '—'
-    : `${bound}${r.median.toFixed(2)}×${r.min === r.max ? '' : ` (${r.min.toFixed(2)} – ${r.max.toFixed(2)})`}`;
+    : `${bound ? '≥ ' : ''}${whole(s.median)}/s${s.min === s.max ? '' : ` (${whole(s.min)} – ${whole(s.max)})`}${bound ? ` (${BOUND_NOTE[bound]})` : ''}`;
+/** A ratio of two figures, either of which may be a lower bound: "≥", "≤", or "?" when both are. */
+const fmtRatio = (r, top, bottom) => {
+  if (!r || r.median === null) return '—';
+  const sign = top && bottom ? '? ' : top ? '≥ ' : bottom ? '≤ ' : '';
+  return `${sign}${r.median.toFixed(2)}×${r.min === r.max ? '' : ` (${r.min.toFixed(2)} – ${r.max.toFixed(2)})`}`;
+};
 const pct = (v) => (v === null || v === undefined ? '—' : `${Math.round(v * 100)} %`);
 const msOf = (v) => (v === null || v === undefined ? '—' : `${(v / 1000).toFixed(1)} ms`);
+
+/** How the figures were read, for the report. */
+function method(result) {
+  const c = result.counts;
+  const rounds = (n) => `${n} round${n === 1 ? '' : 's'}`;
+  return [
+    `The largest request rate one core sustains with a ${result.upstreamDelayMs} ms upstream and p99 under ${result.p99LimitMicros / 1000} ms, in the same run for this gateway in both shapes, the bare node:http proxy and the peer gateway, all on \`/v1/messages\` (non-streaming; the mock answers like Anthropic, ${result.upstreamDelayMs} ms after each request, on a timer).`,
+    result.pinned
+      ? `Pinning: ${result.pinning}. Each proxy runs alone on its core while it is measured (the others idle).`
+      : `**Not pinned**: ${result.pinning}; the figures share the machine with the driver.`,
+    `Open-loop load: request i leaves at start + i / rate whatever the answers, over a keep-alive agent of rate × 100 ms sockets (at most ${MAX_SOCKETS}; this gateway runs with MAX_CONNECTIONS_PER_IP=${MAX_SOCKETS}, the driver standing for many clients); latency runs from each request's intended send time, so queueing shows.`,
+    `A step is ${c.warmMs} ms of warm-up (${c.firstWarmMs} ms for a search's first) then ${c.windowMs} ms measured; it passes with p99 < ${result.p99LimitMicros / 1000} ms and no error (an error status, a reset, or no answer within ${REQUEST_TIMEOUT_MS / 1000} s), and stops early once it cannot pass. The search steps up ×${c.factor} from ${c.startRate}/s (a later round, or another path, from ${NEAR_START}× the subject's first figure, ×${NEAR_FACTOR}) until a step fails, then bisects between the last pass and the first fail to within ${Math.round((c.precision - 1) * 100)} %; the figure is the last passing rate, with its p50, p99 and CPU (/proc, share of one core over the window).`,
+    `"driver-limited": at the first failing step the driver's core was ≥ ${Math.round(DRIVER_LIMIT_SHARE * 100)} % busy (or the driver and the mock took that much), so the figure is a lower bound of the proxy's. ${rounds(c.rounds)} on pass-through${c.extraPathRounds > 0 ? ` and ${rounds(c.extraPathRounds)} on the other paths` : ''}, the subjects in rotating order; median round (lowest – highest); ratios are taken round by round (≤ or ≥ when one side is a lower bound).`,
+  ].join(' ');
+}
 
 /** The saturation section of the report (markdown lines); empty when it did not run. */
 export function renderSaturation(result) {
   if (!result?.paths) return [];
-  const c = result.counts;
-  const lines = [
-    'The largest rate one core sustains with a 20 ms upstream and p99 under 100 ms. ' +
-      `${result.pinned ? `Each proxy runs alone on one core (${result.pinning}).` : `**Not pinned**: ${result.pinning}.`} ` +
-      `The mock answers ${result.upstreamDelayMs} ms after each request (a timer). Open-loop load: requests leave at a fixed rate whatever the answers, over a keep-alive agent of rate × 100 ms sockets (at most ${MAX_SOCKETS}); latency from each request's intended send time. A step is ${c.warmMs} ms of warm-up (${c.firstWarmMs} ms for a search's first) then ${c.windowMs} ms measured; it passes with p99 < 100 ms and no error (a request fails on an error status, a reset or no answer within ${REQUEST_TIMEOUT_MS / 1000} s). Rates step up ×${c.factor} from ${c.startRate}/s, then bisect between the last pass and the first fail to within ${Math.round((c.precision - 1) * 100)} %. ${c.rounds} round${c.rounds === 1 ? '' : 's'}, the subjects in rotating order; median round (lowest – highest). CPU is the share of one core over the measured window at the rate found (/proc). "driver-limited": the driver and the mock took ≥ ${Math.round(DRIVER_LIMIT_SHARE * 100)} % of their core at the bracketing steps, so the figure is a lower bound of the proxy's. Ratios are taken round by round.`,
-    '',
-  ];
+  const lines = ['## Saturation: one core, 20 ms upstream', '', method(result), ''];
   if (!result.portkey.included)
     lines.push(`${result.portkey.label} ${result.portkey.version}: not measured (${result.portkey.skipped}).`, '');
   for (const path of Object.values(result.paths)) {
-    const bare = path.subjects.bare;
+    const bare = path.subjects.bare ?? result.paths.passThrough?.subjects.bare;
     const peer = path.subjects.portkey;
     lines.push(
       `### ${path.label}`,
       '',
-      '| subject | shape | rate at p99 < 100 ms | p50 / p99 there | proxy CPU there | driver + mock CPU | × bare proxy | × Portkey |',
+      '| subject | shape | rate at p99 < 100 ms | p50 / p99 there | proxy CPU there | driver + mock CPU there | × bare proxy | × Portkey |',
       '| --- | --- | --- | --- | --- | --- | --- | --- |',
       ...Object.values(path.subjects).map(
         (s) =>
-          `| ${s.label} | ${s.shape} | ${fmtRate(s.rate, s.lowerBound)} | ${msOf(s.p50Micros)} / ${msOf(s.p99Micros)} | ${pct(s.proxyCpu)} | ${pct((s.driverCpu ?? 0) + (s.mockCpu ?? 0))} | ${fmtRatio(s.overBare, bare?.lowerBound && !s.lowerBound ? '≤ ' : '')} | ${peer ? fmtRatio(s.overPortkey, peer.lowerBound && !s.lowerBound ? '≤ ' : '') : '—'} |`,
+          `| ${s.label} | ${s.shape} | ${fmtRate(s.rate, s.lowerBound)} | ${msOf(s.p50Micros)} / ${msOf(s.p99Micros)} | ${pct(s.proxyCpu)} | ${pct((s.driverCpu ?? 0) + (s.mockCpu ?? 0))} | ${bare ? `${fmtRatio(s.overBare, s.lowerBound, bare.lowerBound)}${s.overBare?.toPassThrough ? ' (its pass-through)' : ''}` : '—'} | ${peer ? fmtRatio(s.overPortkey, s.lowerBound, peer.lowerBound) : '—'} |`,
       ),
       '',
     );
   }
-  return ['## Saturation: one core, 20 ms upstream', '', ...lines];
+  return lines;
 }
