@@ -246,7 +246,8 @@ export async function openLoopStep(target, { rate, warmMs, windowMs, agent, prox
           latencies[measured++] = latency;
           if (latency >= P99_LIMIT_MICROS) windowLate++;
         } else if (latency >= P99_LIMIT_MICROS) warmLate++;
-        if (inWindow && windowLate > allowedLate) stop('late');
+        if (!ok) stop('error');
+        else if (inWindow && windowLate > allowedLate) stop('late');
         // Half the warm-up late: far past what the proxy carries (the window would fail at once).
         else if (!inWindow && warmLate > Math.max(5, warmCount / 2)) stop('late in warm-up');
         settle();
@@ -283,8 +284,12 @@ export async function openLoopStep(target, { rate, warmMs, windowMs, agent, prox
     tick();
   });
   // Every request ends within its timeout; what is left after it and a margin is torn down.
-  const deadline = new Promise((resolve) => setTimeout(resolve, warmMs + windowMs + REQUEST_TIMEOUT_MS + 2000));
+  let deadlineTimer;
+  const deadline = new Promise((resolve) => {
+    deadlineTimer = setTimeout(resolve, warmMs + windowMs + REQUEST_TIMEOUT_MS + 2000);
+  });
   const outcome = await Promise.race([finished.then(() => 'done'), deadline.then(() => 'deadline')]);
+  clearTimeout(deadlineTimer);
   if (outcome === 'deadline') {
     stop(stopReason ?? 'deadline');
     for (const req of pending) req.destroy(new Error('step deadline'));
