@@ -23,7 +23,7 @@
 // - the subjects take turns in each round (rotating order), 3 rounds in full mode, 1 in quick and
 //   smoke runs; each figure is the median round with the lowest and highest.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -50,6 +50,14 @@ export const REQUEST_TIMEOUT_MS = 5_000;
  * failing step above which the failure is the driver's, not the proxy's.
  */
 export const DRIVER_LIMIT_SHARE = 0.85;
+/**
+ * The share of either core that processes outside the bench took at the first failing step
+ * (busy, less what the proxy, or the driver, the mock, PostgreSQL and redis-server took) above
+ * which the failure is the machine's, not the proxy's: the figure is then a lower bound.
+ */
+export const OTHERS_LIMIT_SHARE = 0.25;
+/** Before a search, the cores wait (at most `quietWaitMs`) until each is under this share busy. */
+export const QUIET_SHARE = 0.25;
 /**
  * A search that knows a figure of the subject (an earlier round's, or another path's) starts at
  * this share of it and steps up by `NEAR_FACTOR`: fewer steps to the same bracket.
@@ -84,6 +92,7 @@ export function saturationCounts(mode) {
       maxRate: 1600,
       minRate: 10,
       settleMs: 100,
+      quietWaitMs: 1000,
       extraPathRounds: 0,
     };
   const quick = mode !== 'full';
@@ -98,6 +107,7 @@ export function saturationCounts(mode) {
     maxRate: 25_600,
     minRate: 10,
     settleMs: quick ? 150 : 250,
+    quietWaitMs: quick ? 3000 : 10_000,
     // MCP tools/call and chat completions for the gateway's shapes: one round, in full runs only.
     extraPathRounds: quick ? 0 : 1,
   };
@@ -160,16 +170,77 @@ function coreTimes() {
   return out;
 }
 
-/** CPU readings at one instant: the proxy's and the mock's (µs), the driver's (µs), the cores'. */
-function readCpu(proxyPid, mockPid) {
+/** CPU time (µs) of each process of `pids` still running, by pid. */
+function cpuOfEach(pids) {
+  const out = new Map();
+  for (const pid of pids) {
+    try {
+      out.set(pid, processCpuMicros(pid));
+    } catch {
+      // ended between the listing and the reading
+    }
+  }
+  return out;
+}
+
+/**
+ * CPU readings at one instant: the proxy's and the mock's (µs), the driver's (µs), the side
+ * processes' (`sidePids()`: PostgreSQL's and redis-server's, by pid), the cores'.
+ */
+function readCpu(proxyPid, mockPid, sidePids) {
   const own = process.cpuUsage();
   return {
     at: process.hrtime.bigint(),
     proxy: processCpuMicros(proxyPid),
     mock: processCpuMicros(mockPid),
     driver: own.user + own.system,
+    side: cpuOfEach(sidePids?.() ?? []),
     cores: coreTimes(),
   };
+}
+
+/** The pids of the processes whose command line holds every one of `words` (PostgreSQL by its port). */
+function pidsWith(words) {
+  const out = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const args = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+      if (words.every((w) => args.includes(w))) out.push(Number(entry));
+    } catch {
+      // ended meanwhile, or not ours to read
+    }
+  }
+  return out;
+}
+
+/** A process's children (from /proc), or none when the kernel does not list them. */
+function childrenOf(pid) {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Waits until each core is under `QUIET_SHARE` busy over 300 ms (the bench's processes idle), at
+ * most `maxMs`. Resolves with the time waited and the busiest core's share at the last reading.
+ */
+async function quietCores(maxMs) {
+  const began = Date.now();
+  for (;;) {
+    const a = coreTimes();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const b = coreTimes();
+    const busiest = Math.max(
+      ...Object.keys(b).map((k) =>
+        a[k] && b[k].total > a[k].total ? (b[k].busy - a[k].busy) / (b[k].total - a[k].total) : 0,
+      ),
+    );
+    const waited = Date.now() - began;
+    if (busiest < QUIET_SHARE || waited >= maxMs) return { waitedMs: waited, busiest };
+  }
 }
 
 /** Shares of a core between two readings: the proxy's, the driver's, the mock's, each core busy. */
@@ -180,10 +251,13 @@ function cpuBetween(a, b) {
     const [x, y] = [a.cores[core], b.cores[core]];
     return x && y && y.total > x.total ? (y.busy - x.busy) / (y.total - x.total) : null;
   };
+  let side = 0;
+  for (const [pid, micros] of b.side) if (a.side.has(pid)) side += micros - a.side.get(pid);
   return {
     proxy: share(b.proxy - a.proxy),
     driver: share(b.driver - a.driver),
     mock: share(b.mock - a.mock),
+    side: share(side),
     driverCoreBusy: busy(String(DRIVER_CORE)),
     proxyCoreBusy: busy(String(PROXY_CORE)),
   };
@@ -195,7 +269,7 @@ function cpuBetween(a, b) {
  * window's p50 and p99 (µs from the intended send time), its errors, whether it passed, and the
  * CPU shares over the window (over the warm-up when the step stopped before its window).
  */
-export async function openLoopStep(target, { rate, warmMs, windowMs, agent, proxyPid, mockPid }) {
+export async function openLoopStep(target, { rate, warmMs, windowMs, agent, proxyPid, mockPid, sidePids }) {
   agent.maxSockets = Math.min(MAX_SOCKETS, Math.max(8, Math.ceil((rate * P99_LIMIT_MICROS) / 1e6)));
   const interval = 1e9 / rate;
   const warmCount = Math.floor((rate * warmMs) / 1000);
@@ -216,13 +290,13 @@ export async function openLoopStep(target, { rate, warmMs, windowMs, agent, prox
   const pending = new Set();
   let lagMax = 0;
   const started = process.hrtime.bigint();
-  let cpuStart = readCpu(proxyPid, mockPid);
+  let cpuStart = readCpu(proxyPid, mockPid, sidePids);
   let cpuEnd;
   const stop = (reason) => {
     if (stopped) return;
     stopped = true;
     stopReason = reason;
-    cpuEnd = readCpu(proxyPid, mockPid);
+    cpuEnd = readCpu(proxyPid, mockPid, sidePids);
   };
   const finished = new Promise((resolveAll) => {
     const settle = () => {
@@ -272,7 +346,7 @@ export async function openLoopStep(target, { rate, warmMs, windowMs, agent, prox
       while (sent < total && sent * interval <= elapsed) {
         const intended = started + BigInt(Math.round(sent * interval));
         lagMax = Math.max(lagMax, Number(now - intended) / 1000);
-        if (sent === warmCount) cpuStart = readCpu(proxyPid, mockPid);
+        if (sent === warmCount) cpuStart = readCpu(proxyPid, mockPid, sidePids);
         sendOne(sent, intended);
         sent++;
       }
@@ -298,7 +372,7 @@ export async function openLoopStep(target, { rate, warmMs, windowMs, agent, prox
   const window = latencies.subarray(0, measured);
   const values = Array.from(window);
   const p99 = values.length > 0 ? percentile(values, 99) : null;
-  const cpu = cpuBetween(cpuStart, cpuEnd ?? readCpu(proxyPid, mockPid));
+  const cpu = cpuBetween(cpuStart, cpuEnd ?? readCpu(proxyPid, mockPid, sidePids));
   const complete = measured + errors >= windowCount && stopReason === 'done';
   return {
     rate,
@@ -316,6 +390,16 @@ export async function openLoopStep(target, { rate, warmMs, windowMs, agent, prox
 
 /** The load side's share of its core at a step (the driver's and the mock's CPU). */
 const loadShare = (step) => (step?.cpu.driver ?? 0) + (step?.cpu.mock ?? 0);
+
+/**
+ * The largest share of a core that processes outside the bench took at a step: the proxy's core
+ * less the proxy, the driver's core less the driver, the mock and the side processes.
+ */
+export const othersShare = (step) =>
+  Math.max(
+    (step?.cpu.proxyCoreBusy ?? 0) - (step?.cpu.proxy ?? 0),
+    (step?.cpu.driverCoreBusy ?? 0) - loadShare(step) - (step?.cpu.side ?? 0),
+  );
 
 /**
  * The largest passing rate for one subject: geometric steps up from `startRate` by `factor` (down
@@ -364,11 +448,18 @@ export async function findCeiling(runStep, c, near) {
     if (step.pass) lo = step;
     else hi = step;
   }
-  const driverLimited =
-    Boolean(lo && hi) && (loadShare(hi) >= DRIVER_LIMIT_SHARE || (hi.cpu.driverCoreBusy ?? 0) >= DRIVER_LIMIT_SHARE);
+  const limitedBy = !lo
+    ? 'none passed'
+    : !hi
+      ? 'cap'
+      : othersShare(hi) >= OTHERS_LIMIT_SHARE
+        ? 'contended'
+        : loadShare(hi) >= DRIVER_LIMIT_SHARE || (hi.cpu.driverCoreBusy ?? 0) >= DRIVER_LIMIT_SHARE
+          ? 'driver'
+          : 'proxy';
   return {
     rate: lo?.rate ?? 0,
-    limitedBy: !lo ? 'none passed' : !hi ? 'cap' : driverLimited ? 'driver' : 'proxy',
+    limitedBy,
     at: lo ?? null,
     firstFail: hi ?? null,
     steps: steps.length,
@@ -378,7 +469,7 @@ export async function findCeiling(runStep, c, near) {
 /** A step in a log line: p99, errors, why it stopped, the CPU shares. */
 const describeStep = (step) =>
   step
-    ? `p99 ${step.p99Micros === null ? '—' : `${(step.p99Micros / 1000).toFixed(1)} ms`}, ${step.errors} errors${step.firstError ? ` (${step.firstError})` : ''}, ${step.stopped}, proxy CPU ${Math.round((step.cpu.proxy ?? 0) * 100)} %, driver + mock ${Math.round(loadShare(step) * 100)} %, cores busy: proxy's ${Math.round((step.cpu.proxyCoreBusy ?? 0) * 100)} %, driver's ${Math.round((step.cpu.driverCoreBusy ?? 0) * 100)} %, send lag ≤ ${((step.sendLagMaxMicros ?? 0) / 1000).toFixed(1)} ms`
+    ? `others ${Math.round(othersShare(step) * 100)} %, p99 ${step.p99Micros === null ? '—' : `${(step.p99Micros / 1000).toFixed(1)} ms`}, ${step.errors} errors${step.firstError ? ` (${step.firstError})` : ''}, ${step.stopped}, proxy CPU ${Math.round((step.cpu.proxy ?? 0) * 100)} %,${step.cpu.side ? ` PostgreSQL + Redis ${Math.round(step.cpu.side * 100)} %,` : ''} driver + mock ${Math.round(loadShare(step) * 100)} %, cores busy: proxy's ${Math.round((step.cpu.proxyCoreBusy ?? 0) * 100)} %, driver's ${Math.round((step.cpu.driverCoreBusy ?? 0) * 100)} %, send lag ≤ ${((step.sendLagMaxMicros ?? 0) / 1000).toFixed(1)} ms`
     : '—';
 
 /** The subjects in the order of round `r`, rotated so that none always goes first. */
@@ -449,6 +540,13 @@ export async function saturationBenchmarks({
     if (!redisBinary) throw new Error('the production shape needs redis-server (apt-get install -y redis-server)');
     const [postgres, redis] = await Promise.all([startPostgres(), startRedis(redisBinary)]);
     infra.push(postgres, { stop: async () => (redis.child.kill('SIGTERM'), exited(redis.child)) });
+    // PostgreSQL's processes (the server, found by its port, and its children) and redis-server's:
+    // their CPU is read with the production shape's steps.
+    const postgresPort = new URL(postgres.url).port;
+    const productionSide = () => {
+      const servers = pidsWith(['-p', postgresPort]).filter((pid) => pid !== process.pid);
+      return [...new Set([redis.child.pid, ...servers, ...servers.flatMap(childrenOf)])];
+    };
     const production = toProxyCore(
       keep(await startGateway(config, { ...GATEWAY_ENV, DATABASE_URL: postgres.url, REDIS_URL: redis.url })),
     );
@@ -495,6 +593,7 @@ export async function saturationBenchmarks({
         shape: 'production',
         label: 'this gateway, production (PostgreSQL + Redis, records stored, trace export off)',
         proc: production,
+        sidePids: productionSide,
         targets: ours(production.port),
       },
       {
@@ -580,8 +679,9 @@ export async function saturationBenchmarks({
         new Agent({ keepAlive: true, maxSockets: MAX_SOCKETS, maxFreeSockets: MAX_SOCKETS }),
       ]),
     );
-    const search = (s, path, near) =>
-      findCeiling(
+    const search = async (s, path, near) => {
+      const quiet = await quietCores(c.quietWaitMs);
+      const found = await findCeiling(
         (rate, warmMs) =>
           openLoopStep(s.targets[path], {
             rate,
@@ -590,10 +690,13 @@ export async function saturationBenchmarks({
             agent: agents.get(s.key),
             proxyPid: s.proc.child.pid,
             mockPid: mock.child.pid,
+            sidePids: s.sidePids,
           }),
         c,
         near,
       );
+      return { ...found, quiet };
+    };
     const paths = c.extraPathRounds > 0 ? Object.keys(PATHS) : ['passThrough'];
     try {
       for (const path of paths) {
@@ -607,7 +710,7 @@ export async function saturationBenchmarks({
             const found = await search(s, path, known > 0 ? known : undefined);
             rounds[s.key].push(found);
             log(
-              `saturation: ${path} round ${r + 1}/${roundCount}, ${s.key}: ${found.limitedBy === 'proxy' ? '' : '≥ '}${found.rate}/s (${found.limitedBy}; ${describeStep(found.at)}; first fail ${found.firstFail ? `${found.firstFail.rate}/s: ${describeStep(found.firstFail)}` : 'none'}; ${found.steps} steps)`,
+              `saturation: ${path} round ${r + 1}/${roundCount}, ${s.key}: ${found.limitedBy === 'proxy' ? '' : '≥ '}${found.rate}/s (${found.limitedBy}; ${describeStep(found.at)}; first fail ${found.firstFail ? `${found.firstFail.rate}/s: ${describeStep(found.firstFail)}` : 'none'}; ${found.steps} steps; waited ${found.quiet.waitedMs} ms for quiet cores)`,
             );
           }
         }
@@ -644,6 +747,10 @@ export function summarise(label, subjects, rounds, passThrough) {
   for (const s of subjects) {
     const list = rounds[s.key];
     const count = (why) => list.filter((x) => x.limitedBy === why).length;
+    // The bound most rounds share, when most are bounded by something else than the proxy.
+    const bounds = ['driver', 'contended', 'cap'];
+    const bounded = bounds.reduce((n, why) => n + count(why), 0) * 2 > list.length;
+    const bound = bounded ? bounds.reduce((a, b) => (count(b) > count(a) ? b : a)) : null;
     const ratioTo = (other) => {
       if (rounds[other])
         return summary(list.map((x, i) => (rounds[other][i]?.rate > 0 ? x.rate / rounds[other][i].rate : null)));
@@ -655,13 +762,14 @@ export function summarise(label, subjects, rounds, passThrough) {
       label: s.label,
       rate: summary(list.map((x) => x.rate)),
       // A figure most of whose rounds the driver (or the search's cap) bounded is a lower bound.
-      lowerBound: count('driver') * 2 > list.length ? 'driver' : count('cap') * 2 > list.length ? 'cap' : null,
+      lowerBound: bound,
       limitedBy: list.map((x) => x.limitedBy),
       p50Micros: med(list, (x) => x.at?.p50Micros),
       p99Micros: med(list, (x) => x.at?.p99Micros),
       proxyCpu: med(list, (x) => x.at?.cpu.proxy),
       driverCpu: med(list, (x) => x.at?.cpu.driver),
       mockCpu: med(list, (x) => x.at?.cpu.mock),
+      sideCpu: med(list, (x) => x.at?.cpu.side),
       driverCoreBusy: med(list, (x) => x.at?.cpu.driverCoreBusy),
       proxyCoreBusy: med(list, (x) => x.at?.cpu.proxyCoreBusy),
       firstFailRate: med(list, (x) => x.firstFail?.rate),
@@ -673,7 +781,11 @@ export function summarise(label, subjects, rounds, passThrough) {
   return result;
 }
 
-const BOUND_NOTE = { driver: 'driver-limited', cap: "the search's cap" };
+const BOUND_NOTE = {
+  driver: 'driver-limited',
+  contended: 'cores shared with other processes',
+  cap: "the search's cap",
+};
 const whole = (v) => Math.round(v).toLocaleString('en');
 const fmtRate = (s, bound) =>
   s.median === null
@@ -699,7 +811,7 @@ function method(result) {
       : `**Not pinned**: ${result.pinning}; the figures share the machine with the driver.`,
     `Open-loop load: request i leaves at start + i / rate whatever the answers, over a keep-alive agent of rate × 100 ms sockets (at most ${MAX_SOCKETS}; this gateway runs with MAX_CONNECTIONS_PER_IP=${MAX_SOCKETS}, the driver standing for many clients); latency runs from each request's intended send time, so queueing shows.`,
     `A step is ${c.warmMs} ms of warm-up (${c.firstWarmMs} ms for a search's first) then ${c.windowMs} ms measured; it passes with p99 < ${result.p99LimitMicros / 1000} ms and no error (an error status, a reset, or no answer within ${REQUEST_TIMEOUT_MS / 1000} s), and stops early once it cannot pass. The search steps up ×${c.factor} from ${c.startRate}/s (a later round, or another path, from ${NEAR_START}× the subject's first figure, ×${NEAR_FACTOR}) until a step fails, then bisects between the last pass and the first fail to within ${Math.round((c.precision - 1) * 100)} %; the figure is the last passing rate, with its p50, p99 and CPU (/proc, share of one core over the window).`,
-    `"driver-limited": at the first failing step the driver's core was ≥ ${Math.round(DRIVER_LIMIT_SHARE * 100)} % busy (or the driver and the mock took that much), so the figure is a lower bound of the proxy's. ${rounds(c.rounds)} on pass-through${c.extraPathRounds > 0 ? ` and ${rounds(c.extraPathRounds)} on the other paths` : ''}, the subjects in rotating order; median round (lowest – highest); ratios are taken round by round (≤ or ≥ when one side is a lower bound).`,
+    `Before each search the cores must idle (each under ${Math.round(QUIET_SHARE * 100)} % busy, waiting at most ${c.quietWaitMs / 1000} s). "driver-limited": at the first failing step the driver's core was ≥ ${Math.round(DRIVER_LIMIT_SHARE * 100)} % busy (or the driver and the mock took that much); "cores shared with other processes": processes outside the bench took ≥ ${Math.round(OTHERS_LIMIT_SHARE * 100)} % of either core there (/proc/stat less the bench's processes, PostgreSQL's and redis-server's included); either way the figure is a lower bound of the proxy's. ${rounds(c.rounds)} on pass-through${c.extraPathRounds > 0 ? ` and ${rounds(c.extraPathRounds)} on the other paths` : ''}, the subjects in rotating order; median round (lowest – highest); ratios are taken round by round (≤ or ≥ when one side is a lower bound).`,
   ].join(' ');
 }
 
@@ -715,11 +827,11 @@ export function renderSaturation(result) {
     lines.push(
       `### ${path.label}`,
       '',
-      '| subject | shape | rate at p99 < 100 ms | p50 / p99 there | proxy CPU there | driver + mock CPU there | × bare proxy | × Portkey |',
-      '| --- | --- | --- | --- | --- | --- | --- | --- |',
+      '| subject | shape | rate at p99 < 100 ms | p50 / p99 there | proxy CPU there | driver + mock CPU there | PostgreSQL + Redis CPU there | × bare proxy | × Portkey |',
+      '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
       ...Object.values(path.subjects).map(
         (s) =>
-          `| ${s.label} | ${s.shape} | ${fmtRate(s.rate, s.lowerBound)} | ${msOf(s.p50Micros)} / ${msOf(s.p99Micros)} | ${pct(s.proxyCpu)} | ${pct((s.driverCpu ?? 0) + (s.mockCpu ?? 0))} | ${bare ? `${fmtRatio(s.overBare, s.lowerBound, bare.lowerBound)}${s.overBare?.toPassThrough ? ' (its pass-through)' : ''}` : '—'} | ${peer ? fmtRatio(s.overPortkey, s.lowerBound, peer.lowerBound) : '—'} |`,
+          `| ${s.label} | ${s.shape} | ${fmtRate(s.rate, s.lowerBound)} | ${msOf(s.p50Micros)} / ${msOf(s.p99Micros)} | ${pct(s.proxyCpu)} | ${pct((s.driverCpu ?? 0) + (s.mockCpu ?? 0))} | ${s.shape === 'production' ? pct(s.sideCpu) : '—'} | ${bare ? `${fmtRatio(s.overBare, s.lowerBound, bare.lowerBound)}${s.overBare?.toPassThrough ? ' (its pass-through)' : ''}` : '—'} | ${peer ? fmtRatio(s.overPortkey, s.lowerBound, peer.lowerBound) : '—'} |`,
       ),
       '',
     );
