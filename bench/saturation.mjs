@@ -56,6 +56,8 @@ export const DRIVER_LIMIT_SHARE = 0.85;
  * which the failure is the machine's, not the proxy's: the figure is then a lower bound.
  */
 export const OTHERS_LIMIT_SHARE = 0.25;
+/** The proxy's share of its core at the first failing step from which the failure is its own. */
+export const PROXY_LIMIT_SHARE = 0.85;
 /** Before a search, the cores wait (at most `quietWaitMs`) until each is under this share busy. */
 export const QUIET_SHARE = 0.25;
 /**
@@ -405,8 +407,10 @@ export const othersShare = (step) =>
  * The largest passing rate for one subject: geometric steps up from `startRate` by `factor` (down
  * when the first one fails) until the outcome changes, then bisection to within `precision`. With
  * a figure known (`near`), from `NEAR_START` of it by `NEAR_FACTOR`. At most `maxRate`: a subject
- * passing there is reported as capped. The figure is the driver's limit when the driver's core was
- * busy at the first failing step (`DRIVER_LIMIT_SHARE`).
+ * passing there is reported as capped. At the first failing step: the proxy's limit when it took
+ * its core (`PROXY_LIMIT_SHARE`), else the machine's when other processes took a core
+ * (`OTHERS_LIMIT_SHARE`), else the driver's when its core was busy (`DRIVER_LIMIT_SHARE`), else
+ * the proxy's (its latency, not its CPU).
  */
 export async function findCeiling(runStep, c, near) {
   const steps = [];
@@ -452,11 +456,13 @@ export async function findCeiling(runStep, c, near) {
     ? 'none passed'
     : !hi
       ? 'cap'
-      : othersShare(hi) >= OTHERS_LIMIT_SHARE
-        ? 'contended'
-        : loadShare(hi) >= DRIVER_LIMIT_SHARE || (hi.cpu.driverCoreBusy ?? 0) >= DRIVER_LIMIT_SHARE
-          ? 'driver'
-          : 'proxy';
+      : (hi.cpu.proxy ?? 0) >= PROXY_LIMIT_SHARE
+        ? 'proxy'
+        : othersShare(hi) >= OTHERS_LIMIT_SHARE
+          ? 'contended'
+          : loadShare(hi) >= DRIVER_LIMIT_SHARE || (hi.cpu.driverCoreBusy ?? 0) >= DRIVER_LIMIT_SHARE
+            ? 'driver'
+            : 'proxy';
   return {
     rate: lo?.rate ?? 0,
     limitedBy,
@@ -811,7 +817,7 @@ function method(result) {
       : `**Not pinned**: ${result.pinning}; the figures share the machine with the driver.`,
     `Open-loop load: request i leaves at start + i / rate whatever the answers, over a keep-alive agent of rate × 100 ms sockets (at most ${MAX_SOCKETS}; this gateway runs with MAX_CONNECTIONS_PER_IP=${MAX_SOCKETS}, the driver standing for many clients); latency runs from each request's intended send time, so queueing shows.`,
     `A step is ${c.warmMs} ms of warm-up (${c.firstWarmMs} ms for a search's first) then ${c.windowMs} ms measured; it passes with p99 < ${result.p99LimitMicros / 1000} ms and no error (an error status, a reset, or no answer within ${REQUEST_TIMEOUT_MS / 1000} s), and stops early once it cannot pass. The search steps up ×${c.factor} from ${c.startRate}/s (a later round, or another path, from ${NEAR_START}× the subject's first figure, ×${NEAR_FACTOR}) until a step fails, then bisects between the last pass and the first fail to within ${Math.round((c.precision - 1) * 100)} %; the figure is the last passing rate, with its p50, p99 and CPU (/proc, share of one core over the window).`,
-    `Before each search the cores must idle (each under ${Math.round(QUIET_SHARE * 100)} % busy, waiting at most ${c.quietWaitMs / 1000} s). "driver-limited": at the first failing step the driver's core was ≥ ${Math.round(DRIVER_LIMIT_SHARE * 100)} % busy (or the driver and the mock took that much); "cores shared with other processes": processes outside the bench took ≥ ${Math.round(OTHERS_LIMIT_SHARE * 100)} % of either core there (/proc/stat less the bench's processes, PostgreSQL's and redis-server's included); either way the figure is a lower bound of the proxy's. ${rounds(c.rounds)} on pass-through${c.extraPathRounds > 0 ? ` and ${rounds(c.extraPathRounds)} on the other paths` : ''}, the subjects in rotating order; median round (lowest – highest); ratios are taken round by round (≤ or ≥ when one side is a lower bound).`,
+    `Before each search the cores must idle (each under ${Math.round(QUIET_SHARE * 100)} % busy, waiting at most ${c.quietWaitMs / 1000} s). "driver-limited": at the first failing step the driver's core was ≥ ${Math.round(DRIVER_LIMIT_SHARE * 100)} % busy (or the driver and the mock took that much); "cores shared with other processes": processes outside the bench took ≥ ${Math.round(OTHERS_LIMIT_SHARE * 100)} % of either core there (/proc/stat less the bench's processes, PostgreSQL's and redis-server's included); either way the figure is a lower bound of the proxy's. A proxy that took ≥ ${Math.round(PROXY_LIMIT_SHARE * 100)} % of its core at the first failing step is its own limit whatever else ran. ${rounds(c.rounds)} on pass-through${c.extraPathRounds > 0 ? ` and ${rounds(c.extraPathRounds)} on the other paths` : ''}, the subjects in rotating order; median round (lowest – highest); ratios are taken round by round (≤ or ≥ when one side is a lower bound).`,
   ].join(' ');
 }
 

@@ -98,6 +98,15 @@ describe('the saturation search', () => {
     `) as Record<string, Found>;
     expect(contended?.limitedBy).toBe('contended');
     expect(ownSide?.limitedBy).toBe('proxy');
+    // A proxy that took its core is its own limit, whatever else ran.
+    const { saturated } = inModule(`${stepsOf(5000)}
+      const step = async (rate, warmMs) => {
+        const s = await runStep(rate, warmMs);
+        return rate > 5000 ? { ...s, cpu: { ...s.cpu, proxy: 0.9, proxyCoreBusy: 1, driverCoreBusy: 1 } } : s;
+      };
+      process.stdout.write(JSON.stringify({ saturated: await sat.findCeiling(step, counts) }));
+    `) as Record<string, Found>;
+    expect(saturated?.limitedBy).toBe('proxy');
   });
 });
 
