@@ -95,7 +95,8 @@ export function saturationCounts(mode) {
       minRate: 10,
       settleMs: 100,
       quietWaitMs: 1000,
-      extraPathRounds: 0,
+      // Every path once, to check they all run.
+      extraPathRounds: 1,
     };
   const quick = mode !== 'full';
   return {
@@ -109,8 +110,8 @@ export function saturationCounts(mode) {
     maxRate: 25_600,
     minRate: 10,
     settleMs: quick ? 150 : 250,
-    quietWaitMs: quick ? 3000 : 10_000,
-    // MCP tools/call and chat completions for the gateway's shapes: one round, in full runs only.
+    quietWaitMs: quick ? 1000 : 3000,
+    // MCP tools/call and chat completions for the gateway's shapes: one round, in full (and smoke) runs.
     extraPathRounds: quick ? 0 : 1,
   };
 }
@@ -811,7 +812,7 @@ function method(result) {
   const c = result.counts;
   const rounds = (n) => `${n} round${n === 1 ? '' : 's'}`;
   return [
-    `The largest request rate one core sustains with a ${result.upstreamDelayMs} ms upstream and p99 under ${result.p99LimitMicros / 1000} ms, in the same run for this gateway in both shapes, the bare node:http proxy and the peer gateway, all on \`/v1/messages\` (non-streaming; the mock answers like Anthropic, ${result.upstreamDelayMs} ms after each request, on a timer).`,
+    `The largest request rate one core sustains with a ${result.upstreamDelayMs} ms upstream and p99 under ${result.p99LimitMicros / 1000} ms, in the same run for this gateway in both shapes, the bare node:http proxy and the peer gateway on \`/v1/messages\` pass-through (non-streaming; the mock answers like Anthropic, ${result.upstreamDelayMs} ms after each request, on a timer)${result.counts.extraPathRounds > 0 ? ', and for this gateway on MCP `tools/call` and `/v1/chat/completions` (converted; the peer too)' : ''}.`,
     result.pinned
       ? `Pinning: ${result.pinning}. Each proxy runs alone on its core while it is measured (the others idle).`
       : `**Not pinned**: ${result.pinning}; the figures share the machine with the driver.`,
