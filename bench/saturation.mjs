@@ -43,6 +43,12 @@ export const UPSTREAM_DELAY_MS = 20;
 export const P99_LIMIT_MICROS = 100_000;
 /** The most sockets the driver opens to one proxy. */
 export const MAX_SOCKETS = 1024;
+/**
+ * The driver closes a keep-alive socket idle this long (ms): before any proxy's own keep-alive
+ * timeout (5 s for this gateway and Portkey), so that it never sends on a socket the proxy is
+ * closing (a reset that would count as the proxy's error).
+ */
+export const IDLE_SOCKET_MS = 2_000;
 /** A request not answered within this time counts as an error (ms). */
 export const REQUEST_TIMEOUT_MS = 5_000;
 /**
@@ -157,6 +163,14 @@ export function pinningPlan() {
     note: `proxies on core ${PROXY_CORE}; driver, mock, PostgreSQL and redis-server on core ${DRIVER_CORE} (taskset)`,
     restore: own,
   };
+}
+
+/**
+ * The driver's keep-alive agent for one subject: up to `MAX_SOCKETS` sockets (each step sets how
+ * many it may use), idle ones closed after `IDLE_SOCKET_MS`.
+ */
+export function driverAgent() {
+  return new Agent({ keepAlive: true, maxSockets: MAX_SOCKETS, maxFreeSockets: MAX_SOCKETS, timeout: IDLE_SOCKET_MS });
 }
 
 /** Busy and total jiffies of each core, from /proc/stat. */
@@ -680,12 +694,7 @@ export async function saturationBenchmarks({
     }
     log(`saturation: ${subjects.map((s) => s.key).join(', ')} reach the mock (${UPSTREAM_DELAY_MS} ms)`);
 
-    const agents = new Map(
-      subjects.map((s) => [
-        s.key,
-        new Agent({ keepAlive: true, maxSockets: MAX_SOCKETS, maxFreeSockets: MAX_SOCKETS }),
-      ]),
-    );
+    const agents = new Map(subjects.map((s) => [s.key, driverAgent()]));
     const search = async (s, path, near) => {
       const quiet = await quietCores(c.quietWaitMs);
       const found = await findCeiling(

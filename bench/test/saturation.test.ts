@@ -119,6 +119,7 @@ type Step = {
   requests: number;
   stopped: string;
   cpu: { proxy: number | null; driver: number | null };
+  closedByIdle: number;
 };
 
 /**
@@ -126,23 +127,28 @@ type Step = {
  * its request handler, with `req`, `res` and `n`, the request's number). `during` runs in the
  * driver's process `afterMs` into the step.
  */
-function step(handler: string, options: string, during = '', afterMs = 0): Step {
+function step(handler: string, options: string, during = '', afterMs = 0, idleAfterMs = 0): Step {
   return inModule(`
     import('node:child_process').then(async ({ spawn }) => {
-      const { Agent } = await import('node:http');
       const server = spawn(process.execPath, ['-e', ${JSON.stringify(`
         let n = 0;
+        let closed = 0;
         const server = require('node:http').createServer((req, res) => { n++; req.resume(); req.on('end', () => { ${handler} }); });
+        server.on('connection', (socket) => socket.on('close', () => closed++));
         server.keepAliveTimeout = 60000;
         server.listen(0, '127.0.0.1', () => process.stdout.write(String(server.address().port) + '\\n'));
-      `)}], { stdio: ['ignore', 'pipe', 'inherit'] });
+        process.on('message', () => process.send(closed));
+      `)}], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
       const port = await new Promise((resolve) => server.stdout.once('data', (d) => resolve(Number(String(d).trim()))));
-      const agent = new Agent({ keepAlive: true });
+      const agent = sat.driverAgent();
       setTimeout(() => { ${during} }, ${afterMs});
       const result = await sat.openLoopStep(
         { port, path: '/v1/messages', body: '{}', headers: { 'content-type': 'application/json' } },
         { agent, proxyPid: server.pid, mockPid: server.pid, ${options} },
       );
+      // How many connections the server saw closed once the driver idled this long.
+      await new Promise((resolve) => setTimeout(resolve, ${idleAfterMs}));
+      result.closedByIdle = await new Promise((resolve) => { server.once('message', resolve); server.send('closed?'); });
       agent.destroy();
       server.kill();
       process.stdout.write(JSON.stringify(result));
@@ -159,6 +165,13 @@ describe('an open-loop step', () => {
     expect(result.p99Micros).toBeLessThan(100_000);
     expect(result.cpu.proxy).toBeGreaterThanOrEqual(0);
     expect(result.cpu.driver).toBeGreaterThan(0);
+  });
+
+  it('closes its idle sockets before a proxy would (no reset on a socket the proxy is closing)', () => {
+    const result = step('res.end("ok");', 'rate: 200, warmMs: 0, windowMs: 300', '', 0, 2_600);
+    expect(result.pass).toBe(true);
+    // The server keeps idle connections 60 s: only the driver closed them.
+    expect(result.closedByIdle).toBeGreaterThan(0);
   });
 
   it('fails on an error status, and stops at once', () => {
