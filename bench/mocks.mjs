@@ -1,6 +1,8 @@
 // Mock upstreams for the benchmark, in their own process so their CPU is not the gateway's:
 // Anthropic (JSON and SSE: see `sendStream` for how a stream leaves), an MCP Streamable HTTP endpoint (JSON-RPC: `tools/list` answers 200
 // tools, `tools/call` a text result, each with the request's id), a Bedrock retrieve endpoint.
+// `MOCK_DELAY_MS=N` (default 0: at once) answers every request N ms after it arrived (a timer, no
+// CPU spent waiting), as a provider that takes its time.
 import { createServer } from 'node:http';
 import { BENCH_TOOLS as TOOLS } from './lib.mjs';
 
@@ -107,29 +109,49 @@ function mcpAnswer(body) {
 
 const RETRIEVE = JSON.stringify({ retrievalResults: [{ content: { text: 'Refunds take five business days.' } }] });
 
+/** Milliseconds the mock waits before answering (`MOCK_DELAY_MS`, a whole number 0 – 60,000; default 0). */
+const DELAY_MS = (() => {
+  const raw = process.env.MOCK_DELAY_MS ?? '0';
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw) || value > 60_000) {
+    process.stderr.write(`mocks: MOCK_DELAY_MS takes a whole number of milliseconds from 0 to 60000, not "${raw}"\n`);
+    process.exit(2);
+  }
+  return value;
+})();
+
 const server = createServer((req, res) => {
   const chunks = [];
   req.on('data', (c) => chunks.push(c));
   req.on('end', () => {
-    const url = req.url ?? '';
-    const mode = /^\/(paced|burst|short)\//.exec(url)?.[1];
-    const path = mode ? url.slice(mode.length + 1) : url;
-    if (path.startsWith('/v1/messages')) {
-      const body = Buffer.concat(chunks).toString();
-      if (body.includes('"stream":true')) {
-        sendStream(res, mode);
-      } else {
-        res.writeHead(200, { 'content-type': 'application/json' }).end(MESSAGE);
-      }
-    } else if (url.startsWith('/mcp')) {
-      res.writeHead(200, { 'content-type': 'application/json' }).end(mcpAnswer(Buffer.concat(chunks).toString()));
-    } else if (url.includes('/retrieve')) {
-      res.writeHead(200, { 'content-type': 'application/json' }).end(RETRIEVE);
-    } else {
-      res.writeHead(404).end();
+    if (DELAY_MS === 0) answer(req, res, chunks);
+    else {
+      const timer = setTimeout(() => answer(req, res, chunks), DELAY_MS);
+      res.once('close', () => clearTimeout(timer));
     }
   });
 });
+
+/** Answers one request whose body has arrived (`chunks`), by its path. */
+function answer(req, res, chunks) {
+  const url = req.url ?? '';
+  const mode = /^\/(paced|burst|short)\//.exec(url)?.[1];
+  const path = mode ? url.slice(mode.length + 1) : url;
+  if (path.startsWith('/v1/messages')) {
+    const body = Buffer.concat(chunks).toString();
+    if (body.includes('"stream":true')) {
+      sendStream(res, mode);
+    } else {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(MESSAGE);
+    }
+  } else if (url.startsWith('/mcp')) {
+    res.writeHead(200, { 'content-type': 'application/json' }).end(mcpAnswer(Buffer.concat(chunks).toString()));
+  } else if (url.includes('/retrieve')) {
+    res.writeHead(200, { 'content-type': 'application/json' }).end(RETRIEVE);
+  } else {
+    res.writeHead(404).end();
+  }
+}
 server.keepAliveTimeout = 60_000;
 server.listen(0, '127.0.0.1', () => process.stdout.write(`${JSON.stringify({ port: server.address().port })}\n`));
 process.on('SIGTERM', () => process.exit(0));

@@ -109,7 +109,7 @@ const MOCK_TEXT = 'The quick brown fox jumps over the lazy dog.';
  * One request of each kind through a gateway, outside the measurements: the JSON answers carry
  * the mock's message and the stream its last event, or this throws.
  */
-async function checkReachesMock(label, paths) {
+export async function checkReachesMock(label, paths) {
   for (const [name, target] of paths) {
     const { status, body } = await probe(target);
     const text = typeof body === 'string' ? body : JSON.stringify(body);

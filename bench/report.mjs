@@ -1,5 +1,6 @@
 // Targets and the generated docs/benchmarks.md.
 import { renderShapes } from './shapes.mjs';
+import { renderSaturation } from './saturation.mjs';
 
 const ms = (micros) => (micros === undefined || micros === null ? 'n/a' : `${(micros / 1000).toFixed(3)} ms`);
 const us = (micros) => (micros === undefined || micros === null ? 'n/a' : `${micros.toFixed(1)} µs`);
@@ -626,6 +627,7 @@ export function renderMarkdown(report) {
     ...mcpAuthSection(report),
     ...scalingSection(report),
     ...peersSection(report),
+    ...renderSaturation(report.saturation),
     '## In process',
     '',
     '| measurement | value |',

@@ -27,6 +27,7 @@ import { scalingBenchmarks, scalingConfig } from './scaling.mjs';
 import { peerBenchmarks } from './peers.mjs';
 import { mcpAuthBenchmarks } from './mcp-auth.mjs';
 import { SHAPES, renderShapes, shapeBenchmarks } from './shapes.mjs';
+import { renderSaturation, saturationBenchmarks } from './saturation.mjs';
 
 // Every temporary folder of this run (databases, configs, keys) in one, removed at exit.
 benchScratch('gateway-bench-run-');
@@ -40,7 +41,7 @@ const outIndex = args.indexOf('--out');
 const outDir = outIndex === -1 ? undefined : args[outIndex + 1];
 const onlyIndex = args.indexOf('--only');
 /**
- * `--only catalog,latency,load,streams,pdf,features,access,limits,mcp-auth,scaling,peers,micro`: run those
+ * `--only catalog,latency,load,streams,pdf,features,access,limits,mcp-auth,scaling,peers,saturation,micro`: run those
  * sections alone (`access`: the access-policy rows of `features` only; `limits`: the limit-check
  * row of `features` only (Redis on loopback); `mcp-auth`: MCP tools/call
  * with an API key, an identity-provider token and a gateway OAuth access token)
@@ -67,13 +68,16 @@ const shapeBaselineCommit = shapeBaselineIndex === -1 ? undefined : args[shapeBa
 const only = onlyIndex === -1 ? (shapes ? new Set(['shapes']) : undefined) : new Set(args[onlyIndex + 1].split(','));
 /** `--peers`: also measure a peer gateway beside this one (bench/peers.mjs; installed on first use). */
 const peers = args.includes('--peers') || Boolean(only?.has('peers'));
-// The shapes start PostgreSQL and Redis: in full and quick runs, and smoke runs that ask for them.
+// The shapes and the saturation searches start PostgreSQL and Redis: in full and quick runs, and
+// smoke runs that ask for them.
 const want = (section) =>
   section === 'peers'
     ? peers
     : section === 'shapes'
       ? Boolean(shapes) || only?.has('shapes') || (!only && !smoke)
-      : !only || only.has(section);
+      : section === 'saturation'
+        ? Boolean(only?.has('saturation')) || (!only && !smoke)
+        : !only || only.has(section);
 const counts = smoke
   ? {
       latency: 15,
@@ -1418,6 +1422,29 @@ async function main() {
       }
     }
     if (want('peers')) results.peers = await peerBenchmarks({ startGateway, fileConfig, bare, mock, mode, log });
+    // The largest rate one core sustains (bench/saturation.mjs): its own mock (20 ms), bare proxy,
+    // gateways and databases, pinned; the peer when the peers section runs or this one alone.
+    if (want('saturation'))
+      results.saturation = await saturationBenchmarks({
+        startProcess,
+        startGateway: async (config, extra) => {
+          const path = join(dir, `gateway-${randomBytes(4).toString('hex')}.json`);
+          writeFileSync(path, JSON.stringify(config));
+          const proc = await startProcess(
+            join(root, 'examples/server/dist/main.js'),
+            gatewayEnv(path, privateKey, extra),
+          );
+          proc.child.stdout.resume();
+          return proc;
+        },
+        gatewayConfig: (mockPort) => gatewayConfig(mockPort, 10),
+        apiKey: GATEWAY_KEY,
+        mcpKey: 'gw-bench-user-000001',
+        withPortkey: peers || Boolean(only?.has('saturation')),
+        mode,
+        log,
+      });
+    if (results.saturation && only) process.stdout.write(`${renderSaturation(results.saturation).join('\n')}\n`);
   } finally {
     for (const p of [gateway, bare, mock, catalogGateway]) p?.child.kill('SIGTERM');
   }
