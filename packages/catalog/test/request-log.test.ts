@@ -165,4 +165,36 @@ describe.each(ENGINES)('request records written to %s', (_name, open) => {
     const all = await queryRequestRecords(db, new URLSearchParams('user=u_alice'));
     expect(all.data.map((r) => [r.request_id, r.metadata, r.model_answered])).toEqual([['req-1', null, null]]);
   });
+
+  it('writes a long queue in batches (100 records on the embedded database, 500 on PostgreSQL), letting requests run between them', async () => {
+    const inserts: number[] = [];
+    const counting: CatalogDatabase = Object.create(db, {
+      query: {
+        value: async (sql: string, params?: unknown[]) => {
+          if (sql.startsWith('INSERT INTO gw_requests'))
+            inserts.push((JSON.parse(String(params?.[0])) as unknown[]).length);
+          return db.query(sql, params);
+        },
+      },
+    }) as CatalogDatabase;
+    const writer = new RequestLogWriter({ db: counting, flushIntervalMs: 60_000 });
+    for (let i = 0; i < 1_050; i++) writer.push(record({ requestId: `req-batch-${i}`, userId: 'u_batches' }));
+    // Turns of the event loop while the queue is written: a request arriving meanwhile is served
+    // between two inserts, not after the last one.
+    let turns = 0;
+    let countTurns = true;
+    const tick = () => {
+      turns++;
+      if (countTurns) setImmediate(tick);
+    };
+    setImmediate(tick);
+    await writer.flush();
+    countTurns = false;
+    const size = db.kind === 'embedded' ? 100 : 500;
+    const expected = Array.from({ length: Math.ceil(1_050 / size) }, (_, i) => Math.min(size, 1_050 - i * size));
+    expect(inserts).toEqual(expected);
+    expect(turns).toBeGreaterThanOrEqual(expected.length - 1);
+    expect(writer.stats).toMatchObject({ written: 1_050, queued: 0 });
+    await writer.close();
+  });
 });

@@ -193,6 +193,15 @@ export function insertParameter(batch: readonly RequestRecord[]): string {
   return `[${batch.map(recordRow).join(',')}]`;
 }
 
+/** Records in one insert on PostgreSQL, by default. */
+const POSTGRES_BATCH_SIZE = 500;
+/**
+ * Records in one insert on the embedded database, by default: PGlite runs the insert on the
+ * gateway's thread (35–65 µs a record), so a batch is a pause of every request in flight; 100
+ * records keep it near 5 ms (docs/decisions.md, "Request records on the embedded database").
+ */
+const EMBEDDED_BATCH_SIZE = 100;
+
 /** What the writer has done, for the metrics. */
 export interface RequestLogStats {
   /** Records inserted. */
@@ -209,7 +218,10 @@ export interface RequestLogWriterOptions {
   db: CatalogDatabase;
   /** Most records waiting; past it a record is dropped and counted. Default 10000. */
   maxQueue?: number;
-  /** Most records in one insert. Default 500. */
+  /**
+   * Most records in one insert. Default 500 on PostgreSQL, 100 on the embedded database (whose
+   * inserts run on the gateway's own thread: about 5 ms of it for 100 records).
+   */
   batchSize?: number;
   /** How often the queue is written, in ms. Default 1000. */
   flushIntervalMs?: number;
@@ -270,7 +282,11 @@ export class RequestLogWriter {
       throw new TypeError('RequestLogWriter onError must be a function (error) => void.');
     this.db = options.db;
     this.maxQueue = positive(options.maxQueue, 10_000, 'maxQueue');
-    this.batchSize = positive(options.batchSize, 500, 'batchSize');
+    this.batchSize = positive(
+      options.batchSize,
+      options.db.kind === 'embedded' ? EMBEDDED_BATCH_SIZE : POSTGRES_BATCH_SIZE,
+      'batchSize',
+    );
     this.retentionDays = positive(options.retentionDays, 30, 'retentionDays');
     this.onError = options.onError;
     const flushEvery = positive(options.flushIntervalMs, 1000, 'flushIntervalMs', MAX_TIMER_MS);
@@ -311,6 +327,9 @@ export class RequestLogWriter {
         await this.insert(batch);
         this.counts.written += batch.length;
         this.failures = 0;
+        // The next batch after a turn of the event loop: the embedded database's inserts run on
+        // this thread and resolve without one, so a long queue would hold requests for all of it.
+        if (this.queue.length > 0) await new Promise((resolve) => setImmediate(resolve));
       } catch (error) {
         // Back in front of the queue, as much as fits beside the records that came meanwhile.
         const room = Math.max(0, this.maxQueue - this.queue.length);
