@@ -12,8 +12,11 @@
 // - `/mcp/<slug>`: read the body, parse it (a tool gate decides on the method and tool name), send it
 //   on with the caller's identity token (signed once per caller, then cached), pipe the answer;
 // - one JSON log line (written in batches), one request record (batched: a multi-row INSERT into
-//   PostgreSQL each second when DATABASE_URL is set).
-import { createHash, createSign } from 'node:crypto';
+//   PostgreSQL each second when DATABASE_URL is set);
+// - a request id and a trace id for the client (`x-gateway-request-id`, `x-gateway-trace-id`), a
+//   `traceparent` naming this hop for the upstream, a deadline for the upstream's answer, the
+//   request counted and timed for /metrics, the provider's headers filtered to an allowlist.
+import { createHash, createSign, randomFillSync, randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { Agent, createServer, request } from 'node:http';
 import { setInterval, setTimeout, clearTimeout } from 'node:timers';
@@ -30,6 +33,42 @@ const BODY_LIMIT = 32 * 1024 * 1024;
 function sha256(text) {
   return createHash('sha256').update(text).digest('hex');
 }
+
+// Trace and span ids from a pool of random bytes, as a tracer makes them.
+const idPool = Buffer.alloc(4096);
+let idOffset = idPool.length;
+function randomHex(bytes) {
+  if (idOffset + bytes > idPool.length) {
+    randomFillSync(idPool);
+    idOffset = 0;
+  }
+  idOffset += bytes;
+  return idPool.toString('hex', idOffset - bytes, idOffset);
+}
+
+// For /metrics: requests by route and status, the upstream's time in histogram buckets by route.
+const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
+const requestCounts = new Map();
+const upstreamBuckets = new Map();
+function countRequest(route, status, upstreamSeconds) {
+  const key = `${route}|${status}`;
+  requestCounts.set(key, (requestCounts.get(key) ?? 0) + 1);
+  let buckets = upstreamBuckets.get(route);
+  if (!buckets) upstreamBuckets.set(route, (buckets = new Float64Array(BUCKETS.length + 2)));
+  let i = 0;
+  while (i < BUCKETS.length && upstreamSeconds > BUCKETS[i]) i++;
+  buckets[i] += 1;
+  buckets[BUCKETS.length + 1] += upstreamSeconds;
+}
+
+/** The provider's response headers a client gets. */
+function forwardedHeaders(headers) {
+  const out = {};
+  for (const name in headers)
+    if (FORWARDED.has(name) || name.startsWith('anthropic-ratelimit-')) out[name] = headers[name];
+  return out;
+}
+const FORWARDED = new Set(['content-type', 'content-length', 'request-id', 'retry-after']);
 
 const tokens = new Map();
 /** The caller's identity token for MCP servers, signed once (RS256), then from the cache. */
@@ -64,50 +103,49 @@ if (process.env.DATABASE_URL) {
   const { Pool } = require('pg');
   pool = new Pool({ connectionString: process.env.DATABASE_URL, max: 2 });
   await pool.query(`CREATE TABLE IF NOT EXISTS floor_records (
-    at timestamptz, request_id text, caller text, route text, target text, status int,
+    at timestamptz, request_id text, trace_id text, caller text, route text, target text, status int,
     input_tokens int, output_tokens int, duration_ms double precision)`);
   setInterval(() => {
     if (records.length === 0) return;
     const rows = records;
     records = [];
-    const values = [];
-    const params = rows.map((row, i) => {
-      values.push(...row);
-      return `(${row.map((_, j) => `$${i * row.length + j + 1}`).join(',')})`;
-    });
-    // 9 columns: at most 7,000 rows per statement (PostgreSQL's 65,535 parameters).
-    for (let at = 0; at < params.length; at += 7000)
-      pool
-        .query(
-          `INSERT INTO floor_records VALUES ${params.slice(at, at + 7000).join(',')}`,
-          values.slice(at * 9, (at + 7000) * 9),
-        )
-        .catch(() => undefined);
+    const columns = rows[0].length;
+    // At most 6,000 rows per statement (PostgreSQL's 65,535 parameters).
+    for (let at = 0; at < rows.length; at += 6000) {
+      const slice = rows.slice(at, at + 6000);
+      const params = slice.map((row, i) => `(${row.map((_, j) => `$${i * columns + j + 1}`).join(',')})`);
+      pool.query(`INSERT INTO floor_records VALUES ${params.join(',')}`, slice.flat()).catch(() => undefined);
+    }
   }, 1000).unref();
 }
 
-let sequence = 0;
-function record(started, caller, route, targetName, status, usage) {
-  const duration = Number(process.hrtime.bigint() - started) / 1e6;
-  const requestId = `req_${(++sequence).toString(36)}`;
+/** The request's log line, record and metrics. */
+function record(hop, route, status, usage) {
+  const ended = process.hrtime.bigint();
+  const duration = Number(ended - hop.started) / 1e6;
+  countRequest(route, status, Number(ended - hop.upstreamStarted) / 1e9);
   logLine({
     level: 30,
     time: Date.now(),
     msg: 'request',
-    request_id: requestId,
-    caller,
+    request_id: hop.requestId,
+    trace_id: hop.traceId,
+    caller: hop.caller,
     route,
-    target: targetName,
+    target: hop.target,
     status,
+    input_tokens: usage?.input_tokens,
+    output_tokens: usage?.output_tokens,
     duration_ms: duration,
   });
   if (pool)
     records.push([
       new Date(),
-      requestId,
-      caller,
+      hop.requestId,
+      hop.traceId,
+      hop.caller,
       route,
-      targetName,
+      hop.target,
       status,
       usage?.input_tokens ?? null,
       usage?.output_tokens ?? null,
@@ -130,10 +168,38 @@ function fail(res, status) {
   res.writeHead(status, { 'content-type': 'application/json' }).end('{"error":{"type":"error"}}');
 }
 
+const UPSTREAM_TIMEOUT_MS = 600_000;
+
+/** Sends `body` to the upstream at `path` with `headers`; `onAnswer(up)` gets its answer. */
+function callUpstream(hop, res, path, headers, body, onAnswer) {
+  const upstream = request(
+    {
+      agent,
+      host: '127.0.0.1',
+      port: target,
+      method: 'POST',
+      path,
+      headers: { ...headers, traceparent: hop.traceparent },
+    },
+    (up) => {
+      clearTimeout(deadline);
+      onAnswer(up);
+    },
+  );
+  hop.upstreamStarted = process.hrtime.bigint();
+  const deadline = setTimeout(() => upstream.destroy(), UPSTREAM_TIMEOUT_MS);
+  upstream.on('error', () => fail(res, 502));
+  upstream.end(body);
+}
+
 const server = createServer((req, res) => {
-  const started = process.hrtime.bigint();
+  const hop = { started: process.hrtime.bigint(), requestId: randomUUID(), traceId: randomHex(16) };
+  res.setHeader('x-gateway-request-id', hop.requestId);
+  res.setHeader('x-gateway-trace-id', hop.traceId);
   const caller = apiKeys.get(sha256(String(req.headers['x-gateway-api-key'] ?? '')));
   if (!caller) return fail(res, 401);
+  hop.caller = caller.user;
+  hop.traceparent = `00-${hop.traceId}-${randomHex(8)}-01`;
   readBody(req, (raw) => {
     let body;
     try {
@@ -144,68 +210,45 @@ const server = createServer((req, res) => {
     if (req.url === '/v1/messages') {
       const [, slug, model] = /^@([^/]+)\/(.+)$/.exec(String(body.model)) ?? [];
       if (slug !== 'bench') return fail(res, 404);
+      hop.target = slug;
       body.model = model;
       const out = Buffer.from(JSON.stringify(body));
-      const upstream = request(
-        {
-          agent,
-          host: '127.0.0.1',
-          port: target,
-          method: 'POST',
-          path: '/v1/messages',
-          headers: {
-            'content-type': 'application/json',
-            'content-length': out.length,
-            'anthropic-version': req.headers['anthropic-version'] ?? '2023-06-01',
-            'x-api-key': 'sk-bench',
-          },
-        },
-        (up) => {
-          const chunks = [];
-          up.on('data', (chunk) => chunks.push(chunk));
-          up.on('end', () => {
-            const answer = Buffer.concat(chunks);
-            let usage;
-            try {
-              usage = JSON.parse(answer.toString('utf8')).usage;
-            } catch {
-              usage = undefined;
-            }
-            res.writeHead(up.statusCode ?? 502, {
-              'content-type': 'application/json',
-              'content-length': answer.length,
-            });
-            res.end(answer);
-            record(started, caller.user, 'messages', 'bench', up.statusCode, usage);
-          });
-        },
-      );
-      upstream.on('error', () => fail(res, 502));
-      upstream.end(out);
+      const headers = {
+        'content-type': 'application/json',
+        'content-length': out.length,
+        'anthropic-version': req.headers['anthropic-version'] ?? '2023-06-01',
+        'x-api-key': 'sk-bench',
+      };
+      callUpstream(hop, res, '/v1/messages', headers, out, (up) => {
+        const chunks = [];
+        up.on('data', (chunk) => chunks.push(chunk));
+        up.on('end', () => {
+          const answer = Buffer.concat(chunks);
+          let usage;
+          try {
+            usage = JSON.parse(answer.toString('utf8')).usage;
+          } catch {
+            usage = undefined;
+          }
+          res.writeHead(up.statusCode ?? 502, forwardedHeaders(up.headers));
+          res.end(answer);
+          record(hop, 'messages', up.statusCode, usage);
+        });
+      });
     } else if (req.url === '/mcp/tools') {
       if (body.method === 'tools/call' && typeof body.params?.name !== 'string') return fail(res, 400);
-      const upstream = request(
-        {
-          agent,
-          host: '127.0.0.1',
-          port: target,
-          method: 'POST',
-          path: '/mcp',
-          headers: {
-            'content-type': 'application/json',
-            accept: req.headers.accept ?? 'application/json, text/event-stream',
-            'content-length': raw.length,
-            'x-user-jwt': identityToken(caller.user),
-          },
-        },
-        (up) => {
-          res.writeHead(up.statusCode ?? 502, { 'content-type': up.headers['content-type'] ?? 'application/json' });
-          up.pipe(res);
-          up.on('end', () => record(started, caller.user, 'mcp', 'tools', up.statusCode));
-        },
-      );
-      upstream.on('error', () => fail(res, 502));
-      upstream.end(raw);
+      hop.target = 'tools';
+      const headers = {
+        'content-type': 'application/json',
+        accept: req.headers.accept ?? 'application/json, text/event-stream',
+        'content-length': raw.length,
+        'x-user-jwt': identityToken(caller.user),
+      };
+      callUpstream(hop, res, '/mcp', headers, raw, (up) => {
+        res.writeHead(up.statusCode ?? 502, forwardedHeaders(up.headers));
+        up.pipe(res);
+        up.on('end', () => record(hop, 'mcp', up.statusCode));
+      });
     } else fail(res, 404);
   });
 });
