@@ -421,6 +421,8 @@ export function renderShapes(result, counts) {
     '',
     `\`production\`: DATABASE_URL (PostgreSQL) and REDIS_URL (redis-server) started by the bench, request records stored, trace export off. \`embedded\`: the embedded database (PGlite), records stored there. Each gateway starts on an empty database; then the shapes and the bare node:http proxy take turns in the same rounds (CPU at 10 connections: ${counts.cpuRounds} rounds of ${counts.cpu} requests after ${counts.cpuWarm} to warm up; latency at 1 connection: ${counts.rounds} rounds of ${counts.latency}; first byte after 20 ms idle: ${counts.idle} streams a round). Median round (lowest – highest); ratios are taken round by round.`,
     '',
+    '`contract floor` (bench/contract-floor.mjs) is the premise of the CPU and latency targets, measured in the same rounds: the least per-request work the contract makes any Node gateway do for a pass-through and an MCP call (the API key hashed and looked up, the body parsed to route its model and sent on re-serialized, the answer parsed for its usage, a request id, a trace id and an upstream `traceparent`, an upstream deadline, the request counted for /metrics, one log line and one record batched into the same PostgreSQL), written straight on node:http with nothing else: no framework, no policies, limits, cache, spans, retries or error rendering. Its rows say what that work costs over the bare proxy, and what the production shape costs over it.',
+    '',
     '| shape | figure | gateway | bare proxy (same rounds) | ratio | target | met |',
     '| --- | --- | --- | --- | --- | --- | --- |',
     ...result.rows.map(
