@@ -14,7 +14,7 @@ import {
 } from '@gw/tracing';
 import type { GatewayIdentity } from '@gw/identity-forwarding';
 import type { GatewayLocals } from '@gw/model-router';
-import type { RouteLimits } from '../limits/limit-step';
+import type { LargestUse, RouteLimits } from '../limits/limit-step';
 import { CONSOLE_TEST_SUBJECT } from '../access/access-hooks';
 import type { GatewayMetrics } from '../observability/metrics';
 import { logRequest, type RequestRecord } from '../observability/request-record';
@@ -45,6 +45,8 @@ export interface RequestState {
 
   /** The limits step of the request's route group: sets the record's cost and settles the reservation. */
   limits?: RouteLimits;
+  /** The largest use of the request's model call, as the limits step priced it when admitting it. */
+  largestUse?: LargestUse;
 }
 
 const STATE = Symbol('gateway.requestState');
