@@ -108,6 +108,8 @@ export interface LargestUse {
 
 /** Most model ids whose price one provider's table remembers (model ids come from callers). */
 const MAX_REMEMBERED_PRICES = 256;
+/** Longest model id whose price is remembered (a longer one is looked up each time). */
+const MAX_REMEMBERED_MODEL_LENGTH = 256;
 /** The key of the bundled table in {@link limitStep}'s remembered prices (a provider without `pricing`). */
 const BUNDLED_ONLY: PricingTable = Object.freeze({});
 
@@ -127,8 +129,9 @@ export function limitStep(options: LimitStepOptions) {
   const recorded = new WeakMap<IncomingMessage, { tokens: number; nanos: number }>();
   /**
    * Prices by provider table and model id, so that a request does not look its model up (a
-   * regular expression) twice; a table's entry is cleared past {@link MAX_REMEMBERED_PRICES}. A
-   * new view brings new tables: the old ones' entries go with them.
+   * regular expression) twice; a table's entry is cleared past {@link MAX_REMEMBERED_PRICES} ids
+   * (ids longer than {@link MAX_REMEMBERED_MODEL_LENGTH} are not kept). A new view brings new
+   * tables (catalog records are replaced, never changed in place): the old ones' entries go with them.
    */
   const prices = new WeakMap<PricingTable, Map<string, ModelPrice | undefined>>();
   const price = (model: string, pricing: PricingTable | undefined): ModelPrice | undefined => {
@@ -141,6 +144,7 @@ export function limitStep(options: LimitStepOptions) {
     const remembered = known.get(model);
     if (remembered !== undefined || known.has(model)) return remembered;
     const found = priceOf(model, pricing);
+    if (model.length > MAX_REMEMBERED_MODEL_LENGTH) return found;
     if (known.size >= MAX_REMEMBERED_PRICES) known.clear();
     known.set(model, found);
     return found;
