@@ -58,14 +58,14 @@ const CALL = {
 /** The call's largest use: 100 input tokens (400 bytes / 4) and max_tokens. */
 const LARGEST_TOKENS = 200;
 
-/** A counter store in memory whose reservations wait until `release` is called. */
+/** A counter store in memory whose reservations wait until `letReservationsThrough` is called. */
 class HeldStore extends MemoryCounterStore {
   private waiting: (() => void)[] = [];
   override async reserve(request: ReserveRequest): Promise<ReserveOutcome> {
     await new Promise<void>((resolve) => this.waiting.push(resolve));
     return super.reserve(request);
   }
-  release(): void {
+  letReservationsThrough(): void {
     for (const resolve of this.waiting.splice(0)) resolve();
   }
 }
@@ -135,7 +135,7 @@ describe('the limits step', () => {
     await new Promise((resolve) => setImmediate(resolve));
     // The record is made while the reservation is under way: 30 tokens used.
     step.onRecord(req, record(), true);
-    store.release();
+    store.letReservationsThrough();
     await admitted;
     await new Promise((resolve) => setImmediate(resolve));
     expect(await used()).toBe(30);
