@@ -11,6 +11,7 @@ import {
   type LimitRule,
   type LimitTicket,
   type Limiter,
+  type ModelPrice,
   type PricingTable,
   type TokenUsage,
 } from '@gw/access';
@@ -18,6 +19,7 @@ import type { CatalogSnapshot } from '@gw/catalog';
 import type { ModelAdmission } from '@gw/model-router';
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '../config/schema';
+import { requestState } from '../http/request-context';
 import type { RequestRecord } from '../observability/request-record';
 
 /** The limits and prices as the request path reads them: built whole on every catalog change. */
@@ -96,6 +98,21 @@ export function usageTokens(usage: TokenUsage): number {
   );
 }
 
+/** A model call's largest use: what an answer that did not end normally is settled and priced at. */
+export interface LargestUse {
+  tokens: number;
+  nanos: number;
+  /** Whether the model's price is known (else the cost is recorded as null). */
+  priced: boolean;
+}
+
+/** Most model ids whose price one provider's table remembers (model ids come from callers). */
+const MAX_REMEMBERED_PRICES = 256;
+/** Longest model id whose price is remembered (a longer one is looked up each time). */
+const MAX_REMEMBERED_MODEL_LENGTH = 256;
+/** The key of the bundled table in {@link limitStep}'s remembered prices (a provider without `pricing`). */
+const BUNDLED_ONLY: PricingTable = Object.freeze({});
+
 /**
  * The cross-cutting limits step of the route table: `admitModelCall` reserves a model call's
  * largest possible use (before the cache and the provider); `admitRequest` reserves one request
@@ -106,10 +123,32 @@ export function usageTokens(usage: TokenUsage): number {
  */
 export function limitStep(options: LimitStepOptions) {
   const tickets = new WeakMap<IncomingMessage, LimitTicket>();
-  /** Each model call's largest use, for the settlement of an answer that did not end normally. */
-  const calls = new WeakMap<IncomingMessage, { tokens: number; nanos: number; priced: boolean }>();
-  /** Requests whose record is made: a ticket granted after it is settled at once. */
+  /** Requests whose reservation is being made (only while a limit applies). */
+  const admitting = new WeakSet<IncomingMessage>();
+  /** Requests whose record was made while their reservation was being made: the ticket is settled at once. */
   const recorded = new WeakMap<IncomingMessage, { tokens: number; nanos: number }>();
+  /**
+   * Prices by provider table and model id, so that a request does not look its model up (a
+   * regular expression) twice; a table's entry is cleared past {@link MAX_REMEMBERED_PRICES} ids
+   * (ids longer than {@link MAX_REMEMBERED_MODEL_LENGTH} are not kept). A new view brings new
+   * tables (catalog records are replaced, never changed in place): the old ones' entries go with them.
+   */
+  const prices = new WeakMap<PricingTable, Map<string, ModelPrice | undefined>>();
+  const price = (model: string, pricing: PricingTable | undefined): ModelPrice | undefined => {
+    const table = pricing ?? BUNDLED_ONLY;
+    let known = prices.get(table);
+    if (known === undefined) {
+      known = new Map();
+      prices.set(table, known);
+    }
+    const remembered = known.get(model);
+    if (remembered !== undefined || known.has(model)) return remembered;
+    const found = priceOf(model, pricing);
+    if (model.length > MAX_REMEMBERED_MODEL_LENGTH) return found;
+    if (known.size >= MAX_REMEMBERED_PRICES) known.clear();
+    known.set(model, found);
+    return found;
+  };
   const hold = (req: IncomingMessage, res: ServerResponse, ticket: LimitTicket) => {
     const settled = recorded.get(req);
     // The client went away while the reservation was being made: settled as the record says.
@@ -123,26 +162,34 @@ export function limitStep(options: LimitStepOptions) {
   const admitModelCall: ModelAdmission = async (req, res, call) => {
     if (tickets.has(req)) return;
     const view = options.view();
-    const price = priceOf(call.model, view.pricing.get(call.provider));
+    const known = price(call.model, view.pricing.get(call.provider));
     const input = call.route === 'count_tokens' ? 0 : estimateInputTokens(call.bodyBytes);
     const maxTokens = Math.max(0, call.maxTokens);
-    const largest = {
+    const largest: LargestUse = {
       tokens: input + maxTokens,
-      nanos: call.route === 'count_tokens' ? 0 : worstCaseNanos(input, maxTokens, price),
-      priced: price !== undefined,
+      nanos: call.route === 'count_tokens' ? 0 : worstCaseNanos(input, maxTokens, known),
+      priced: known !== undefined,
     };
-    calls.set(req, largest);
+    // Kept with the request's own state (no weak map to grow and sweep on every request).
+    requestState(req).largestUse = largest;
     // No limit at all: nothing to reserve (the caller is not even looked at).
     if (view.limits.limits.length === 0) return;
     const caller = options.callerOf(req);
     if (caller === undefined) return;
     const limits = view.limits.applicable(caller);
     if (limits.length === 0) return;
-    hold(
-      req,
-      res,
-      await options.limiter.admit(limits, { countsRequest: true, tokens: largest.tokens, nanos: largest.nanos }),
-    );
+    admitting.add(req);
+    let ticket: LimitTicket;
+    try {
+      ticket = await options.limiter.admit(limits, {
+        countsRequest: true,
+        tokens: largest.tokens,
+        nanos: largest.nanos,
+      });
+    } finally {
+      admitting.delete(req);
+    }
+    hold(req, res, ticket);
   };
   const admitRequest = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const view = options.view();
@@ -151,7 +198,14 @@ export function limitStep(options: LimitStepOptions) {
     if (caller === undefined) return;
     const limits = view.limits.applicable(caller);
     if (limits.length === 0) return;
-    hold(req, res, await options.limiter.admit(limits, { countsRequest: true, tokens: 0, nanos: 0 }));
+    admitting.add(req);
+    let ticket: LimitTicket;
+    try {
+      ticket = await options.limiter.admit(limits, { countsRequest: true, tokens: 0, nanos: 0 });
+    } finally {
+      admitting.delete(req);
+    }
+    hold(req, res, ticket);
   };
   /** The admission of an MCP `tools/call` of this caller, or undefined when no limit applies (its body is then not read). */
   const toolCallAdmission = (req: IncomingMessage, res: ServerResponse): (() => Promise<void>) | undefined => {
@@ -166,11 +220,11 @@ export function limitStep(options: LimitStepOptions) {
     let tokens = usageTokens(usage);
     const model = record.modelAnswered ?? record.modelRequested;
     const pricing = record.provider === null ? undefined : options.view().pricing.get(record.provider);
-    const price = model === null ? undefined : priceOf(model, pricing);
+    const known = model === null ? undefined : price(model, pricing);
     // A model of unknown price is settled at the highest bundled price (fail closed), and recorded as null.
-    let nanos = tokens === 0 ? 0 : costNanos(usage, price ?? HIGHEST_BUNDLED_PRICE);
-    let priced = price !== undefined;
-    const call = calls.get(req);
+    let nanos = tokens === 0 ? 0 : costNanos(usage, known ?? HIGHEST_BUNDLED_PRICE);
+    let priced = known !== undefined;
+    const call = requestState(req).largestUse;
     // An answer that did not end normally (the client went away before it was sent whole; a
     // stream cut after its headers: an error code on a success status) has no final usage: the
     // provider may have generated up to max_tokens, so it counts at its largest cost (fail closed).
@@ -180,9 +234,10 @@ export function limitStep(options: LimitStepOptions) {
       priced = call.priced;
     }
     record.costUsd = nanos === 0 ? 0 : priced ? nanos / NANOS_PER_USD : null;
-    recorded.set(req, { tokens, nanos });
     const ticket = tickets.get(req);
     if (ticket !== undefined) void ticket.settle({ tokens, nanos });
+    // Without a reservation under way, no ticket can come after the record: nothing to remember.
+    else if (admitting.has(req)) recorded.set(req, { tokens, nanos });
   };
   return { admitModelCall, admitRequest, toolCallAdmission, onRecord };
 }
