@@ -334,61 +334,39 @@ export async function shapeBenchmarks({
       }
     }
     if (floorSubject) {
-      // The premise of the CPU targets, measured: what the contract's least work costs over the bare
-      // proxy, and what this gateway costs over that (production shape, same rounds).
+      // The premise of the CPU and latency targets, measured: what the contract's least work costs
+      // over the bare proxy, and what the production shape costs over that (same rounds).
+      const premise = (figure, mine, floor) =>
+        row(
+          figure[0],
+          figure[1],
+          summary(mine),
+          summary(floor),
+          summary(mine.map((v, i) => v / floor[i])),
+          '(premise)',
+          null,
+        );
       const floorCpu = cpu[floorSubject.name];
       out.contractFloor = {};
       for (const name of names.filter((n) => floorCpu[n].length > 0)) {
-        const overBare = summary(floorCpu[name].map((c, i) => c / cpu.bare[name][i]));
-        row(
-          'contract floor',
-          `CPU per request, ${name}`,
-          summary(floorCpu[name]),
-          summary(cpu.bare[name]),
-          overBare,
-          '(premise)',
-          null,
+        const figure = `CPU per request, ${name}`;
+        premise(['contract floor', figure], floorCpu[name], cpu.bare[name]);
+        out.contractFloor[name] = {
+          cpu: summary(floorCpu[name]),
+          overBare: summary(floorCpu[name].map((c, i) => c / cpu.bare[name][i])),
+        };
+        if (!cpu.production?.[name]?.length) continue;
+        premise(['production over the contract floor', figure], cpu.production[name], floorCpu[name]);
+        out.contractFloor[name].productionOverFloor = summary(
+          cpu.production[name].map((c, i) => c / floorCpu[name][i]),
         );
-        out.contractFloor[name] = { cpu: summary(floorCpu[name]), overBare };
-        if (cpu.production?.[name]?.length) {
-          const over = summary(cpu.production[name].map((c, i) => c / floorCpu[name][i]));
-          out.contractFloor[name].productionOverFloor = over;
-          row(
-            'production over the contract floor',
-            `CPU per request, ${name}`,
-            summary(cpu.production[name]),
-            summary(floorCpu[name]),
-            over,
-            '(premise)',
-            null,
-          );
-        }
       }
       for (const name of latencyNames.filter((n) => p50[floorSubject.name][n].length > 0)) {
         const added = (who) => p50[who][name].map((v, i) => v - p50.direct[name][i]);
-        const floorAdded = added(floorSubject.name);
-        const bareAdded = added('bare');
-        row(
-          'contract floor',
-          `added p50 at 1 connection, ${name}`,
-          summary(floorAdded),
-          summary(bareAdded),
-          summary(floorAdded.map((a, i) => a / bareAdded[i])),
-          '(premise)',
-          null,
-        );
-        if (p50.production?.[name]?.length) {
-          const mine = added('production');
-          row(
-            'production over the contract floor',
-            `added p50 at 1 connection, ${name}`,
-            summary(mine),
-            summary(floorAdded),
-            summary(mine.map((a, i) => a / floorAdded[i])),
-            '(premise)',
-            null,
-          );
-        }
+        const figure = `added p50 at 1 connection, ${name}`;
+        premise(['contract floor', figure], added(floorSubject.name), added('bare'));
+        if (p50.production?.[name]?.length)
+          premise(['production over the contract floor', figure], added('production'), added(floorSubject.name));
       }
     }
     return out;

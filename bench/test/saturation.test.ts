@@ -1,24 +1,13 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { inBenchModule } from './in-module';
 
 const bench = join(__dirname, '..');
 
 jest.setTimeout(60_000);
 
-/**
- * Runs `code` as an ES module beside bench/saturation.mjs (the bench is ESM; jest here is
- * CommonJS) and answers what it printed as JSON. `sat` in `code` is the module's namespace.
- */
-function inModule(code: string): unknown {
-  const source = `import * as sat from ${JSON.stringify(pathToFileURL(join(bench, 'saturation.mjs')).href)};\n${code}`;
-  const out = execFileSync(process.execPath, ['--input-type=module', '-e', source], {
-    encoding: 'utf8',
-    timeout: 50_000,
-    maxBuffer: 16 * 1024 * 1024,
-  });
-  return JSON.parse(out);
-}
+/** Runs `code` beside bench/saturation.mjs (its namespace as `sat`) and answers what it printed as JSON. */
+const inModule = (code: string): unknown => inBenchModule('saturation.mjs', 'sat', code, 50000);
 
 /** A step of the search as `openLoopStep` answers it, for a subject that carries `capacity` a second. */
 const stepsOf = (capacity: number, driverCoreBusyAbove = Infinity) => `

@@ -1,23 +1,12 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { inBenchModule } from './in-module';
 
 const bench = join(__dirname, '..');
 
-/**
- * Runs `code` as an ES module beside bench/scaling.mjs (the bench is ESM; jest here is CommonJS)
- * and answers what it printed as JSON. `scaling` in `code` is the module's namespace.
- */
-function inModule(code: string): unknown {
-  const source = `import * as scaling from ${JSON.stringify(pathToFileURL(join(bench, 'scaling.mjs')).href)};\n${code}`;
-  const out = execFileSync(process.execPath, ['--input-type=module', '-e', source], {
-    encoding: 'utf8',
-    timeout: 60_000,
-    maxBuffer: 64 * 1024 * 1024,
-  });
-  return JSON.parse(out);
-}
+/** Runs `code` beside bench/scaling.mjs (its namespace as `scaling`) and answers what it printed as JSON. */
+const inModule = (code: string): unknown => inBenchModule('scaling.mjs', 'scaling', code, 60000);
 
 describe('scaling rows', () => {
   it('builds conversations of each size: alternating turns that end on the user', () => {
