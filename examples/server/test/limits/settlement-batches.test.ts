@@ -42,7 +42,7 @@ async function openRunner(options: { batchDelayMs: number; batchSize?: number; t
 }
 
 /** A limit of every kind for user `u-1`, on counters of its own. */
-function limitOfEveryKind(): AppliedLimit[] {
+function limitOfEveryKind(): readonly AppliedLimit[] {
   return new LimitSet([
     {
       slug: `batch-${randomUUID()}`,
@@ -55,7 +55,7 @@ function limitOfEveryKind(): AppliedLimit[] {
   ]).applicable({ user: 'u-1' });
 }
 
-function statusOf(limits: AppliedLimit[]): Promise<CounterStatus> {
+function statusOf(limits: readonly AppliedLimit[]): Promise<CounterStatus> {
   const counter = { ...limits[0]!.limit, counterId: limits[0]!.counterId };
   return new RedisCounterStore({ run: observer.run }).status(counter, Date.now());
 }
@@ -68,7 +68,7 @@ async function scriptsRun(): Promise<number> {
 }
 
 /** Admits `count` requests reserving 1000 tokens and 100 nano-dollars each: their tickets. */
-async function admitMany(limiter: Limiter, limits: AppliedLimit[], count: number) {
+async function admitMany(limiter: Limiter, limits: readonly AppliedLimit[], count: number) {
   const tickets = [];
   for (let i = 0; i < count; i++)
     tickets.push(await limiter.admit(limits, { countsRequest: true, tokens: 1000, nanos: 100 }));
