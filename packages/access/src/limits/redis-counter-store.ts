@@ -12,6 +12,17 @@ import {
   type ReserveRequest,
 } from './counter-store';
 
+/** How a {@link RedisScriptRunner} may send one call. */
+export interface RedisScriptCallOptions {
+  /**
+   * The call is off the request's path (a settlement): the runner may hold it for a few
+   * milliseconds and send it in one write with other calls (the next call that is not deferrable,
+   * or a batch), instead of at once. It is still sent exactly once, its wait is still bounded, and
+   * its promise still settles with its own answer or error. A runner may ignore it. Default `false`.
+   */
+  deferrable?: boolean;
+}
+
 /**
  * Runs a Lua script on the Redis server (`EVALSHA`, falling back to `EVAL`), with a short timeout;
  * rejects when the server cannot be reached or does not answer in time. The host wraps its Redis
@@ -21,6 +32,7 @@ export type RedisScriptRunner = (
   script: { name: string; lua: string },
   keys: readonly string[],
   args: readonly (string | number)[],
+  options?: RedisScriptCallOptions,
 ) => Promise<unknown>;
 
 /** Keys of one counter set: request log, token log, token amounts, token sum, day spend, month spend. */
@@ -208,6 +220,9 @@ export const LIMIT_SCRIPTS = Object.freeze({
   status: { name: 'gwLimitStatus', lua: STATUS_LUA },
 });
 
+/** Settlements may wait to go out with other calls (see {@link RedisScriptCallOptions.deferrable}). */
+const SETTLE_CALL: RedisScriptCallOptions = Object.freeze({ deferrable: true });
+
 const KINDS: readonly LimitKind[] = ['requests', 'tokens', 'cost_per_day', 'cost_per_month'];
 
 /** Options of {@link RedisCounterStore}. */
@@ -308,7 +323,8 @@ export class RedisCounterStore implements LimitCounterStore {
         c.nanosPerDay === undefined ? '0' : '1',
         c.nanosPerMonth === undefined ? '0' : '1',
       );
-    await this.run(LIMIT_SCRIPTS.settle, keys, args);
+    // Off the request's path: the runner may send it with the next reservation or a batch.
+    await this.run(LIMIT_SCRIPTS.settle, keys, args, SETTLE_CALL);
   }
 
   /** Takes back a reservation whose answer was lost, if it was made (see the release script). */
