@@ -3,26 +3,13 @@ import { api, dataOf, type ApiError } from '../lib/api.js';
 import { button, el, heading, recordItem, say, when, type Json } from '../lib/dom.js';
 import { formOf, list, openedBy, refuse, showError, value, write, type Field } from '../lib/forms.js';
 import { hashParams, navigate, rerender } from '../lib/nav.js';
+import { nonEmpty, subjectFields, subjectsOf, subjectsText, type Subjects } from '../lib/subjects.js';
 import { canWrite, deleteButton, fromConfigNote } from '../lib/records.js';
 
 interface PolicyAllow {
   models?: string[];
   mcpServers?: { server: string; tools?: string[] }[];
   integrations?: string[];
-}
-interface PolicySubjects {
-  users?: string[];
-  groups?: string[];
-  apiKeys?: string[];
-}
-
-function subjectsText(subjects: PolicySubjects): string {
-  const parts = [
-    subjects.users?.length ? `users ${subjects.users.join(', ')}` : '',
-    subjects.groups?.length ? `groups ${subjects.groups.join(', ')}` : '',
-    subjects.apiKeys?.length ? `API keys ${subjects.apiKeys.join(', ')}` : '',
-  ].filter(Boolean);
-  return parts.length ? parts.join('; ') : 'nobody';
 }
 
 function grantsText(allow: PolicyAllow): string {
@@ -72,43 +59,16 @@ function mcpEntries(form: HTMLFormElement): { server: string; tools?: string[] }
   return entries;
 }
 
-function nonEmpty(values: Record<string, string[]>): Record<string, string[]> {
-  return Object.fromEntries(Object.entries(values).filter(([, v]) => v.length > 0));
-}
-
 /** The create or edit form of a policy: one field per list, one entry a line. */
 function policyForm(policy: Json | undefined, after: (slug: string) => Promise<void>): HTMLFormElement {
-  const subjects = (policy?.subjects ?? {}) as PolicySubjects;
+  const subjects = (policy?.subjects ?? {}) as Subjects;
   const allow = (policy?.allow ?? {}) as PolicyAllow;
   const lines = (values: string[] | undefined) => (values ?? []).join('\n');
   const slug = policy ? String(policy.slug) : '';
   const fields: Field[] = [
     ...(policy ? [] : [{ name: 'slug', label: 'Slug', required: true, hint: 'Its name in paths and in explain.' }]),
     { name: 'name', label: 'Name', value: String(policy?.name ?? '') },
-    {
-      name: 'users',
-      label: 'Users',
-      type: 'textarea',
-      value: lines(subjects.users),
-      hint: 'User ids, one a line: an API key’s user_id or a token’s sub.',
-      param: 'subjects.users',
-    },
-    {
-      name: 'groups',
-      label: 'Groups',
-      type: 'textarea',
-      value: lines(subjects.groups),
-      hint: 'One a line.',
-      param: 'subjects.groups',
-    },
-    {
-      name: 'apiKeys',
-      label: 'API key ids',
-      type: 'textarea',
-      value: lines(subjects.apiKeys),
-      hint: 'One a line, as the API keys page lists them.',
-      param: 'subjects.apiKeys',
-    },
+    ...subjectFields(subjects),
     {
       name: 'models',
       label: 'Allowed models',
@@ -142,11 +102,7 @@ function policyForm(policy: Json | undefined, after: (slug: string) => Promise<v
       const mcpServers = mcpEntries(form);
       if (!mcpServers) return;
       const body: Json = {
-        subjects: nonEmpty({
-          users: list(value(form, 'users'), /\n+/),
-          groups: list(value(form, 'groups'), /\n+/),
-          apiKeys: list(value(form, 'apiKeys'), /\n+/),
-        }),
+        subjects: subjectsOf(form),
         allow: {
           ...nonEmpty({
             models: list(value(form, 'models'), /\n+/),
@@ -243,7 +199,7 @@ export async function accessPage(): Promise<HTMLElement[]> {
       recordItem(
         p.name ? `${String(p.name)} (${pslug})` : pslug,
         [
-          `For: ${subjectsText((p.subjects ?? {}) as PolicySubjects)}`,
+          `For: ${subjectsText((p.subjects ?? {}) as Subjects)}`,
           `Allows: ${grantsText((p.allow ?? {}) as PolicyAllow)}`,
           `Source: ${String(p.source)}, version ${String(p.version)}`,
         ],
@@ -296,7 +252,7 @@ async function policyPage(slug: string): Promise<HTMLElement[]> {
     return [heading(`Policy ${slug}`), back, el('p', { class: 'error', text: error.message ?? 'Not found.' })];
   }
   const p = answer.body;
-  const subjects = (p.subjects ?? {}) as PolicySubjects;
+  const subjects = (p.subjects ?? {}) as Subjects;
   const allow = (p.allow ?? {}) as PolicyAllow;
   const facts = el('dl', { class: 'facts' });
   const fact = (term: string, text: string) => facts.append(el('dt', { text: term }), el('dd', { text }));

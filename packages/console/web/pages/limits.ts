@@ -5,16 +5,11 @@
  */
 import { api, dataOf } from '../lib/api.js';
 import { button, el, heading, recordItem, say, table, type Json } from '../lib/dom.js';
-import { formOf, list, openedBy, refuse, showErrors, value, write, type Field } from '../lib/forms.js';
+import { formOf, openedBy, refuse, showErrors, value, write, type Field } from '../lib/forms.js';
 import { dollars } from '../lib/money.js';
 import { hashParams, navigate, rerender } from '../lib/nav.js';
+import { subjectFields, subjectsOf, subjectsText, type Subjects } from '../lib/subjects.js';
 import { canWrite, deleteButton, fromConfigNote } from '../lib/records.js';
-
-interface LimitSubjects {
-  users?: string[];
-  groups?: string[];
-  apiKeys?: string[];
-}
 
 /** A limit's caps: the record's field, its label, its largest value, and whether it is a whole number. */
 const CAPS: { field: string; label: string; max: number; whole: boolean; unit: string }[] = [
@@ -28,15 +23,6 @@ const PER_CHOICES: [string, string][] = [
   ['each', 'Each caller its own counters'],
   ['shared', 'One set of counters shared by all of them'],
 ];
-
-function subjectsText(subjects: LimitSubjects): string {
-  const parts = [
-    subjects.users?.length ? `users ${subjects.users.join(', ')}` : '',
-    subjects.groups?.length ? `groups ${subjects.groups.join(', ')}` : '',
-    subjects.apiKeys?.length ? `API keys ${subjects.apiKeys.join(', ')}` : '',
-  ].filter(Boolean);
-  return parts.length ? parts.join('; ') : 'nobody';
-}
 
 function capText(limit: Json, cap: (typeof CAPS)[number]): string {
   const v = limit[cap.field];
@@ -83,36 +69,12 @@ function capsOf(form: HTMLFormElement): Record<string, number | null> | undefine
 
 /** The create or edit form of a limit. */
 function limitForm(limit: Json | undefined, after: () => Promise<void>): HTMLFormElement {
-  const subjects = (limit?.subjects ?? {}) as LimitSubjects;
-  const lines = (values: string[] | undefined) => (values ?? []).join('\n');
+  const subjects = (limit?.subjects ?? {}) as Subjects;
   const slug = limit ? String(limit.slug) : '';
   const fields: Field[] = [
     ...(limit ? [] : [{ name: 'slug', label: 'Slug', required: true, hint: 'Its name in paths and the audit log.' }]),
     { name: 'name', label: 'Name', value: String(limit?.name ?? '') },
-    {
-      name: 'users',
-      label: 'Users',
-      type: 'textarea',
-      value: lines(subjects.users),
-      hint: 'User ids, one a line: an API key’s user_id or a token’s sub.',
-      param: 'subjects.users',
-    },
-    {
-      name: 'groups',
-      label: 'Groups',
-      type: 'textarea',
-      value: lines(subjects.groups),
-      hint: 'One a line.',
-      param: 'subjects.groups',
-    },
-    {
-      name: 'apiKeys',
-      label: 'API key ids',
-      type: 'textarea',
-      value: lines(subjects.apiKeys),
-      hint: 'One a line, as the API keys page lists them.',
-      param: 'subjects.apiKeys',
-    },
+    ...subjectFields(subjects),
     {
       name: 'per',
       label: 'Counters',
@@ -134,11 +96,7 @@ function limitForm(limit: Json | undefined, after: () => Promise<void>): HTMLFor
     const caps = capsOf(f);
     if (!caps) return;
     const body: Json = {
-      subjects: Object.fromEntries(
-        (['users', 'groups', 'apiKeys'] as const)
-          .map((name) => [name, list(value(f, name), /\n+/)] as const)
-          .filter(([, values]) => values.length > 0),
-      ),
+      subjects: subjectsOf(f),
       per: value(f, 'per'),
     };
     const name = value(f, 'name');
@@ -280,7 +238,7 @@ export async function limitsPage(): Promise<HTMLElement[]> {
       recordItem(
         limit.name ? `${String(limit.name)} (${slug})` : slug,
         [
-          `For ${subjectsText((limit.subjects ?? {}) as LimitSubjects)}`,
+          `For ${subjectsText((limit.subjects ?? {}) as Subjects)}`,
           `Counters: ${limit.per === 'shared' ? 'shared by all of them' : 'each caller its own'}`,
           CAPS.map((cap) => capText(limit, cap))
             .filter(Boolean)
