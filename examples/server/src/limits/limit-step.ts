@@ -114,25 +114,14 @@ const MAX_REMEMBERED_MODEL_LENGTH = 256;
 const BUNDLED_ONLY: PricingTable = Object.freeze({});
 
 /**
- * The cross-cutting limits step of the route table: `admitModelCall` reserves a model call's
- * largest possible use (before the cache and the provider); `admitRequest` reserves one request
- * (MCP `tools/call`); `onRecord`, run once on every finished request's record, sets its `costUsd`
- * from its usage and settles the request's reservation to it (exactly once: the record is made
- * once per response, whether the answer ended, the stream was cut, or the client went away; an
- * answer without its final usage counts at its largest cost).
+ * Prices by provider table and model id, so that a request does not look its model up (a regular
+ * expression) twice: `price(model, pricing)` answers `priceOf(model, pricing)`. A table remembers
+ * at most {@link MAX_REMEMBERED_PRICES} ids (past it, its entries are cleared) and none longer than
+ * {@link MAX_REMEMBERED_MODEL_LENGTH} (model ids come from callers). A new view brings new tables
+ * (catalog records are replaced, never changed in place): the old ones' entries go with them.
+ * `remembered(pricing)` says how many ids a table holds.
  */
-export function limitStep(options: LimitStepOptions) {
-  const tickets = new WeakMap<IncomingMessage, LimitTicket>();
-  /** Requests whose reservation is being made (only while a limit applies). */
-  const admitting = new WeakSet<IncomingMessage>();
-  /** Requests whose record was made while their reservation was being made: the ticket is settled at once. */
-  const recorded = new WeakMap<IncomingMessage, { tokens: number; nanos: number }>();
-  /**
-   * Prices by provider table and model id, so that a request does not look its model up (a
-   * regular expression) twice; a table's entry is cleared past {@link MAX_REMEMBERED_PRICES} ids
-   * (ids longer than {@link MAX_REMEMBERED_MODEL_LENGTH} are not kept). A new view brings new
-   * tables (catalog records are replaced, never changed in place): the old ones' entries go with them.
-   */
+export function priceMemo() {
   const prices = new WeakMap<PricingTable, Map<string, ModelPrice | undefined>>();
   const price = (model: string, pricing: PricingTable | undefined): ModelPrice | undefined => {
     const table = pricing ?? BUNDLED_ONLY;
@@ -149,6 +138,26 @@ export function limitStep(options: LimitStepOptions) {
     known.set(model, found);
     return found;
   };
+  return Object.assign(price, {
+    remembered: (pricing: PricingTable | undefined): number => prices.get(pricing ?? BUNDLED_ONLY)?.size ?? 0,
+  });
+}
+
+/**
+ * The cross-cutting limits step of the route table: `admitModelCall` reserves a model call's
+ * largest possible use (before the cache and the provider); `admitRequest` reserves one request
+ * (MCP `tools/call`); `onRecord`, run once on every finished request's record, sets its `costUsd`
+ * from its usage and settles the request's reservation to it (exactly once: the record is made
+ * once per response, whether the answer ended, the stream was cut, or the client went away; an
+ * answer without its final usage counts at its largest cost).
+ */
+export function limitStep(options: LimitStepOptions) {
+  const tickets = new WeakMap<IncomingMessage, LimitTicket>();
+  /** Requests whose reservation is being made (only while a limit applies). */
+  const admitting = new WeakSet<IncomingMessage>();
+  /** Requests whose record was made while their reservation was being made: the ticket is settled at once. */
+  const recorded = new WeakMap<IncomingMessage, { tokens: number; nanos: number }>();
+  const price = priceMemo();
   const hold = (req: IncomingMessage, res: ServerResponse, ticket: LimitTicket) => {
     const settled = recorded.get(req);
     // The client went away while the reservation was being made: settled as the record says.

@@ -4,12 +4,13 @@ import {
   LimitSet,
   Limiter,
   MemoryCounterStore,
+  priceOf,
   type LimitRule,
   type PricingTable,
   type ReserveOutcome,
   type ReserveRequest,
 } from '@gw/access';
-import { limitStep, type LimitsView } from '../../src/limits/limit-step';
+import { limitStep, priceMemo, type LimitsView } from '../../src/limits/limit-step';
 import type { RequestRecord } from '../../src/observability/request-record';
 
 /** A request and its response, as node:http makes them (nothing is sent: the step only reads and sets headers). */
@@ -141,5 +142,25 @@ describe('the limits step', () => {
     expect(await used()).toBe(30);
     // Headers of a reservation settled at once are not set.
     expect(res.getHeader('x-ratelimit-limit-tokens')).toBeUndefined();
+  });
+});
+
+describe('the prices the limits step remembers', () => {
+  it('answers as priceOf does, remembers at most 256 ids a table and no id longer than 256 characters', () => {
+    const price = priceMemo();
+    const table = { 'house-model': { input: 1, output: 2 } } as PricingTable;
+    for (const model of ['claude-sonnet-4-5', 'house-model', 'no-such-model']) {
+      expect(price(model, undefined)).toEqual(priceOf(model, undefined));
+      expect(price(model, table)).toEqual(priceOf(model, table));
+      expect(price(model, table)).toEqual(priceOf(model, table));
+    }
+    expect(price.remembered(table)).toBe(3);
+    price(`claude-${'x'.repeat(300)}`, table);
+    expect(price.remembered(table)).toBe(3);
+    for (let i = 0; i < 300; i++) price(`caller-model-${i}`, table);
+    expect(price.remembered(table)).toBeLessThanOrEqual(256);
+    expect(price.remembered(table)).toBeGreaterThan(0);
+    // Each table remembers its own answers.
+    expect(price.remembered(undefined)).toBe(3);
   });
 });
