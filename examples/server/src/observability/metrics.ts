@@ -33,27 +33,6 @@ function totalCounter(name: string, help: string, registers: Registry[], read: (
   });
 }
 
-/** The upper bounds of `gateway_upstream_duration_seconds`, in seconds. */
-const UPSTREAM_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30] as const;
-
-/** One series of `gateway_upstream_duration_seconds` as the gateway counts it (its totals since start). */
-interface UpstreamSeries {
-  readonly labels: { route: string; target: string };
-  /** Observations at or below each bound of {@link UPSTREAM_BUCKETS} and above the one before (not cumulative). */
-  readonly buckets: number[];
-  /** Every observation added in order from 0, as prom-client adds them (the same floating-point sum). */
-  sum: number;
-  count: number;
-}
-
-/** prom-client's state of one histogram series (its `hashMap` entry; prom-client 15). */
-interface HistogramEntry {
-  labels: object;
-  bucketValues: Record<number, number>;
-  sum: number;
-  count: number;
-}
-
 /** The gateway's Prometheus metrics, in a registry of its own. */
 export class GatewayMetrics {
   readonly registry = new Registry();
@@ -75,15 +54,6 @@ export class GatewayMetrics {
     string,
     Map<number, { labels: { route: string; status: string }; count: number }>
   >();
-  /**
-   * `gateway_upstream_duration_seconds` by route family and target: counted here with two map
-   * lookups and a bucket search, and written into the histogram when Prometheus scrapes
-   * (prom-client's `observe` hashes its label object on every call). Bounded: route families are
-   * few, and targets are the configured providers, integrations and MCP servers.
-   */
-  private readonly upstreamSeries = new Map<string, Map<string, UpstreamSeries>>();
-  /** The same series in the order of their first observation (prom-client's order of series). */
-  private readonly upstreamOrder: UpstreamSeries[] = [];
 
   constructor(tokenCache?: TokenCacheStatsSource, catalog: CatalogMetricsSources = {}) {
     const registers = [this.registry];
@@ -102,44 +72,13 @@ export class GatewayMetrics {
             }
       },
     });
-    const upstreamSeries = this.upstreamSeries;
-    const upstreamOrder = this.upstreamOrder;
-    /** The histogram's state each series was last written to (found again after a registry reset). */
-    const written = new Map<UpstreamSeries, HistogramEntry>();
     this.upstream = new Histogram({
       name: 'gateway_upstream_duration_seconds',
       help: 'Time from sending a request upstream to its response headers.',
       labelNames: ['route', 'target'],
-      buckets: [...UPSTREAM_BUCKETS],
+      buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
       registers,
-      collect() {
-        // The series' totals replace the histogram's: the rendering is prom-client's own, of the
-        // same counts and the same sum as `observe` would have made.
-        const entries = (this as unknown as { hashMap: Record<string, HistogramEntry> }).hashMap;
-        let current: Set<HistogramEntry> | undefined;
-        for (const series of upstreamOrder) {
-          let entry = written.get(series);
-          // A series seen for the first time, or again after a reset of the registry.
-          if (entry === undefined || !(current ??= new Set(Object.values(entries))).has(entry)) {
-            this.zero(series.labels);
-            entry = Object.values(entries).find((candidate) => candidate.labels === series.labels) as HistogramEntry;
-            written.set(series, entry);
-          }
-          for (let i = 0; i < UPSTREAM_BUCKETS.length; i++)
-            entry.bucketValues[UPSTREAM_BUCKETS[i] as number] = series.buckets[i] as number;
-          entry.sum = series.sum;
-          entry.count = series.count;
-        }
-      },
     });
-    // A reset of the registry forgets every series, as prom-client's own reset does.
-    const resetHistogram = this.upstream.reset.bind(this.upstream);
-    this.upstream.reset = () => {
-      resetHistogram();
-      upstreamSeries.clear();
-      upstreamOrder.length = 0;
-      written.clear();
-    };
     this.keySetFetches = new Counter({
       name: 'gateway_idp_jwks_fetches_total',
       help: "Fetches of the identity provider's key set, by outcome.",
@@ -317,32 +256,7 @@ export class GatewayMetrics {
     const pending = byStatus.get(status);
     if (pending === undefined) byStatus.set(status, { labels: { route, status: String(status) }, count: 1 });
     else pending.count += 1;
-    if (upstreamMs !== undefined) this.observeUpstream(route, target ?? 'none', upstreamMs / 1000);
-  }
-
-  /** Counts one upstream duration in its series (see {@link GatewayMetrics.upstreamSeries}). */
-  private observeUpstream(route: string, target: string, seconds: number): void {
-    // prom-client refuses (throws on) a value that is not a finite number.
-    if (!Number.isFinite(seconds)) return;
-    let byTarget = this.upstreamSeries.get(route);
-    if (byTarget === undefined) {
-      byTarget = new Map();
-      this.upstreamSeries.set(route, byTarget);
-    }
-    let series = byTarget.get(target);
-    if (series === undefined) {
-      series = { labels: { route, target }, buckets: UPSTREAM_BUCKETS.map(() => 0), sum: 0, count: 0 };
-      byTarget.set(target, series);
-      this.upstreamOrder.push(series);
-    }
-    series.sum += seconds;
-    series.count += 1;
-    // The first bound at or above the value (prom-client's `le`); above the last, only the count.
-    for (let i = 0; i < UPSTREAM_BUCKETS.length; i++)
-      if (seconds <= (UPSTREAM_BUCKETS[i] as number)) {
-        (series.buckets[i] as number) += 1;
-        break;
-      }
+    if (upstreamMs !== undefined) this.upstream.observe({ route, target: target ?? 'none' }, upstreamMs / 1000);
   }
 
   /** Records one response cut off by an upstream idle timeout. */
