@@ -17,6 +17,7 @@ import type { GatewayLocals } from '@gw/model-router';
 import type { LargestUse, RouteLimits } from '../limits/limit-step';
 import { CONSOLE_TEST_SUBJECT } from '../access/access-hooks';
 import type { GatewayMetrics } from '../observability/metrics';
+import { isoTime } from '../observability/logger';
 import { logRequest, type RequestRecord } from '../observability/request-record';
 import { routeFamily, type RouteFamily } from './route-family';
 
@@ -80,17 +81,6 @@ function incomingTrace(req: IncomingMessage, sent: string | undefined) {
   const traceId = W3C_TRACE_ID.test(sent) ? sent : createHash('sha256').update(sent).digest('hex').slice(0, 32);
   // A made-up parent: the request span is the trace's first recorded span.
   return { traceId, spanId: newSpanId(), traceFlags: 1, isRemote: true };
-}
-
-let isoTimeMs = NaN;
-let isoTimeText = '';
-/** `new Date(ms).toISOString()`, made once per millisecond (requests that start in the same one share it). */
-function isoTime(ms: number): string {
-  if (ms !== isoTimeMs) {
-    isoTimeMs = ms;
-    isoTimeText = new Date(ms).toISOString();
-  }
-  return isoTimeText;
 }
 
 /** A non-negative whole number of tokens, or null. */

@@ -53,20 +53,22 @@ const OWN_FORMAT = Symbol('gw.ownLogFormat');
 
 type PinoInternals = Record<symbol, unknown> & { [OWN_FORMAT]?: true };
 
-let lineTimeMs = NaN;
-let lineTimeField = '';
+let isoTimeMs = NaN;
+let isoTimeText = '';
 /**
- * The line's `,"time":"…"` as the loggers {@link createLogger} makes write it (pino's `isoTime`),
- * made once per millisecond: a busy gateway writes several lines in one.
+ * `new Date(ms).toISOString()`, made once per millisecond: a busy gateway writes several lines and
+ * records in one (the `request` line's `time`, a record's start).
  */
-function lineTime(): string {
-  const now = Date.now();
-  if (now !== lineTimeMs) {
-    lineTimeMs = now;
-    lineTimeField = `,"time":"${new Date(now).toISOString()}"`;
+export function isoTime(ms: number): string {
+  if (ms !== isoTimeMs) {
+    isoTimeMs = ms;
+    isoTimeText = new Date(ms).toISOString();
   }
-  return lineTimeField;
+  return isoTimeText;
 }
+
+/** The line's `,"time":"…"` as the loggers {@link createLogger} makes write it (pino's `isoTime`). */
+const lineTime = (): string => `,"time":"${isoTime(Date.now())}"`;
 
 /**
  * Writes an `info` line whose fields are already JSON (`"key":value,…`, no secret among them: no
