@@ -4,7 +4,6 @@ import { join, resolve } from 'node:path';
 import {
   CatalogStore,
   ConfigRecords,
-  configApiKeyId,
   LiveCatalog,
   MIN_ADMIN_KEY_LENGTH,
   RECORD_KINDS,
@@ -16,9 +15,6 @@ import {
   parseEncryptionKey,
   type CatalogDatabase,
   type CatalogStoreHooks,
-  type ConfigFileRecords,
-  type PublicRecord,
-  type RecordKind,
   type LiveCatalogStatus,
 } from '@gw/catalog';
 import type { Logger } from 'pino';
@@ -153,16 +149,14 @@ export async function openGatewayCatalog(options: OpenCatalogOptions): Promise<G
       if (resealed > 0)
         logger.info({ resealed }, `re-encrypted ${resealed} catalog records under GATEWAY_ENCRYPTION_KEY`);
     }
-    const configRecords = new ConfigRecordsWithLazyKeys(
-      {
-        providers: config.providers,
-        mcpServers: config.mcpServers,
-        prompts: config.prompts as { id: string }[] | undefined,
-        policies: config.policies,
-        limits: config.limits,
-      },
-      config.auth?.apiKeys ?? [],
-    );
+    const configRecords = new ConfigRecords({
+      providers: config.providers,
+      mcpServers: config.mcpServers,
+      prompts: config.prompts as { id: string }[] | undefined,
+      apiKeys: config.auth?.apiKeys,
+      policies: config.policies,
+      limits: config.limits,
+    });
     live = new LiveCatalog(db, store, {
       // The embedded database has one writer, this process, whose every write notifies it: the
       // safety-net reload only matters when other instances share a server.
@@ -185,7 +179,7 @@ export async function openGatewayCatalog(options: OpenCatalogOptions): Promise<G
       const slugs = [...(live.snapshot.records.get(kind)?.keys() ?? [])];
       const both =
         kind === 'api-keys'
-          ? configRecords.configKeyIdIn(new Set(slugs))
+          ? configRecords.apiKeyIdIn(new Set(slugs))
           : slugs.find((slug) => configRecords.has(kind, slug));
       if (both !== undefined) {
         throw new Error(
@@ -219,52 +213,6 @@ export async function openGatewayCatalog(options: OpenCatalogOptions): Promise<G
     await live?.stop().catch(() => undefined);
     await db.close().catch(() => undefined);
     throw error;
-  }
-}
-
-/**
- * The config file's records for the admin API and the console, whose API key records (an id and a
- * hint per key, from its SHA-256) are made the first time one of them reads API keys: a gateway
- * with thousands of keys in its config file does not hold a second copy of each from start-up on.
- */
-class ConfigRecordsWithLazyKeys extends ConfigRecords {
-  private keyRecords: ConfigRecords | undefined;
-  private readonly loadedAt: Date;
-
-  constructor(
-    config: Omit<ConfigFileRecords, 'apiKeys'>,
-    private readonly apiKeys: NonNullable<ConfigFileRecords['apiKeys']>,
-    loadedAt: Date = new Date(),
-  ) {
-    super(config, loadedAt);
-    this.loadedAt = loadedAt;
-  }
-
-  /** The id of a config file API key that is also in `ids` (the catalog database's), or undefined; holds nothing. */
-  configKeyIdIn(ids: ReadonlySet<string>): string | undefined {
-    if (ids.size === 0) return undefined;
-    for (const entry of this.apiKeys) {
-      const id = configApiKeyId(entry);
-      if (ids.has(id)) return id;
-    }
-    return undefined;
-  }
-
-  override get(kind: RecordKind, slug: string): PublicRecord | undefined {
-    return kind === 'api-keys' ? this.keys().get(kind, slug) : super.get(kind, slug);
-  }
-
-  override list(kind: RecordKind): PublicRecord[] {
-    return kind === 'api-keys' ? this.keys().list(kind) : super.list(kind);
-  }
-
-  override has(kind: RecordKind, slug: string): boolean {
-    return kind === 'api-keys' ? this.keys().has(kind, slug) : super.has(kind, slug);
-  }
-
-  private keys(): ConfigRecords {
-    this.keyRecords ??= new ConfigRecords({ apiKeys: this.apiKeys }, this.loadedAt);
-    return this.keyRecords;
   }
 }
 

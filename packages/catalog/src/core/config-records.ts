@@ -30,14 +30,22 @@ export function configApiKeyId(entry: { key?: string; keySha256?: string }): str
  * The config file's records as the admin API shows them: read-only (`source: "config"`, version 1,
  * dated when the gateway started), secrets only as `<field>Hint`. The admin API refuses to change
  * them (`409 managed_by_config_file`) and refuses their slugs to new records (`409 slug_taken`).
+ * The API key records (an id and a hint per key, from its SHA-256) are made the first time API
+ * keys are read: a gateway with thousands of keys in its config file does not hold a second copy
+ * of each from start-up on.
  */
 export class ConfigRecords {
   private readonly byKind = new Map<RecordKind, Map<string, PublicRecord>>();
+  private readonly apiKeys: NonNullable<ConfigFileRecords['apiKeys']>;
+  private readonly base: (id: string) => PublicRecord;
+  private apiKeysMade = false;
 
   /** `loadedAt`: when the config file was read. Default: now. */
   constructor(config: ConfigFileRecords = {}, loadedAt: Date = new Date()) {
     const at = loadedAt.toISOString();
     const base = (id: string) => ({ id, version: 1, createdAt: at, updatedAt: at, source: 'config' as const });
+    this.base = base;
+    this.apiKeys = config.apiKeys ?? [];
     for (const provider of config.providers ?? []) {
       const record: PublicRecord = { ...base(provider.slug) };
       const secrets = SECRET_FIELDS.get(provider.provider) ?? [];
@@ -52,27 +60,44 @@ export class ConfigRecords {
     for (const policy of config.policies ?? []) this.add('policies', policy.slug, { ...base(policy.slug), ...policy });
     for (const entry of config.limits ?? []) this.add('limits', entry.slug, { ...base(entry.slug), ...entry });
     for (const prompt of config.prompts ?? []) this.add('prompts', prompt.id, { ...prompt, ...base(prompt.id) });
-    for (const entry of config.apiKeys ?? []) {
+  }
+
+  /** The id of a config file API key that is also in `ids` (such as the catalog database's), or undefined; makes no record. */
+  apiKeyIdIn(ids: ReadonlySet<string>): string | undefined {
+    if (ids.size === 0) return undefined;
+    for (const entry of this.apiKeys) {
       const id = configApiKeyId(entry);
-      const record: PublicRecord = { ...base(id), user: entry.user };
-      if (typeof entry.key === 'string') record.keyHint = secretHint(entry.key);
-      this.add('api-keys', id, record);
+      if (ids.has(id)) return id;
     }
+    return undefined;
   }
 
   /** The record of `kind` named `slug` (or id), or undefined. */
   get(kind: RecordKind, slug: string): PublicRecord | undefined {
-    return this.byKind.get(kind)?.get(slug);
+    return this.recordsOf(kind)?.get(slug);
   }
 
   /** Every record of `kind`. */
   list(kind: RecordKind): PublicRecord[] {
-    return [...(this.byKind.get(kind)?.values() ?? [])];
+    return [...(this.recordsOf(kind)?.values() ?? [])];
   }
 
   /** Whether the config file defines `kind`/`slug`. */
   has(kind: RecordKind, slug: string): boolean {
-    return this.byKind.get(kind)?.has(slug) ?? false;
+    return this.recordsOf(kind)?.has(slug) ?? false;
+  }
+
+  private recordsOf(kind: RecordKind): Map<string, PublicRecord> | undefined {
+    if (kind === 'api-keys' && !this.apiKeysMade) {
+      this.apiKeysMade = true;
+      for (const entry of this.apiKeys) {
+        const id = configApiKeyId(entry);
+        const record: PublicRecord = { ...this.base(id), user: entry.user };
+        if (typeof entry.key === 'string') record.keyHint = secretHint(entry.key);
+        this.add('api-keys', id, record);
+      }
+    }
+    return this.byKind.get(kind);
   }
 
   private add(kind: RecordKind, slug: string, record: PublicRecord): void {
