@@ -25,6 +25,7 @@ import type * as DemoMcpServer from './demo/demo-mcp-server';
 import { DEMO_API_KEY, embeddedDefault } from './demo/embedded-default';
 import { createLogger, flushLogger } from './observability/logger';
 import { startTracing } from './observability/tracing';
+import { InFlightList } from './in-flight-list';
 
 /** `PUBLIC_BASE_URL`: the gateway's public origin (for RFC 9728 metadata behind a proxy). */
 function parsePublicBaseUrl(value: string): string {
@@ -155,20 +156,27 @@ export function shutdownFrame(path: string): string | undefined {
   return undefined;
 }
 
+/** A response in flight and the path it was asked at (before the listener rewrites `req.url`). */
+interface OpenResponse {
+  path: string;
+  res: ServerResponse;
+}
+
 /** Keeps the responses in flight, so the shutdown can end the streams that outlast its grace. */
-function trackOpenResponses(server: Server): Set<{ path: string; res: ServerResponse }> {
-  const open = new Set<{ path: string; res: ServerResponse }>();
+function trackOpenResponses(server: Server): InFlightList<OpenResponse> {
+  // A list, not a Set: a Set that each request joins and leaves keeps the request's objects alive
+  // until the next full garbage collection (InFlightList).
+  const open = new InFlightList<OpenResponse>();
   // Before the gateway's listener, which rewrites `req.url` below its mount point.
   server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
-    const entry = { path: req.url ?? '/', res };
-    open.add(entry);
-    res.once('close', () => open.delete(entry));
+    const entry = open.add({ path: req.url ?? '/', res });
+    res.once('close', () => open.remove(entry));
   });
   return open;
 }
 
 /** Ends every event stream still open with its family's error frame; the rest are cut off. */
-function endOpenStreams(open: Set<{ path: string; res: ServerResponse }>): void {
+function endOpenStreams(open: Iterable<OpenResponse>): void {
   for (const { path, res } of open) {
     if (res.writableEnded || !res.headersSent) continue;
     if (!String(res.getHeader('content-type') ?? '').startsWith('text/event-stream')) continue;

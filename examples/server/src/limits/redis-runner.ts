@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { RedisScriptRunner } from '@gw/access';
+import { InFlightList } from '../in-flight-list';
 
 /** Options of {@link redisScriptRunner}. */
 export interface RedisScriptRunnerOptions {
@@ -73,7 +74,8 @@ export function redisScriptRunner(options: RedisScriptRunnerOptions): RedisScrip
   let held: HeldCall[] = [];
   let heldTimer: NodeJS.Timeout | undefined;
   /** Held calls sent and not answered yet (each within `timeoutMs`), awaited by `close`. */
-  const answering = new Set<Promise<void>>();
+  // A list, not a Set: a Set each command joins and leaves keeps it alive until a full collection (InFlightList).
+  const answering = new InFlightList<Promise<void>>();
   let closing = false;
 
   const send = (script: HeldCall['script'], keys: HeldCall['keys'], args: HeldCall['args']): Promise<unknown> => {
@@ -95,8 +97,8 @@ export function redisScriptRunner(options: RedisScriptRunnerOptions): RedisScrip
     held = [];
     for (const call of calls) {
       const answered = send(call.script, call.keys, call.args).then(call.resolve, call.reject);
-      answering.add(answered);
-      void answered.finally(() => answering.delete(answered));
+      const entry = answering.add(answered);
+      void answered.finally(() => answering.remove(entry));
     }
   };
   /** Runs `work` with the socket corked: the commands it sends leave in one write. */
