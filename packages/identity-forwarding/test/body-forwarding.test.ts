@@ -1,0 +1,120 @@
+import { channel } from 'node:diagnostics_channel';
+import { request as httpRequest } from 'node:http';
+import { alice, recordingUpstream, setup } from './support';
+
+/*
+ * How an MCP request's body reaches the server when nothing inspects it: a small body (a
+ * `content-length` of at most 64 KiB) is read whole and sent as one buffer, so undici writes it
+ * with the headers instead of running its stream writer for the request; a larger or chunked body
+ * is streamed. Either way the server gets the client's bytes and headers unchanged.
+ */
+
+/** What undici was handed as the body of each request it created (`undici:request:create`). */
+const bodiesHanded: string[] = [];
+const onCreate = (message: unknown) => {
+  const body = (message as { request: { body: unknown } }).request.body;
+  bodiesHanded.push(
+    Buffer.isBuffer(body)
+      ? 'buffer'
+      : typeof body === 'string'
+        ? 'string'
+        : body === null || body === undefined
+          ? 'none'
+          : 'stream',
+  );
+};
+
+let upstream: Awaited<ReturnType<typeof recordingUpstream>>;
+let gateway: Awaited<ReturnType<typeof setup>>;
+
+beforeAll(async () => {
+  channel('undici:request:create').subscribe(onCreate);
+  upstream = await recordingUpstream();
+  gateway = await setup({ apiKeys: [alice], mcpServers: [{ slug: 'plain', url: `${upstream.url}/mcp` }] });
+});
+
+afterAll(async () => {
+  channel('undici:request:create').unsubscribe(onCreate);
+  await gateway.close();
+  await upstream.close();
+});
+
+beforeEach(() => {
+  bodiesHanded.length = 0;
+  upstream.requests.length = 0;
+});
+
+/** POSTs `body` to the gateway's `plain` server, with a `content-length` unless `chunked`. */
+function post(body: Buffer, contentType: string, chunked = false): Promise<number> {
+  const { port } = new URL(gateway.url);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      {
+        host: '127.0.0.1',
+        port,
+        method: 'POST',
+        path: '/mcp/plain',
+        headers: {
+          'x-gateway-api-key': alice.key,
+          'content-type': contentType,
+          accept: 'application/json, text/event-stream',
+          ...(chunked ? { 'transfer-encoding': 'chunked' } : { 'content-length': String(body.length) }),
+        },
+      },
+      (res) => {
+        res.resume();
+        res.once('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
+    req.once('error', reject);
+    if (chunked) {
+      // Two chunks, so the body really is streamed in parts.
+      req.write(body.subarray(0, 10));
+      req.end(body.subarray(10));
+    } else req.end(body);
+  });
+}
+
+const call = (text: string) =>
+  Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'whoami', text } }));
+
+it('reads a small body whole and sends it as one buffer, with the client bytes and headers unchanged', async () => {
+  const body = call('héllo — ünïcode');
+  expect(await post(body, 'application/json; charset=utf-8')).toBe(200);
+  expect(bodiesHanded).toEqual(['buffer']);
+  const [seen] = upstream.requests;
+  expect(seen?.body).toBe(body.toString());
+  expect(seen?.headers['content-type']).toBe('application/json; charset=utf-8');
+  expect(seen?.headers['content-length']).toBe(String(body.length));
+  expect(seen?.headers['transfer-encoding']).toBeUndefined();
+  // The record still names the call.
+  expect(gateway.records.at(-1)).toMatchObject({ mcpMethod: 'tools/call', mcpTool: 'whoami' });
+});
+
+it('reads a body of exactly 64 KiB whole, and streams one a byte longer', async () => {
+  const fill = (length: number) => {
+    const head = call('');
+    return Buffer.concat([
+      head.subarray(0, head.length - 3),
+      Buffer.alloc(length - head.length, 'x'),
+      Buffer.from('"}}'),
+    ]);
+  };
+  const atLimit = fill(64 * 1024);
+  expect(await post(atLimit, 'application/json')).toBe(200);
+  const past = fill(64 * 1024 + 1);
+  expect(await post(past, 'application/json')).toBe(200);
+  expect(bodiesHanded).toEqual(['buffer', 'stream']);
+  expect(upstream.requests.map((r) => r.body.length)).toEqual([atLimit.length, past.length]);
+  expect(upstream.requests[1]?.body).toBe(past.toString());
+});
+
+it('streams a chunked body, and reads a small body of any content type as sent', async () => {
+  const body = call('chunked');
+  expect(await post(body, 'application/json', true)).toBe(200);
+  const text = Buffer.from('not json at all');
+  expect(await post(text, 'text/plain')).toBe(200);
+  expect(bodiesHanded).toEqual(['stream', 'buffer']);
+  expect(upstream.requests.map((r) => r.body)).toEqual([body.toString(), text.toString()]);
+  expect(upstream.requests[1]?.headers['content-type']).toBe('text/plain');
+});
