@@ -12,13 +12,13 @@ interface Link<T> extends InFlightEntry<T> {
  * What is in flight (responses for the shutdown to end, Redis commands for it to wait on): added
  * when the work starts, removed when it ends, both in constant time, and walked in the order added.
  *
- * A doubly-linked list threaded through its entries, not a `Set`: V8 (Node 20, 22 and 24)
- * promotes to the old generation every object that a long-lived `Set` or `Map` held and then
- * deleted, with all it reaches, so a request's whole object graph outlived the request until the
- * next full collection. Measured with 10 objects in flight at a time, 400,000 times: 540 MB
- * promoted through a `Set`, 20 MB through this list, as with no container at all. In the gateway
- * the open-responses `Set` alone cost 18 µs of CPU a request (docs/decisions.md, "A long-lived
- * Set of requests in flight").
+ * A doubly-linked list threaded through its entries, not a `Set`: in V8 (measured on Node 20 and
+ * 22) a long-lived `Set` or `Map` that entries join and leave keeps every entry it held, with all
+ * it reaches, alive until the next full collection, so a request's whole object graph outlived the
+ * request. Measured with 10 objects in flight at a time, 400,000 times: 540 MB promoted to the old
+ * generation through a `Set`, 20 MB through this list, as with no container at all. In the
+ * gateway the open-responses `Set` alone cost 18 µs of CPU a request (docs/decisions.md, "Request
+ * objects that outlived their request").
  */
 export class InFlightList<T> implements Iterable<T> {
   #first: Link<T> | undefined;
