@@ -1,5 +1,6 @@
 import { channel } from 'node:diagnostics_channel';
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { alice, recordingUpstream, setup } from './support';
 
 /*
@@ -117,4 +118,23 @@ it('streams a chunked body, and reads a small body of any content type as sent',
   expect(bodiesHanded).toEqual(['stream', 'buffer']);
   expect(upstream.requests.map((r) => r.body)).toEqual([body.toString(), text.toString()]);
   expect(upstream.requests[1]?.headers['content-type']).toBe('text/plain');
+});
+
+it('drops quietly a call whose client leaves before its small body is whole: nothing is sent, no error is raised', async () => {
+  const errorsBefore = gateway.errors.length;
+  const { port } = new URL(gateway.url);
+  const socket = connect(Number(port), '127.0.0.1');
+  await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+  const head =
+    'POST /mcp/plain HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n' +
+    `x-gateway-api-key: ${alice.key}\r\nContent-Length: 100\r\n\r\n`;
+  socket.write(head + '{"jsonrpc":"2.0",');
+  // Long enough for the gateway to authenticate and start reading the body.
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  socket.destroy();
+  // A call that still got through would be recorded by the upstream; give it the time to.
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  expect(upstream.requests).toEqual([]);
+  expect(bodiesHanded).toEqual([]);
+  expect(gateway.errors.length).toBe(errorsBefore);
 });

@@ -188,7 +188,10 @@ export async function setup(options: {
     next();
   });
   app.use('/mcp', auth, forwarding);
+  // Every error a request ended with, in order (what the host's error handler would log).
+  const errors: unknown[] = [];
   const renderError: ErrorRequestHandler = (error, _req, res, _next) => {
+    errors.push(error);
     const e = error as {
       status?: number;
       code?: string;
@@ -201,7 +204,7 @@ export async function setup(options: {
   };
   app.use(renderError);
   const gateway = await listen(app);
-  return { ...gateway, signingKey, signer, forwarding, records, jwksUri: `${gateway.url}/jwks` };
+  return { ...gateway, signingKey, signer, forwarding, records, errors, jwksUri: `${gateway.url}/jwks` };
 }
 
 export const alice: ApiKeyEntry = {

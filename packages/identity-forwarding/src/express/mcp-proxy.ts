@@ -468,12 +468,14 @@ export function identityForwarding(options: IdentityForwardingOptions): Identity
           proxy(req, res, next);
           return;
         }
-        readInspectedBody(req, MAX_METHOD_SCAN_BYTES)
-          .then((body) => {
+        readInspectedBody(req, MAX_METHOD_SCAN_BYTES).then(
+          (body) => {
             state.readAhead = body;
             proxy(req, res, next);
-          })
-          .catch(next);
+          },
+          // The client left before its body was whole: nothing to send, no one to answer.
+          () => res.destroy(),
+        );
         return;
       }
       readInspectedBody(req, maxInspectedBodyBytes)
