@@ -120,13 +120,13 @@ it('streams a chunked body, and reads a small body of any content type as sent',
   expect(upstream.requests[1]?.headers['content-type']).toBe('text/plain');
 });
 
-it('drops quietly a call whose client leaves before its small body is whole: nothing is sent, no error is raised', async () => {
-  const errorsBefore = gateway.errors.length;
-  const { port } = new URL(gateway.url);
+/** Sends the head of a POST with a 100-byte body and 17 bytes of it, then leaves. */
+async function leaveMidBody(to: { url: string }, slug: string): Promise<void> {
+  const { port } = new URL(to.url);
   const socket = connect(Number(port), '127.0.0.1');
   await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
   const head =
-    'POST /mcp/plain HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n' +
+    `POST /mcp/${slug} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n` +
     `x-gateway-api-key: ${alice.key}\r\nContent-Length: 100\r\n\r\n`;
   socket.write(head + '{"jsonrpc":"2.0",');
   // Long enough for the gateway to authenticate and start reading the body.
@@ -134,7 +134,53 @@ it('drops quietly a call whose client leaves before its small body is whole: not
   socket.destroy();
   // A call that still got through would be recorded by the upstream; give it the time to.
   await new Promise((resolve) => setTimeout(resolve, 100));
+}
+
+it('drops quietly a call whose client leaves before its small body is whole: nothing is sent, no error is raised', async () => {
+  const errorsBefore = gateway.errors.length;
+  await leaveMidBody(gateway, 'plain');
   expect(upstream.requests).toEqual([]);
   expect(bodiesHanded).toEqual([]);
   expect(gateway.errors.length).toBe(errorsBefore);
+});
+
+it('drops quietly the same call when a tool gate reads the body, and still refuses a body over its bound', async () => {
+  const gated = await setup({
+    apiKeys: [alice],
+    mcpServers: [{ slug: 'gated', url: `${upstream.url}/mcp` }],
+    forwarding: {
+      authorize: () => ({
+        allowed: true,
+        tools: { namesOnly: true, listed: () => 'allowed', called: () => 'allowed' },
+      }),
+      maxInspectedBodyBytes: 1024,
+    },
+  });
+  try {
+    await leaveMidBody(gated, 'gated');
+    expect(upstream.requests).toEqual([]);
+    expect(gated.errors).toEqual([]);
+    const { port } = new URL(gated.url);
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = httpRequest(
+        {
+          host: '127.0.0.1',
+          port,
+          method: 'POST',
+          path: '/mcp/gated',
+          headers: { 'x-gateway-api-key': alice.key, 'content-type': 'application/json', 'content-length': 2048 },
+        },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
+      req.once('error', reject);
+      req.end(Buffer.alloc(2048, ' '));
+    });
+    expect(status).toBe(413);
+    expect(gated.errors).toHaveLength(1);
+  } finally {
+    await gated.close();
+  }
 });

@@ -473,20 +473,22 @@ export function identityForwarding(options: IdentityForwardingOptions): Identity
             state.readAhead = body;
             proxy(req, res, next);
           },
-          // The client left before its body was whole: nothing to send, no one to answer.
-          () => res.destroy(),
+          bodyUnread(res, next),
         );
         return;
       }
       readInspectedBody(req, maxInspectedBodyBytes)
-        .then(async (body) => {
-          if (holdsToolCall(body)) {
-            if (body.length <= MAX_METHOD_SCAN_BYTES) recordRpcMethod(body, record, call.span);
-            await admission();
-          }
-          state.body = body;
-          proxy(req, res, next);
-        })
+        .then(
+          async (body) => {
+            if (holdsToolCall(body)) {
+              if (body.length <= MAX_METHOD_SCAN_BYTES) recordRpcMethod(body, record, call.span);
+              await admission();
+            }
+            state.body = body;
+            proxy(req, res, next);
+          },
+          bodyUnread(res, next),
+        )
         .catch(next);
       return;
     }
@@ -506,31 +508,34 @@ export function identityForwarding(options: IdentityForwardingOptions): Identity
       );
       return;
     }
-    readInspectedBody(req, maxInspectedBodyBytes).then((body) => {
-      let inspected;
-      try {
-        inspected = inspectRequest(body, toolGate, client.mirror);
-      } catch (error) {
-        next(error);
-        return;
-      }
-      if (inspected.answer !== undefined) {
-        // Answered here (a refused call, a header mismatch): the record still names the method and tool.
+    readInspectedBody(req, maxInspectedBodyBytes).then(
+      (body) => {
+        let inspected;
+        try {
+          inspected = inspectRequest(body, toolGate, client.mirror);
+        } catch (error) {
+          next(error);
+          return;
+        }
+        if (inspected.answer !== undefined) {
+          // Answered here (a refused call, a header mismatch): the record still names the method and tool.
+          if (body.length <= MAX_METHOD_SCAN_BYTES) recordRpcMethod(body, record, call.span);
+          res.statusCode = inspected.status ?? 200;
+          res.setHeader('content-type', 'application/json');
+          res.setHeader('content-length', Buffer.byteLength(inspected.answer));
+          res.end(inspected.answer);
+          return;
+        }
+        state.body = body;
+        if (admission === undefined || !holdsToolCall(body)) {
+          proxy(req, res, next);
+          return;
+        }
         if (body.length <= MAX_METHOD_SCAN_BYTES) recordRpcMethod(body, record, call.span);
-        res.statusCode = inspected.status ?? 200;
-        res.setHeader('content-type', 'application/json');
-        res.setHeader('content-length', Buffer.byteLength(inspected.answer));
-        res.end(inspected.answer);
-        return;
-      }
-      state.body = body;
-      if (admission === undefined || !holdsToolCall(body)) {
-        proxy(req, res, next);
-        return;
-      }
-      if (body.length <= MAX_METHOD_SCAN_BYTES) recordRpcMethod(body, record, call.span);
-      admission().then(() => proxy(req, res, next), next);
-    }, next);
+        admission().then(() => proxy(req, res, next), next);
+      },
+      bodyUnread(res, next),
+    );
   };
   return Object.defineProperties(middleware, {
     tokenCache: { value: tokenCache, enumerable: true },
@@ -976,6 +981,18 @@ function readInspectedBody(req: IncomingMessage, limit: number): Promise<Buffer>
     req.once('end', () => resolve(Buffer.concat(chunks)));
     req.once('error', reject);
   });
+}
+
+/**
+ * What follows a request body that could not be read whole: a body over the bound is refused
+ * (`413 mcp_body_too_large`); a client that left before its body was whole is dropped quietly
+ * (nothing to send, no one to answer, nothing for the host to log as an unhandled error).
+ */
+function bodyUnread(res: ServerResponse, next: NextFunction): (error: unknown) => void {
+  return (error) => {
+    if (error instanceof McpBodyTooLargeError) next(error);
+    else res.destroy();
+  };
 }
 
 /** Refuses the answer being read: 502 when nothing was sent yet, else the client connection ends. */
