@@ -644,6 +644,12 @@ export async function saturationBenchmarks({
       try {
         const server = ensurePortkey(log);
         const peer = toProxyCore(keep(await startPortkey(server)));
+        // The peer reaches the mock as Anthropic; each path adds the key the way its API carries it.
+        const toMock = {
+          ...json,
+          'x-portkey-provider': 'anthropic',
+          'x-portkey-custom-host': `http://127.0.0.1:${mock.port}/v1`,
+        };
         subjects.push({
           key: 'portkey',
           shape: 'Portkey',
@@ -654,24 +660,13 @@ export async function saturationBenchmarks({
               port: peer.port,
               path: '/v1/messages',
               body: JSON.stringify({ model: 'claude-sonnet-4-5', ...native }),
-              headers: {
-                ...json,
-                'x-portkey-provider': 'anthropic',
-                'x-portkey-custom-host': `http://127.0.0.1:${mock.port}/v1`,
-                'x-api-key': 'sk-bench',
-                'anthropic-version': '2023-06-01',
-              },
+              headers: { ...toMock, 'x-api-key': 'sk-bench', 'anthropic-version': '2023-06-01' },
             },
             conversion: {
               port: peer.port,
               path: '/v1/chat/completions',
               body: JSON.stringify({ model: 'claude-sonnet-4-5', ...conversation }),
-              headers: {
-                ...json,
-                'x-portkey-provider': 'anthropic',
-                'x-portkey-custom-host': `http://127.0.0.1:${mock.port}/v1`,
-                authorization: 'Bearer sk-bench',
-              },
+              headers: { ...toMock, authorization: 'Bearer sk-bench' },
             },
           },
         });
