@@ -1,4 +1,4 @@
-import { createServer, request as httpRequest, type Agent as HttpAgent, Agent } from 'node:http';
+import { Agent, createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startPostgres, type RunningPostgres } from '../../../packages/catalog/test/postgres';
 import { rsaPem, startGateway, writeConfig, type RunningGateway } from './support';
@@ -70,7 +70,7 @@ afterAll(async () => {
 
 /** Sends `count` requests, `concurrency` at a time; resolves with the load's window on the gateway's clock (ms since it started). */
 async function load(path: string, body: string, count: number, concurrency = 10): Promise<[number, number]> {
-  const agent: HttpAgent = new Agent({ keepAlive: true, maxSockets: concurrency });
+  const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
   const { port } = new URL(gateway.url);
   const send = () =>
     new Promise<void>((resolve, reject) => {
