@@ -1,5 +1,5 @@
 import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Response } from 'express';
-import { resolveCustomHost } from './core/custom-host';
+import { resolveCustomHost, type SigningTarget } from './core/custom-host';
 import {
   AccessDeniedError,
   BodyTooLargeError,
@@ -20,7 +20,13 @@ import {
   startSpan,
   type Context,
 } from '@gw/tracing';
-import { createDispatcher, isEventStream, isForwardedResponseHeader, mapUpstreamError } from './core/upstream';
+import {
+  UpstreamAbort,
+  createDispatcher,
+  isEventStream,
+  isForwardedResponseHeader,
+  mapUpstreamError,
+} from './core/upstream';
 
 /** Options of {@link sigv4Proxy}. */
 export interface Sigv4ProxyOptions {
@@ -96,7 +102,7 @@ function readRawBody(req: Request, limit: number): Promise<Buffer> {
       }
       chunks.push(chunk);
     });
-    req.once('end', () => resolve(Buffer.concat(chunks)));
+    req.once('end', () => resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)));
     req.once('error', reject);
   });
 }
@@ -143,10 +149,10 @@ export function sigv4Proxy(options: Sigv4ProxyOptions): RequestHandler {
   const idleTimeoutMs = options.idleTimeoutMs ?? 60_000;
   if (!Number.isFinite(idleTimeoutMs) || idleTimeoutMs <= 0)
     throw new TypeError('idleTimeoutMs must be a positive number of milliseconds, for example 60000.');
-  const known = new Map<string, { integration: ResolvedIntegration; signer: IntegrationSigner }>();
+  const known = new Map<string, SigningEntry>();
   const add = (integration: AwsIntegration) => {
     const resolved = resolveIntegration(integration);
-    const entry = { integration: resolved, signer: new IntegrationSigner(resolved) };
+    const entry = signingEntry(resolved);
     known.set(resolved.slug, entry);
     return entry;
   };
@@ -156,10 +162,7 @@ export function sigv4Proxy(options: Sigv4ProxyOptions): RequestHandler {
   }
   // Integrations from `resolveIntegration` are looked up on every request, so a rotated or removed
   // one takes effect at once; each integration object gets its signer once.
-  const resolvedSigners = new WeakMap<
-    AwsIntegration,
-    { integration: ResolvedIntegration; signer: IntegrationSigner }
-  >();
+  const resolvedSigners = new WeakMap<AwsIntegration, SigningEntry>();
   const lookup = (slug: string) => {
     const entry = known.get(slug);
     if (entry || !options.resolveIntegration) return entry;
@@ -167,8 +170,7 @@ export function sigv4Proxy(options: Sigv4ProxyOptions): RequestHandler {
     if (!found) return undefined;
     let signed = resolvedSigners.get(found);
     if (!signed) {
-      const integration = resolveIntegration(found);
-      signed = { integration, signer: new IntegrationSigner(integration) };
+      signed = signingEntry(resolveIntegration(found));
       resolvedSigners.set(found, signed);
     }
     return signed;
@@ -205,7 +207,7 @@ export function sigv4Proxy(options: Sigv4ProxyOptions): RequestHandler {
     }
     let target;
     try {
-      target = resolveCustomHost(customHost, entry.integration);
+      target = signingTarget(entry, customHost);
     } catch (error) {
       next(error);
       return;
@@ -242,10 +244,7 @@ export function sigv4Proxy(options: Sigv4ProxyOptions): RequestHandler {
     if (req.headers.accept) headers.accept = req.headers.accept;
     if (body.length > 0 || !['GET', 'HEAD', 'DELETE'].includes(req.method))
       headers['content-length'] = String(body.length);
-    const abort = new AbortController();
-    res.once('close', () => {
-      if (!res.writableFinished) abort.abort();
-    });
+    const abort = new UpstreamAbort();
     const started = performance.now();
     // The AWS call's span; the endpoint gets a traceparent naming it (outside the signed headers).
     const { span, context } = startSpan(
@@ -260,7 +259,9 @@ export function sigv4Proxy(options: Sigv4ProxyOptions): RequestHandler {
         'gateway.provider.slug': locals.target,
       },
     );
-    res.once('close', () => {
+    // `on`, not `once`: a response closes once, and `once` wraps the listener to remove it again.
+    res.on('close', () => {
+      if (!res.writableFinished) abort.abort();
       setDefinedAttributes(span, { 'http.response.status_code': locals.upstreamStatus });
       if (locals.upstreamStatus === undefined || locals.upstreamStatus >= 500)
         span.setStatus({ code: SpanStatusCode.ERROR });
@@ -280,12 +281,13 @@ export function sigv4Proxy(options: Sigv4ProxyOptions): RequestHandler {
         headersTimeout: timeoutMs,
         // undici refreshes this timer with every chunk and stops it while the client holds the body back.
         bodyTimeout: idleTimeoutMs,
-        signal: abort.signal,
+        signal: abort,
       });
       locals.upstreamStatus = upstream.statusCode;
       locals.upstreamMs = performance.now() - started;
       res.statusCode = upstream.statusCode;
-      for (const [name, value] of Object.entries(upstream.headers)) {
+      for (const name in upstream.headers) {
+        const value = upstream.headers[name];
         if (value !== undefined && isForwardedResponseHeader(name)) res.setHeader(name, value);
       }
       // A stream may stay quiet for long: its headers leave now, not with its first event.
@@ -296,7 +298,7 @@ export function sigv4Proxy(options: Sigv4ProxyOptions): RequestHandler {
       });
       upstream.body.pipe(res);
     } catch (error) {
-      if (abort.signal.aborted) return;
+      if (abort.aborted) return;
       next(error instanceof Sigv4ProxyError ? error : mapUpstreamError(error));
     }
   }
@@ -305,11 +307,40 @@ export function sigv4Proxy(options: Sigv4ProxyOptions): RequestHandler {
 /** The instrumentation scope of the proxy's spans. */
 const TRACER_NAME = '@gw/sigv4-proxy';
 
-/** The signed headers plus `traceparent`/`tracestate` of the call's span. */
+/** The signed headers (a fresh object of the signer's) given `traceparent`/`tracestate` of the call's span. */
 function withTraceHeaders(context: Context, signed: Record<string, string>): Record<string, string> {
-  const headers: Record<string, string> = { ...signed };
-  injectTraceHeaders(context, headers);
-  return headers;
+  injectTraceHeaders(context, signed);
+  return signed;
+}
+
+/** An integration with its signer, and the custom hosts already resolved for it. */
+interface SigningEntry {
+  integration: ResolvedIntegration;
+  signer: IntegrationSigner;
+  /** Custom host text → where it is signed for: resolved once per text, at most {@link MAX_KNOWN_HOSTS}. */
+  targets: Map<string, SigningTarget>;
+}
+
+/** Custom host texts kept resolved per integration; past it the map starts afresh. */
+const MAX_KNOWN_HOSTS = 32;
+
+function signingEntry(integration: ResolvedIntegration): SigningEntry {
+  return { integration, signer: new IntegrationSigner(integration), targets: new Map() };
+}
+
+/**
+ * {@link resolveCustomHost} for an integration, kept per custom host text: the same text always
+ * resolves alike (a refused one throws every time and is never kept), and clients send the same
+ * one on every call.
+ */
+function signingTarget(entry: SigningEntry, customHost: string): SigningTarget {
+  let target = entry.targets.get(customHost);
+  if (target === undefined) {
+    target = resolveCustomHost(customHost, entry.integration);
+    if (entry.targets.size >= MAX_KNOWN_HOSTS) entry.targets.clear();
+    entry.targets.set(customHost, target);
+  }
+  return target;
 }
 
 /**

@@ -114,6 +114,25 @@ export function canonicalQuery(params: Record<string, string | string[]>): strin
 const sha256Hex = (data: string | Uint8Array): string => createHash('sha256').update(data).digest('hex');
 const hmac = (key: string | Buffer, data: string): Buffer => createHmac('sha256', key).update(data).digest();
 
+let amzSecond = NaN;
+let amzText = '';
+/** A time as SigV4 writes it (`20261127T160512Z`), made once per second: calls in one second share it. */
+function amzDate(ms: number): string {
+  const second = Math.floor(ms / 1000);
+  if (second !== amzSecond) {
+    amzSecond = second;
+    amzText = new Date(second * 1000)
+      .toISOString()
+      .replace(
+        // Stryker disable next-line Regex: toISOString() ends with the only ".sssZ" in it, so the anchor changes nothing.
+        /\.\d{3}Z$/,
+        'Z',
+      )
+      .replace(/[-:]/g, '');
+  }
+  return amzText;
+}
+
 /** Signing keys kept: one per UTC day, region and service in use (a few at most). */
 const MAX_SIGNING_KEYS = 16;
 
@@ -140,14 +159,7 @@ export class IntegrationSigner {
 
   /** {@link IntegrationSigner.sign} without a promise. */
   signNow(request: RequestToSign, region: string, signingDate: Date = new Date()): Record<string, string> {
-    const longDate = signingDate
-      .toISOString()
-      .replace(
-        // Stryker disable next-line Regex: toISOString() ends with the only ".sssZ" in it, so the anchor changes nothing.
-        /\.\d{3}Z$/,
-        'Z',
-      )
-      .replace(/[-:]/g, '');
+    const longDate = amzDate(signingDate.getTime());
     const shortDate = longDate.slice(0, 8);
     const scope = `${shortDate}/${region}/${this.service}/aws4_request`;
     const headers: Record<string, string> = {};
