@@ -1,5 +1,6 @@
 // The contract's floor: the least per-request work a Node gateway does to serve a pass-through
-// `/v1/messages` and an MCP `tools/call` with an identity header as the contract asks, written
+// `/v1/messages`, an MCP `tools/call` with an identity header and a signed Bedrock call (a
+// knowledge base's `retrieve`) as the contract asks, written
 // straight on node:http with nothing else (no framework, no tracing, no policies, no limits, no
 // cache, no error rendering). It is not a gateway: it trusts its one config and answers nothing but
 // the two bench paths. It is measured beside the gateway and the bare proxy in the same rounds
@@ -11,12 +12,15 @@
 //   with the provider's credential (keep-alive agent), read the answer and parse it for its usage;
 // - `/mcp/<slug>`: read the body, parse it (a tool gate decides on the method and tool name), send it
 //   on with the caller's identity token (signed once per caller, then cached), pipe the answer;
+// - `/v1/knowledgebases/…`: the AWS integration named by `x-gateway-provider`, the custom host
+//   checked against its allowed origin, the exact body bytes signed with SigV4 (the day's signing
+//   key derived once) and sent on with a `traceparent`, the answer piped back;
 // - one JSON log line (written in batches), one request record (batched: a multi-row INSERT into
 //   PostgreSQL each second when DATABASE_URL is set);
 // - a request id and a trace id for the client (`x-gateway-request-id`, `x-gateway-trace-id`), a
 //   `traceparent` naming this hop for the upstream, a deadline for the upstream's answer, the
 //   request counted and timed for /metrics, the provider's headers filtered to an allowlist.
-import { createHash, createSign, randomFillSync, randomUUID } from 'node:crypto';
+import { createHash, createHmac, createSign, randomFillSync, randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { Agent, createServer, request } from 'node:http';
 import { setInterval, setTimeout, clearTimeout } from 'node:timers';
@@ -61,6 +65,43 @@ function countRequest(route, status, upstreamSeconds) {
   buckets[BUCKETS.length + 1] += upstreamSeconds;
 }
 
+// The AWS integration `@kb` (the bench's): its credentials, region and the one origin it may call.
+const AWS = {
+  accessKeyId: 'AKIABENCH',
+  secretAccessKey: 'bench-secret',
+  region: 'us-east-1',
+  allowedOrigin: `http://127.0.0.1:${target}`,
+};
+const signingKeys = new Map();
+/** SigV4 headers for a POST of `body` to `path` on the allowed origin (service `bedrock`). */
+function sigv4(path, contentType, body) {
+  const longDate = new Date()
+    .toISOString()
+    .replace(/\.\d{3}Z$/, 'Z')
+    .replace(/[-:]/g, '');
+  const day = longDate.slice(0, 8);
+  const scope = `${day}/${AWS.region}/bedrock/aws4_request`;
+  let key = signingKeys.get(day);
+  if (!key) {
+    const hmac = (k, data) => createHmac('sha256', k).update(data).digest();
+    key = hmac(hmac(hmac(hmac(`AWS4${AWS.secretAccessKey}`, day), AWS.region), 'bedrock'), 'aws4_request');
+    signingKeys.set(day, key);
+  }
+  const host = `127.0.0.1:${target}`;
+  const signed = 'content-length;content-type;host;x-amz-date';
+  const canonical = `POST\n${path}\n\ncontent-length:${body.length}\ncontent-type:${contentType}\nhost:${host}\nx-amz-date:${longDate}\n\n${signed}\n${createHash('sha256').update(body).digest('hex')}`;
+  const toSign = `AWS4-HMAC-SHA256\n${longDate}\n${scope}\n${sha256(canonical)}`;
+  const signature = createHmac('sha256', key).update(toSign).digest('hex');
+  return {
+    'content-type': contentType,
+    'content-length': body.length,
+    host,
+    'x-amz-date': longDate,
+    authorization: `AWS4-HMAC-SHA256 Credential=${AWS.accessKeyId}/${scope}, SignedHeaders=${signed}, Signature=${signature}`,
+  };
+}
+const AWS_FORWARDED = new Set(['content-type', 'content-length', 'x-amzn-requestid']);
+
 /** The provider's response headers a client gets. */
 function forwardedHeaders(headers) {
   const out = {};
@@ -102,6 +143,8 @@ let pool;
 if (process.env.DATABASE_URL) {
   const { Pool } = require('pg');
   pool = new Pool({ connectionString: process.env.DATABASE_URL, max: 2 });
+  // The bench stops PostgreSQL before this process: its idle connections' errors are expected then.
+  pool.on('error', () => undefined);
   await pool.query(`CREATE TABLE IF NOT EXISTS floor_records (
     at timestamptz, request_id text, trace_id text, caller text, route text, target text, status int,
     input_tokens int, output_tokens int, duration_ms double precision)`);
@@ -200,6 +243,22 @@ const server = createServer((req, res) => {
   if (!caller) return fail(res, 401);
   hop.caller = caller.user;
   hop.traceparent = `00-${hop.traceId}-${randomHex(8)}-01`;
+  if (req.url.startsWith('/v1/knowledgebases/')) {
+    if (req.headers['x-gateway-provider'] !== '@kb') return fail(res, 404);
+    if (req.headers['x-gateway-custom-host'] !== AWS.allowedOrigin) return fail(res, 400);
+    hop.target = 'kb';
+    const path = req.url.slice(3);
+    return readBody(req, (raw) => {
+      const headers = sigv4(path, String(req.headers['content-type'] ?? 'application/json'), raw);
+      callUpstream(hop, res, path, headers, raw, (up) => {
+        const out = {};
+        for (const name in up.headers) if (AWS_FORWARDED.has(name)) out[name] = up.headers[name];
+        res.writeHead(up.statusCode ?? 502, out);
+        up.pipe(res);
+        up.on('end', () => record(hop, 'aws', up.statusCode));
+      });
+    });
+  }
   readBody(req, (raw) => {
     let body;
     try {

@@ -1099,6 +1099,10 @@ async function main() {
           paths: (port) => ({
             passThrough: at(port, '/v1/messages', passThroughBody),
             mcpCached: at(port, '/mcp/tools', mcpCall, { 'x-gateway-api-key': 'gw-bench-user-000001' }),
+            bedrock: at(port, '/v1/knowledgebases/KB1/retrieve', retrieveBody, {
+              'x-gateway-provider': '@kb',
+              'x-gateway-custom-host': `http://127.0.0.1:${mock.port}`,
+            }),
           }),
         },
       });

@@ -4,6 +4,7 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import aws4 from 'aws4';
 
 jest.setTimeout(30_000);
 
@@ -85,6 +86,45 @@ describe('the contract floor', () => {
     const call = seen.at(-1)!;
     expect(call.url).toBe('/mcp');
     expect(String(call.headers['x-user-jwt']).split('.')).toHaveLength(3);
+  });
+
+  it('signs a Bedrock call with SigV4 over the exact body, for the allowed origin only', async () => {
+    const origin = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
+    const retrieve = (customHost: string) =>
+      fetch(`http://127.0.0.1:${port}/v1/knowledgebases/KB1/retrieve`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'x-gateway-api-key': 'gw-key-a',
+          'x-gateway-provider': '@kb',
+          'x-gateway-custom-host': customHost,
+        },
+        body: '{"retrievalQuery":{"text":"refunds?"}}',
+      });
+    const res = await retrieve(origin);
+    expect(res.status).toBe(200);
+    const call = seen.at(-1)!;
+    expect(call.url).toBe('/knowledgebases/KB1/retrieve');
+    expect(call.body).toBe('{"retrievalQuery":{"text":"refunds?"}}');
+    // aws4 signs the same request again, independently: the same authorization.
+    const again = aws4.sign(
+      {
+        host: call.headers.host,
+        method: 'POST',
+        path: call.url,
+        service: 'bedrock',
+        region: 'us-east-1',
+        headers: { 'content-type': 'application/json', 'x-amz-date': String(call.headers['x-amz-date']) },
+        body: call.body,
+      },
+      { accessKeyId: 'AKIABENCH', secretAccessKey: 'bench-secret' },
+    ) as { headers: Record<string, string> };
+    expect(call.headers.authorization).toBe(again.headers.Authorization);
+    expect(call.headers.traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
+    expect(call.headers['x-gateway-api-key']).toBeUndefined();
+    const calls = seen.length;
+    expect((await retrieve('http://evil.example.com')).status).toBe(400);
+    expect(seen).toHaveLength(calls);
   });
 
   it('refuses an unknown key and an unknown provider', async () => {
