@@ -1,4 +1,14 @@
-import { ROOT_CONTEXT, SpanKind, trace, type Span, type TracerProvider } from '@opentelemetry/api';
+import fc from 'fast-check';
+import {
+  ROOT_CONTEXT,
+  SpanKind,
+  createContextKey,
+  propagation,
+  trace,
+  type Context,
+  type Span,
+  type TracerProvider,
+} from '@opentelemetry/api';
 import {
   contextWithParent,
   injectTraceHeaders,
@@ -62,6 +72,50 @@ describe('spans without a tracer provider', () => {
     );
     expect(span.spanContext().traceId).toMatch(/^(?!0{32})[0-9a-f]{32}$/);
     expect(span.spanContext().traceFlags).toBe(0);
+  });
+});
+
+describe('the context of a span made without a tracer provider', () => {
+  it('is read by the API as the span’s, and keeps the parent’s other values (baggage)', () => {
+    const baggage = propagation.createBaggage({ tenant: { value: 'a' } });
+    const parent = propagation.setBaggage(contextWithParent({ traceId: TRACE, spanId: SPAN, traceFlags: 1 }), baggage);
+    const { span, context } = startSpan('test', 'child', parent, SpanKind.CLIENT);
+    expect(trace.getSpan(context)).toBe(span);
+    expect(trace.getSpanContext(context)?.traceId).toBe(TRACE);
+    expect(propagation.getBaggage(context)?.getEntry('tenant')?.value).toBe('a');
+    expect(trace.getSpan(trace.deleteSpan(context))).toBeUndefined();
+    // The parent is unchanged.
+    expect(trace.getSpanContext(parent)?.spanId).toBe(SPAN);
+  });
+
+  it('answers every read as the API’s own contexts do, after any sequence of writes (property)', () => {
+    const keys = ['a', 'b', 'OpenTelemetry Context Key SPAN'].map((name) => createContextKey(name));
+    const op = fc.oneof(
+      fc.record({ kind: fc.constant('set' as const), key: fc.nat(2), value: fc.integer() }),
+      fc.record({ kind: fc.constant('delete' as const), key: fc.nat(2) }),
+    );
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 12 }), fc.nat(2), (ops, at) => {
+        // Ours: a span's context (a ChildContext) written on; theirs: the same writes on the API's.
+        const { context: ours } = startSpan('test', 'child', ROOT_CONTEXT, SpanKind.INTERNAL);
+        let mine: Context = ours;
+        let theirs: Context = trace.setSpan(ROOT_CONTEXT, trace.getSpan(ours) as Span);
+        for (const step of ops) {
+          const key = keys[step.key] as symbol;
+          if (step.kind === 'set') {
+            mine = mine.setValue(key, step.value);
+            theirs = theirs.setValue(key, step.value);
+          } else {
+            mine = mine.deleteValue(key);
+            theirs = theirs.deleteValue(key);
+          }
+        }
+        for (const key of keys) expect(mine.getValue(key)).toBe(theirs.getValue(key));
+        expect(ours.getValue(keys[at] as symbol)).toBe(
+          trace.setSpan(ROOT_CONTEXT, trace.getSpan(ours) as Span).getValue(keys[at] as symbol),
+        );
+      }),
+    );
   });
 });
 

@@ -1,3 +1,4 @@
+import { TextDecoder } from 'node:util';
 import { createParser, type EventSourceParser } from 'eventsource-parser';
 import { anthropicUsage, type GatewayLocals, type GatewayUsage } from './respond';
 
@@ -18,7 +19,8 @@ function mergeUsage(into: GatewayUsage | undefined, next: GatewayUsage | undefin
  */
 export class UsageTap {
   private readonly parser: EventSourceParser | undefined;
-  private readonly decoder = new TextDecoder();
+  /** An event stream's decoder (a JSON answer is decoded whole, at its end). */
+  private readonly decoder: TextDecoder | undefined;
   private chunks: Buffer[] | undefined = [];
   private size = 0;
 
@@ -28,6 +30,7 @@ export class UsageTap {
   ) {
     if (eventStream) {
       this.chunks = undefined;
+      this.decoder = new TextDecoder();
       this.parser = createParser({ onEvent: (event) => this.onEvent(event.event, event.data) });
     }
   }
@@ -35,7 +38,7 @@ export class UsageTap {
   /** Feeds one chunk of the answer. */
   push(chunk: Buffer): void {
     if (this.parser) {
-      this.parser.feed(this.decoder.decode(chunk, { stream: true }));
+      this.parser.feed((this.decoder as TextDecoder).decode(chunk, { stream: true }));
       return;
     }
     if (this.chunks === undefined) return;
