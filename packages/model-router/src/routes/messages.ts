@@ -206,8 +206,8 @@ export async function runNativeMessages(
     response.body.once('end', () => writer.end());
     return;
   }
-  const length = Number(response.headers['content-length']);
-  if (length >= 0 && length <= MAX_WHOLE_ANSWER_BYTES) sendWhole(response.body, res);
+  const length = Number(response.headers['content-length'] ?? 0);
+  if (length <= MAX_WHOLE_ANSWER_BYTES) sendWhole(response.body, res);
   else response.body.pipe(res);
 }
 
@@ -218,14 +218,30 @@ export async function runNativeMessages(
 const MAX_WHOLE_ANSWER_BYTES = 1024 * 1024;
 
 /**
- * Sends a provider's answer of known, bounded length whole once it has arrived: headers and body
- * leave in one write, where piping takes a write per chunk and one more at the end. A body that
- * fails midway destroys the response (the body's error handler), as a pipe would.
+ * Sends a provider's non-streamed answer whole once it has arrived: headers and body leave in one
+ * write, where piping takes a write per chunk and one more at the end (a JSON answer is of no use
+ * to a client before its last byte). An answer without a `content-length` (chunked, as providers
+ * behind a CDN send them) that grows past {@link MAX_WHOLE_ANSWER_BYTES} is written as it stands
+ * and piped from there. A body that fails midway destroys the response (the body's error
+ * handler), as a pipe would.
  */
 function sendWhole(body: UndiciDispatcher.ResponseData['body'], res: ServerResponse): void {
-  const chunks: Buffer[] = [];
-  body.on('data', (chunk: Buffer) => chunks.push(chunk));
-  body.once('end', () => res.end(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)));
+  let chunks: Buffer[] = [];
+  let size = 0;
+  const hold = (chunk: Buffer) => {
+    size += chunk.length;
+    chunks.push(chunk);
+    if (size <= MAX_WHOLE_ANSWER_BYTES) return;
+    body.off('data', hold);
+    body.off('end', end);
+    const held = chunks;
+    chunks = [];
+    for (const part of held) res.write(part);
+    body.pipe(res);
+  };
+  const end = () => res.end(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
+  body.on('data', hold);
+  body.once('end', end);
 }
 
 /** Most bytes of a provider's error body read, as it passes to the client, for its error type: 64 KiB. */
