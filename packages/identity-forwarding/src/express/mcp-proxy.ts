@@ -873,10 +873,56 @@ function writeAnswer(answer: UpstreamAnswer, response: ServerResponse, state: Pr
     gateAnswer(answer, response, state);
     return;
   }
+  const eventStream = String(answer.headers['content-type'] ?? '').startsWith('text/event-stream');
+  if (!eventStream && Number(answer.headers['content-length'] ?? 0) <= MAX_WHOLE_ANSWER_BYTES) {
+    sendWhole(answer, response);
+    return;
+  }
   response.writeHead(answer.statusCode, endToEndResponseHeaders(answer.headers));
   // An event stream may stay quiet for long: its headers leave now, not with its first event.
-  if (String(answer.headers['content-type'] ?? '').startsWith('text/event-stream')) response.flushHeaders();
+  if (eventStream) response.flushHeaders();
   body.pipe(response);
+}
+
+/**
+ * Most bytes of an answer that is not an event stream sent in one write with its headers, once it
+ * has arrived: 1 MiB.
+ */
+const MAX_WHOLE_ANSWER_BYTES = 1024 * 1024;
+
+/**
+ * Sends an answer that is not an event stream (a JSON-RPC response, an error) whole once it has
+ * arrived, with its length: headers and body leave in one write, where piping takes a write per
+ * chunk and one more at the end (a JSON-RPC response is of no use to a client before its last
+ * byte). One that grows past {@link MAX_WHOLE_ANSWER_BYTES} is written as it stands and piped
+ * from there.
+ */
+function sendWhole(answer: UpstreamAnswer, response: ServerResponse): void {
+  const body = answer.body;
+  let chunks: Buffer[] = [];
+  let size = 0;
+  const hold = (chunk: Buffer) => {
+    size += chunk.length;
+    chunks.push(chunk);
+    if (size <= MAX_WHOLE_ANSWER_BYTES) return;
+    body.off('data', hold);
+    body.off('end', end);
+    response.writeHead(answer.statusCode, endToEndResponseHeaders(answer.headers));
+    const held = chunks;
+    chunks = [];
+    for (const part of held) response.write(part);
+    body.pipe(response);
+  };
+  const end = () => {
+    if (response.destroyed) return;
+    const whole = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
+    const headers = endToEndResponseHeaders(answer.headers);
+    // No length on an answer that may not have one (RFC 9110, 8.6).
+    if (answer.statusCode !== 204 && answer.statusCode !== 304) headers['content-length'] = whole.length;
+    response.writeHead(answer.statusCode, headers).end(whole);
+  };
+  body.on('data', hold);
+  body.once('end', end);
 }
 
 /** One http-proxy-middleware instance per server (GET and DELETE), with keep-alive connections. */
