@@ -23,6 +23,7 @@ const shared = {
 
 const packageDirs = [
   'packages/tracing',
+  'packages/upstream',
   'packages/access',
   'packages/jwks',
   'packages/identity-forwarding',

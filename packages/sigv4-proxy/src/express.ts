@@ -20,13 +20,8 @@ import {
   startSpan,
   type Context,
 } from '@gw/tracing';
-import {
-  UpstreamAbort,
-  createDispatcher,
-  isEventStream,
-  isForwardedResponseHeader,
-  mapUpstreamError,
-} from './core/upstream';
+import { UpstreamAbort } from '@gw/upstream';
+import { createDispatcher, isEventStream, isForwardedResponseHeader, mapUpstreamError } from './core/upstream';
 
 /** Options of {@link sigv4Proxy}. */
 export interface Sigv4ProxyOptions {

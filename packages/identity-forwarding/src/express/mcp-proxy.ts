@@ -7,7 +7,6 @@ import {
   type ServerResponse,
 } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
-import { EventEmitter } from 'node:events';
 import { isIP } from 'node:net';
 import type { Readable } from 'node:stream';
 import { parse as parseLegacyUrl } from 'node:url';
@@ -31,6 +30,7 @@ import {
 import { DEFAULT_HEADER_NAMES, resolveServer, type McpServerConfig } from '../core/forwarding-config';
 import { IdentityForwarder } from '../core/forwarder';
 import { rejectUnknownOptions } from '@gw/options';
+import { UpstreamAbort, holdWhole } from '@gw/upstream';
 import {
   SpanKind,
   SpanStatusCode,
@@ -710,20 +710,6 @@ function discarded(body: Readable): boolean {
   return (body as Readable & { [DISCARDED]?: boolean })[DISCARDED] === true;
 }
 
-/**
- * Aborts one upstream request. undici takes an EventEmitter that emits `abort` as its signal;
- * it costs a small fraction of an AbortController and its event listener.
- */
-class UpstreamAbort extends EventEmitter {
-  aborted = false;
-
-  abort(): void {
-    if (this.aborted) return;
-    this.aborted = true;
-    this.emit('abort');
-  }
-}
-
 /** One server's upstream connections: POSTs through an undici pool, GET and DELETE through http-proxy. */
 interface UpstreamConnections {
   /** Sends the prepared request (path, headers and state set by the middleware) and writes the answer. */
@@ -898,31 +884,22 @@ const MAX_WHOLE_ANSWER_BYTES = 1024 * 1024;
  * from there.
  */
 function sendWhole(answer: UpstreamAnswer, response: ServerResponse): void {
-  const body = answer.body;
-  let chunks: Buffer[] = [];
-  let size = 0;
-  const hold = (chunk: Buffer) => {
-    size += chunk.length;
-    chunks.push(chunk);
-    if (size <= MAX_WHOLE_ANSWER_BYTES) return;
-    body.off('data', hold);
-    body.off('end', end);
-    response.writeHead(answer.statusCode, endToEndResponseHeaders(answer.headers));
-    const held = chunks;
-    chunks = [];
-    for (const part of held) response.write(part);
-    body.pipe(response);
-  };
-  const end = () => {
-    if (response.destroyed) return;
-    const whole = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
-    const headers = endToEndResponseHeaders(answer.headers);
-    // No length on an answer that may not have one (RFC 9110, 8.6).
-    if (answer.statusCode !== 204 && answer.statusCode !== 304) headers['content-length'] = whole.length;
-    response.writeHead(answer.statusCode, headers).end(whole);
-  };
-  body.on('data', hold);
-  body.once('end', end);
+  holdWhole(
+    answer.body,
+    MAX_WHOLE_ANSWER_BYTES,
+    (whole) => {
+      if (response.destroyed) return;
+      const headers = endToEndResponseHeaders(answer.headers);
+      // No length on an answer that may not have one (RFC 9110, 8.6).
+      if (answer.statusCode !== 204 && answer.statusCode !== 304) headers['content-length'] = whole.length;
+      response.writeHead(answer.statusCode, headers).end(whole);
+    },
+    (held) => {
+      response.writeHead(answer.statusCode, endToEndResponseHeaders(answer.headers));
+      for (const part of held) response.write(part);
+      answer.body.pipe(response);
+    },
+  );
 }
 
 /** One http-proxy-middleware instance per server (GET and DELETE), with keep-alive connections. */

@@ -16,6 +16,7 @@ import type { RawStringPolicy } from '../core/json-reader';
 import { callProvider, isBodyTimeout, providerBase, startStreamSpan, type UpstreamLimits } from './upstream-call';
 import { UsageTap } from './usage-tap';
 import { requestTraceContext } from '@gw/tracing';
+import { holdWhole } from '@gw/upstream';
 import { gatewayLocals, recordedErrorMessage, type GatewayLocals } from './respond';
 import { providerUserId, type CallerIdResolver } from '../core/caller';
 import { createParser } from 'eventsource-parser';
@@ -226,22 +227,15 @@ const MAX_WHOLE_ANSWER_BYTES = 1024 * 1024;
  * handler), as a pipe would.
  */
 function sendWhole(body: UndiciDispatcher.ResponseData['body'], res: ServerResponse): void {
-  let chunks: Buffer[] = [];
-  let size = 0;
-  const hold = (chunk: Buffer) => {
-    size += chunk.length;
-    chunks.push(chunk);
-    if (size <= MAX_WHOLE_ANSWER_BYTES) return;
-    body.off('data', hold);
-    body.off('end', end);
-    const held = chunks;
-    chunks = [];
-    for (const part of held) res.write(part);
-    body.pipe(res);
-  };
-  const end = () => res.end(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
-  body.on('data', hold);
-  body.once('end', end);
+  holdWhole(
+    body,
+    MAX_WHOLE_ANSWER_BYTES,
+    (whole) => res.end(whole),
+    (held) => {
+      for (const part of held) res.write(part);
+      body.pipe(res);
+    },
+  );
 }
 
 /** Most bytes of a provider's error body read, as it passes to the client, for its error type: 64 KiB. */

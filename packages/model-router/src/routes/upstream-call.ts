@@ -1,4 +1,3 @@
-import { EventEmitter } from 'node:events';
 import { Readable } from 'node:stream';
 import type { ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
@@ -17,6 +16,7 @@ import {
   type Span,
 } from '@gw/tracing';
 import { gatewayLocals, type GatewayLocals } from './respond';
+import { UpstreamAbort } from '@gw/upstream';
 
 /** The instrumentation scope of the router's spans. */
 export const TRACER_NAME = '@gw/model-router';
@@ -73,20 +73,6 @@ function endUpstreamSpan(span: Span, locals: GatewayLocals, status: number): voi
   });
   if (locals.errorCode !== undefined || status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
   span.end();
-}
-
-/**
- * Aborts one upstream request. undici takes an EventEmitter that emits `abort` as its signal;
- * it costs a small fraction of an AbortController and its event listener.
- */
-class UpstreamAbort extends EventEmitter {
-  aborted = false;
-
-  abort(): void {
-    if (this.aborted) return;
-    this.aborted = true;
-    this.emit('abort');
-  }
 }
 
 /** Waits `ms`, or less when the client disconnects meanwhile. */

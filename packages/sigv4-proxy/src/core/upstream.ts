@@ -1,4 +1,3 @@
-import { EventEmitter } from 'node:events';
 import { Agent, type Dispatcher } from 'undici';
 import { UpstreamTimeoutError, UpstreamUnreachableError } from './errors';
 
@@ -8,22 +7,6 @@ import { UpstreamTimeoutError, UpstreamUnreachableError } from './errors';
  */
 export function createDispatcher(): Agent {
   return new Agent({ keepAliveTimeout: 30_000, connections: 128 });
-}
-
-/**
- * Aborts one signed call when its client leaves. undici takes an EventEmitter that emits `abort`
- * as its signal; it costs a small fraction of an AbortController and its event listener.
- */
-export class UpstreamAbort extends EventEmitter {
-  /** Whether {@link UpstreamAbort.abort} was called. Default false. */
-  aborted = false;
-
-  /** Emits `abort` once; later calls do nothing. */
-  abort(): void {
-    if (this.aborted) return;
-    this.aborted = true;
-    this.emit('abort');
-  }
 }
 
 /** The one place where AWS upstream failures become gateway errors: timeouts → 504, anything else → 502. */
