@@ -170,6 +170,7 @@ describe('client ID metadata documents through the gateway', () => {
       sub: 'u-cimd',
       claims: null,
     });
+    await mcp.settled();
     const seen = mcp.seen.slice(before);
     expect(seen.length).toBeGreaterThan(0);
     for (const request of seen) {

@@ -163,6 +163,7 @@ describe('the gateway as OAuth authorization server', () => {
     await client.close();
     const text = (result.content as { text: string }[])[0]?.text as string;
     expect(JSON.parse(text)).toEqual({ sub: 'u-oauth', claims: null });
+    await mcp.settled();
     const seen = mcp.seen.slice(seenBefore);
     expect(seen.length).toBeGreaterThan(0);
     expect(seen.every((r) => r.verifiedSub === 'u-oauth' && r.verifiedEmail === 'oauth@example.com')).toBe(true);

@@ -180,6 +180,7 @@ describe("OAuth sign-in at the company's OpenID Provider, in a browser", () => {
       sub: login,
       claims: null,
     });
+    await mcp.settled();
     const seen = mcp.seen.slice(before);
     expect(seen.length).toBeGreaterThan(0);
     for (const request of seen) {

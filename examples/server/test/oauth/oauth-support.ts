@@ -43,10 +43,15 @@ export interface SeenRequest {
 export async function startVerifyingMcpServer(): Promise<{
   url: string;
   seen: SeenRequest[];
+  /** Resolves once every request received so far has been verified (or refused). */
+  settled(): Promise<void>;
   setJwksUrl(url: string): void;
   close(): Promise<void>;
 }> {
   const seen: SeenRequest[] = [];
+  // The verifications under way: a request the client sent in the background (the SDK's
+  // notification, its event stream) may still be verifying when a test reads `seen`.
+  const verifying: Promise<unknown>[] = [];
   let jwks: ReturnType<typeof createRemoteJWKSet> | undefined;
   let base = '';
   const app = express();
@@ -57,10 +62,12 @@ export async function startVerifyingMcpServer(): Promise<{
     const jwt = req.headers['x-user-jwt'];
     if (typeof jwt === 'string' && jwks) {
       try {
-        const { payload } = await jwtVerify(jwt, jwks, {
+        const verification = jwtVerify(jwt, jwks, {
           issuer: 'gateway-mcp-gateway',
           audience: `${base}/mcp/${req.params.name}`,
         });
+        verifying.push(verification.catch(() => undefined));
+        const { payload } = await verification;
         record.verifiedSub = String(payload.sub);
         record.verifiedEmail = payload.email as string | undefined;
       } catch {
@@ -93,6 +100,8 @@ export async function startVerifyingMcpServer(): Promise<{
   return {
     url: base,
     seen,
+    // A turn of the event loop after the last verification, so that its handler has recorded it.
+    settled: () => Promise.all(verifying).then(() => new Promise<void>((resolve) => setImmediate(resolve))),
     setJwksUrl: (url) => {
       jwks = createRemoteJWKSet(new URL(url));
     },
