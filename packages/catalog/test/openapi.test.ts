@@ -136,6 +136,48 @@ const requestRecord = {
   cost_usd: 0.000588,
 };
 
+const oauthGrant = {
+  id: '3f2b1c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d',
+  object: 'oauth.grant',
+  clientId: '9d8c7b6a-5f4e-4d3c-8b2a-1f0e9d8c7b6a',
+  user: 'u-1',
+  resource: 'https://gateway.example.com/mcp/tickets',
+  scopes: ['mcp'],
+  createdAt: at,
+  lastUsedAt: null,
+  expiresAt: at,
+  revokedAt: null,
+  revokedReason: null,
+};
+const oauthRevoked = { ...oauthGrant, revokedAt: at, revokedReason: 'revoked_by_admin' };
+const registeredClient = {
+  client_id: '9d8c7b6a-5f4e-4d3c-8b2a-1f0e9d8c7b6a',
+  client_id_issued_at: 1735787045,
+  client_name: 'Claude Code',
+  redirect_uris: ['http://127.0.0.1:33418/callback'],
+  token_endpoint_auth_method: 'none',
+  grant_types: ['authorization_code', 'refresh_token'],
+  response_types: ['code'],
+  metadata_document: false,
+  created_at: at,
+};
+const documentClient = {
+  client_id: 'https://app.example.com/oauth/client.json',
+  redirect_uris: [],
+  metadata_document: true,
+  created_at: at,
+};
+const oauthOff = { source: 'none', enabled: false };
+const oauthCatalog = {
+  source: 'catalog',
+  enabled: true,
+  login: { type: 'oidc', issuer: 'https://login.example.com', clientId: 'gateway', clientSecretHint: '…c4e1' },
+  accessTokenTtlSeconds: 3600,
+  version: 2,
+  updatedAt: at,
+};
+const oauthConfig = { source: 'config', enabled: true, login: { type: 'api_key' }, refreshTokenTtlSeconds: 2592000 };
+
 const SAMPLES: [method: string, path: string, status: number, body: unknown][] = [
   ['GET', '/admin/v1/providers', 200, list(anthropic, bedrock)],
   ['GET', '/admin/v1/providers', 200, list()],
@@ -312,6 +354,16 @@ const SAMPLES: [method: string, path: string, status: number, body: unknown][] =
     list(auditEntry, { ...auditEntry, id: 41, action: 'delete', version: null, fields: [] }),
   ],
   ['GET', '/admin/v1/openapi.json', 200, JSON.parse(readFileSync(OPENAPI_DOCUMENT_PATH, 'utf8'))],
+  ['GET', '/admin/v1/oauth/settings', 200, oauthOff],
+  ['GET', '/admin/v1/oauth/settings', 200, oauthCatalog],
+  ['GET', '/admin/v1/oauth/settings', 200, oauthConfig],
+  ['PUT', '/admin/v1/oauth/settings', 200, oauthCatalog],
+  ['PUT', '/admin/v1/oauth/settings', 200, oauthOff],
+  ['DELETE', '/admin/v1/oauth/settings', 200, oauthOff],
+  ['GET', '/admin/v1/oauth/clients', 200, list(registeredClient, documentClient)],
+  ['GET', '/admin/v1/oauth/grants?user=u-1', 200, list(oauthGrant, oauthRevoked)],
+  ['GET', `/admin/v1/oauth/grants/${oauthGrant.id}`, 200, oauthGrant],
+  ['DELETE', `/admin/v1/oauth/grants/${oauthGrant.id}`, 200, oauthRevoked],
 ];
 
 /** Errors each operation documents, with a body of each. */
@@ -349,6 +401,24 @@ const ERRORS: [method: string, path: string, status: number, body: unknown][] = 
   ['GET', '/admin/v1/requests?limit=9999', 400, error('invalid_request', 'limit')],
   ['POST', '/admin/v1/mcp-servers/tickets/tools/nope/approve', 404, error('not_found')],
   ['GET', '/admin/v1/openapi.json', 401, error('missing_credentials')],
+  ['PUT', '/admin/v1/oauth/settings', 400, error('invalid_request', 'login.clientSecret')],
+  ['PUT', '/admin/v1/oauth/settings', 409, error('managed_by_config_file')],
+  ['DELETE', '/admin/v1/oauth/settings', 409, error('managed_by_config_file')],
+  ['GET', '/admin/v1/oauth/clients', 404, error('route_not_found')],
+  // The OAuth operator routes leave `param` out.
+  [
+    'GET',
+    '/admin/v1/oauth/grants',
+    401,
+    { error: { message: 'No credentials.', type: 'authentication_error', code: 'missing_credentials' } },
+  ],
+  ['GET', '/admin/v1/oauth/grants?user=', 400, error('invalid_request', 'user')],
+  [
+    'DELETE',
+    '/admin/v1/oauth/grants/nope',
+    404,
+    { error: { message: 'No such grant.', type: 'invalid_request_error', code: 'not_found' } },
+  ],
   // Statuses an operation does not list fall back to its `default` response: the same Error.
   ['POST', '/admin/v1/api-keys', 405, error('method_not_allowed')],
 ];
@@ -412,6 +482,13 @@ describe('the admin API OpenAPI document', () => {
         'GET /admin/v1/openapi.json',
         'GET /admin/v1/requests',
         'GET /admin/v1/usage',
+        'GET /admin/v1/oauth/settings',
+        'PUT /admin/v1/oauth/settings',
+        'DELETE /admin/v1/oauth/settings',
+        'GET /admin/v1/oauth/clients',
+        'GET /admin/v1/oauth/grants',
+        'GET /admin/v1/oauth/grants/{id}',
+        'DELETE /admin/v1/oauth/grants/{id}',
       ].sort(),
     );
   });
@@ -504,6 +581,19 @@ describe('expectMatchesOpenApi', () => {
     });
   });
 
+  test('refuses the OpenID Provider client secret in the OAuth settings, and a token in a grant', () => {
+    const login = { ...oauthCatalog.login, clientSecret: 'oidc-secret' };
+    expect(failure('GET', '/admin/v1/oauth/settings', 200, { ...oauthCatalog, login })).toContain(
+      '"additionalProperty":"clientSecret"',
+    );
+    expect(failure('GET', '/admin/v1/oauth/settings', 200, { ...oauthConfig, login })).toContain(
+      '"additionalProperty":"clientSecret"',
+    );
+    expect(
+      failure('GET', '/admin/v1/oauth/grants', 200, list({ ...oauthGrant, refresh_token: 'rt-secret' })),
+    ).toContain('"additionalProperty":"refresh_token"');
+  });
+
   test('accepts `key` on API-key creation only, and only a gw- key', () => {
     expect(() => expectMatchesOpenApi('POST', '/admin/v1/api-keys', 201, apiKeyCreated)).not.toThrow();
     expect(() => expectMatchesOpenApi('POST', '/admin/v1/api-keys', 201, apiKey)).toThrow(/key/);
@@ -571,6 +661,19 @@ describe('expectMatchesOpenApi', () => {
       ['GET', '/admin/v1/audit', 200, list({ ...auditEntry, action: 'rename' })],
       ['DELETE', '/admin/v1/providers/anthropic-prod', 200, deleted('x', 'prompt')],
       ['DELETE', '/admin/v1/providers/anthropic-prod', 200, { id: 'x', object: 'provider', deleted: false }],
+      ['GET', '/admin/v1/oauth/settings', 200, { ...oauthCatalog, version: undefined }],
+      ['GET', '/admin/v1/oauth/settings', 200, { ...oauthConfig, version: 1 }],
+      ['GET', '/admin/v1/oauth/settings', 200, { ...oauthOff, enabled: true }],
+      ['DELETE', '/admin/v1/oauth/settings', 200, oauthCatalog],
+      ['GET', '/admin/v1/oauth/clients', 200, list({ ...registeredClient, metadata_document: true })],
+      [
+        'GET',
+        '/admin/v1/oauth/clients',
+        200,
+        list({ ...documentClient, redirect_uris: ['https://app.example.com/cb'] }),
+      ],
+      ['GET', '/admin/v1/oauth/grants', 200, list({ ...oauthGrant, revokedReason: 'expired' })],
+      ['DELETE', `/admin/v1/oauth/grants/${oauthGrant.id}`, 200, oauthGrant],
     ];
     for (const [method, path, status, body] of bad) {
       expect(() => expectMatchesOpenApi(method, path, status, body)).toThrow(/does not match the OpenAPI document/);
