@@ -1,5 +1,5 @@
 import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Response } from 'express';
-import { resolveCustomHost, type SigningTarget } from './core/custom-host';
+import { ResolvedCustomHosts } from './core/custom-host';
 import {
   AccessDeniedError,
   BodyTooLargeError,
@@ -202,7 +202,7 @@ export function sigv4Proxy(options: Sigv4ProxyOptions): RequestHandler {
     }
     let target;
     try {
-      target = signingTarget(entry, customHost);
+      target = entry.targets.resolve(customHost);
     } catch (error) {
       next(error);
       return;
@@ -312,30 +312,11 @@ function withTraceHeaders(context: Context, signed: Record<string, string>): Rec
 interface SigningEntry {
   integration: ResolvedIntegration;
   signer: IntegrationSigner;
-  /** Custom host text → where it is signed for: resolved once per text, at most {@link MAX_KNOWN_HOSTS}. */
-  targets: Map<string, SigningTarget>;
+  targets: ResolvedCustomHosts;
 }
-
-/** Custom host texts kept resolved per integration; past it the map starts afresh. */
-const MAX_KNOWN_HOSTS = 32;
 
 function signingEntry(integration: ResolvedIntegration): SigningEntry {
-  return { integration, signer: new IntegrationSigner(integration), targets: new Map() };
-}
-
-/**
- * {@link resolveCustomHost} for an integration, kept per custom host text: the same text always
- * resolves alike (a refused one throws every time and is never kept), and clients send the same
- * one on every call.
- */
-function signingTarget(entry: SigningEntry, customHost: string): SigningTarget {
-  let target = entry.targets.get(customHost);
-  if (target === undefined) {
-    target = resolveCustomHost(customHost, entry.integration);
-    if (entry.targets.size >= MAX_KNOWN_HOSTS) entry.targets.clear();
-    entry.targets.set(customHost, target);
-  }
-  return target;
+  return { integration, signer: new IntegrationSigner(integration), targets: new ResolvedCustomHosts(integration) };
 }
 
 /**

@@ -48,3 +48,41 @@ export function resolveCustomHost(customHost: string, integration: ResolvedInteg
   if (!isAllowedBedrockHost(url)) refuse();
   return { origin: new URL(url.origin), region: BEDROCK_AGENT_HOST.exec(url.hostname)?.[1] as string };
 }
+
+/** Custom host texts a {@link ResolvedCustomHosts} keeps, by default; past it, it starts afresh. */
+export const MAX_RESOLVED_CUSTOM_HOSTS = 32;
+
+/**
+ * {@link resolveCustomHost} for one integration, kept per custom host text: the same text always
+ * resolves alike, and clients send the same one on every call (two WHATWG URL parses a call
+ * otherwise). A refused text throws every time and is never kept. At most `max` texts are kept
+ * (the header is the client's: past the bound the texts kept are forgotten, not added to).
+ */
+export class ResolvedCustomHosts {
+  private readonly targets = new Map<string, SigningTarget>();
+
+  /**
+   * @param integration - the integration whose hosts are resolved.
+   * @param max - most texts kept. Default {@link MAX_RESOLVED_CUSTOM_HOSTS} (32).
+   */
+  constructor(
+    private readonly integration: ResolvedIntegration,
+    private readonly max: number = MAX_RESOLVED_CUSTOM_HOSTS,
+  ) {}
+
+  /** Where `customHost` is signed for; throws as {@link resolveCustomHost} does. */
+  resolve(customHost: string): SigningTarget {
+    let target = this.targets.get(customHost);
+    if (target === undefined) {
+      target = resolveCustomHost(customHost, this.integration);
+      if (this.targets.size >= this.max) this.targets.clear();
+      this.targets.set(customHost, target);
+    }
+    return target;
+  }
+
+  /** Texts kept now. */
+  get size(): number {
+    return this.targets.size;
+  }
+}
