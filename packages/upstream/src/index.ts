@@ -22,6 +22,12 @@ export class UpstreamAbort extends EventEmitter {
 }
 
 /**
+ * Most bytes of an answer that is not a stream held to be sent whole, by the proxies that use
+ * {@link holdWhole}: 1 MiB (a JSON answer is of no use to a client before its last byte).
+ */
+export const MAX_WHOLE_ANSWER_BYTES = 1024 * 1024;
+
+/**
  * Reads `body` to its end, holding its chunks, then calls `whole` with them as one buffer (the
  * chunk itself when there was one), so that the answer can leave in one write with its headers.
  * When the chunks held pass `maxBytes`, it stops holding: `overflow` gets the chunks held so far,

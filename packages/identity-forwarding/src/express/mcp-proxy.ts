@@ -30,7 +30,7 @@ import {
 import { DEFAULT_HEADER_NAMES, resolveServer, type McpServerConfig } from '../core/forwarding-config';
 import { IdentityForwarder } from '../core/forwarder';
 import { rejectUnknownOptions } from '@gw/options';
-import { UpstreamAbort, holdWhole } from '@gw/upstream';
+import { MAX_WHOLE_ANSWER_BYTES, UpstreamAbort, holdWhole } from '@gw/upstream';
 import {
   SpanKind,
   SpanStatusCode,
@@ -869,12 +869,6 @@ function writeAnswer(answer: UpstreamAnswer, response: ServerResponse, state: Pr
   if (eventStream) response.flushHeaders();
   body.pipe(response);
 }
-
-/**
- * Most bytes of an answer that is not an event stream sent in one write with its headers, once it
- * has arrived: 1 MiB.
- */
-const MAX_WHOLE_ANSWER_BYTES = 1024 * 1024;
 
 /**
  * Sends an answer that is not an event stream (a JSON-RPC response, an error) whole once it has

@@ -16,7 +16,7 @@ import type { RawStringPolicy } from '../core/json-reader';
 import { callProvider, isBodyTimeout, providerBase, startStreamSpan, type UpstreamLimits } from './upstream-call';
 import { UsageTap } from './usage-tap';
 import { requestTraceContext } from '@gw/tracing';
-import { holdWhole } from '@gw/upstream';
+import { MAX_WHOLE_ANSWER_BYTES, holdWhole } from '@gw/upstream';
 import { gatewayLocals, recordedErrorMessage, type GatewayLocals } from './respond';
 import { providerUserId, type CallerIdResolver } from '../core/caller';
 import { createParser } from 'eventsource-parser';
@@ -211,12 +211,6 @@ export async function runNativeMessages(
   if (length <= MAX_WHOLE_ANSWER_BYTES) sendWhole(response.body, res);
   else response.body.pipe(res);
 }
-
-/**
- * Most bytes of a non-streamed answer with a `content-length` sent in one write with the response
- * headers: 1 MiB. Longer ones, and event streams, are piped as they come.
- */
-const MAX_WHOLE_ANSWER_BYTES = 1024 * 1024;
 
 /**
  * Sends a provider's non-streamed answer whole once it has arrived: headers and body leave in one
