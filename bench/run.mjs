@@ -84,6 +84,8 @@ const counts = smoke
       cpu: 40,
       cpuWarm: 20,
       cpuRounds: 1,
+      // The shapes' CPU rounds read at once: a smoke run checks the bench runs, not its figures.
+      recordSettleMs: 0,
       stream: 2,
       streamCpu: 16,
       streamBusy: 2,

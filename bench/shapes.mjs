@@ -26,6 +26,12 @@ const EMBEDDED_LATENCY_EXTRA = 0.3;
 /** The floor a path without one of its own is read against: the path whose work it extends. */
 const FLOOR_STANDS_IN = { conversion: 'passThrough' };
 const EMBEDDED_CPU_OVER_PRODUCTION_MICROS = 40;
+/**
+ * How long a CPU round waits, after its last answer, before reading the process's CPU: the gateway
+ * (and the contract floor) write the round's request records once a second, so a round read at
+ * its last answer would count that write only when the timer happened to fire inside it.
+ */
+const RECORD_WRITE_SETTLE_MS = 1_150;
 const IDLE_TTFB_OVER_BARE_MICROS = 500;
 const MEMORY_TARGETS_MB = {
   production: { settled: 100 },
@@ -209,6 +215,8 @@ export async function shapeBenchmarks({
     for (const subject of subjects)
       for (const name of names)
         if (subject.targets[name]) await closedLoop(subject.targets[name], { connections: 10, count: counts.cpuWarm });
+    const settle = () => new Promise((resolve) => setTimeout(resolve, counts.recordSettleMs ?? RECORD_WRITE_SETTLE_MS));
+    await settle();
     const cpu = Object.fromEntries(subjects.map((s) => [s.name, Object.fromEntries(names.map((n) => [n, []]))]));
     for (let r = 0; r < counts.cpuRounds; r++) {
       for (const name of names) {
@@ -217,6 +225,7 @@ export async function shapeBenchmarks({
           if (!subject.targets[name]) continue;
           const before = processCpuMicros(subject.pid);
           await closedLoop(subject.targets[name], { connections: 10, count: counts.cpu });
+          await settle();
           cpu[subject.name][name].push((processCpuMicros(subject.pid) - before) / counts.cpu);
         }
       }
@@ -442,7 +451,7 @@ export function renderShapes(result, counts) {
   return [
     '## The shapes operators run',
     '',
-    `\`production\`: DATABASE_URL (PostgreSQL) and REDIS_URL (redis-server) started by the bench, request records stored, trace export off. \`embedded\`: the embedded database (PGlite), records stored there. Each gateway starts on an empty database; then the shapes and the bare node:http proxy take turns in the same rounds (CPU at 10 connections: ${counts.cpuRounds} rounds of ${counts.cpu} requests after ${counts.cpuWarm} to warm up; latency at 1 connection: ${counts.rounds} rounds of ${counts.latency}; first byte after 20 ms idle: ${counts.idle} streams a round). Median round (lowest – highest); ratios are taken round by round.`,
+    `\`production\`: DATABASE_URL (PostgreSQL) and REDIS_URL (redis-server) started by the bench, request records stored, trace export off. \`embedded\`: the embedded database (PGlite), records stored there. Each gateway starts on an empty database; then the shapes and the bare node:http proxy take turns in the same rounds (CPU at 10 connections: ${counts.cpuRounds} rounds of ${counts.cpu} requests after ${counts.cpuWarm} to warm up, each read ${counts.recordSettleMs ?? RECORD_WRITE_SETTLE_MS} ms after its last answer so that it counts the writing of its request records; latency at 1 connection: ${counts.rounds} rounds of ${counts.latency}; first byte after 20 ms idle: ${counts.idle} streams a round). Median round (lowest – highest); ratios are taken round by round.`,
     '',
     '`contract floor` (bench/contract-floor.mjs) is the premise of the CPU and latency targets, measured in the same rounds: the least per-request work the contract makes any Node gateway do for a pass-through, an MCP call and a signed Bedrock call (the API key hashed and looked up, the body parsed to route its model and sent on re-serialized, or signed with SigV4 over its exact bytes for the allowed host, the answer parsed for its usage, a request id, a trace id and an upstream `traceparent`, an upstream deadline, the request counted for /metrics, one log line and one record batched into the same PostgreSQL), written straight on node:http with nothing else: no framework, no policies, limits, cache, spans, retries or error rendering. Its `(premise)` rows say what that work costs over the bare proxy: when it costs the target’s ratio by itself, no gateway that keeps the contract can meet the target as written. The rows `over the contract floor` read each target’s ratio against this floor instead of the bare proxy, in the same rounds (conversion against the pass-through floor, whose work it does and more): the target’s intent, that the gateway’s own machinery costs little beyond what the contract asks.',
     '',
