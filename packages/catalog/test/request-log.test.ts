@@ -292,6 +292,12 @@ describe('request records written with COPY on the embedded database', () => {
     expect(fields[21]).toBe('{"team":"r\\\\td"}');
   });
 
+  it('writes COPY statements only for plain lower-case table and column names', async () => {
+    await expect(db.copyRows?.('gw_requests; DROP TABLE gw_requests', ['at'], '')).rejects.toThrow(TypeError);
+    await expect(db.copyRows?.('gw_requests', ['at) FROM PROGRAM (x'], '')).rejects.toThrow(TypeError);
+    await expect(db.copyRows?.('gw_requests', [], '')).rejects.toThrow(TypeError);
+  });
+
   it('stores a record whose metadata holds a NUL or an unpaired surrogate, made storable', async () => {
     const stored = await storeAndRead(db, [record({ metadata: { 'k\u0000': '\ud800', team: 'red' } })]);
     expect(stored.stats).toEqual({ written: 1, dropped: 0, queued: 0 });

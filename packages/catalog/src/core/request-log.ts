@@ -194,19 +194,19 @@ const COPY_COLUMNS: readonly string[] = ROW_FIELDS.map((f) => f.column as string
 /** A character COPY's text format reads as syntax: escaped with a backslash in a value. */
 const COPY_SYNTAX = /[\\\t\n\r]/;
 const COPY_SYNTAX_ALL = /[\\\t\n\r]/g;
-const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
+/** The escape of one {@link COPY_SYNTAX} character. */
+const copyEscape = (c: string): string => (c === '\\' ? '\\\\' : c === '\t' ? '\\t' : c === '\n' ? '\\n' : '\\r');
 
 /** A value of a COPY line: `\N` for null, else the text with its syntax characters escaped. */
 const copyText = (value: string | null | undefined): string =>
   value === null || value === undefined
     ? '\\N'
     : COPY_SYNTAX.test(value)
-      ? value.replace(COPY_SYNTAX_ALL, (c) => COPY_ESCAPES[c] as string)
+      ? value.replace(COPY_SYNTAX_ALL, copyEscape)
       : value;
 
 /** A whole number for a bigint or integer column, or `\N`: null, or not a safe integer. */
-const copyWhole = (value: number | null | undefined): string =>
-  Number.isSafeInteger(value) ? String(value) : '\\N';
+const copyWhole = (value: number | null | undefined): string => (Number.isSafeInteger(value) ? String(value) : '\\N');
 
 /** A finite number, or `\N`. */
 const copyReal = (value: number | null | undefined): string => (Number.isFinite(value) ? String(value) : '\\N');
