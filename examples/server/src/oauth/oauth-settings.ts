@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   CatalogError,
   checkRole,
+  readAdminJsonBody,
   InvalidRecordError,
   ManagedByConfigFileError,
   RecordNotFoundError,
@@ -192,23 +193,14 @@ function failure(status: number, code: string, message: string): OAuthSettingsAn
   return { status, body: { error: { message, type: 'invalid_request_error', code, param: null } } };
 }
 
-/** Reads a JSON body of at most {@link MAX_BODY_BYTES}; undefined when there is none. */
+/**
+ * Reads a PUT's JSON body as every admin route does (`readAdminJsonBody`): at most
+ * {@link MAX_BODY_BYTES} of `application/json` (413 `body_too_large`, 400 `invalid_json`, 415
+ * `unsupported_media_type`), or the body an Express parser already read.
+ */
 async function readJson(req: IncomingMessage & { body?: unknown; _body?: boolean }): Promise<unknown> {
   if (req._body === true) return req.body;
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) throw new InvalidRecordError(`The body must be at most ${MAX_BODY_BYTES} bytes.`, null);
-    chunks.push(chunk as Buffer);
-  }
-  const text = Buffer.concat(chunks).toString('utf8');
-  if (text.trim() === '') return undefined;
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    throw new InvalidRecordError('The body must be JSON.', null);
-  }
+  return readAdminJsonBody(req, MAX_BODY_BYTES);
 }
 
 /** The routes of {@link handleOAuthSettings} as a handler; mount it at `/admin/v1/oauth/settings`. */

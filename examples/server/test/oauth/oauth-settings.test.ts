@@ -148,6 +148,25 @@ describe('OAuth settings in the catalog, applied on every instance', () => {
     expect((await admin(a.url, 'PUT', { enabled: false })).status).toBe(200);
   });
 
+  it('answers a PUT body it cannot read as every admin route does: 413, 400 invalid_json, 415', async () => {
+    const put = (body: string, type = 'application/json') =>
+      fetch(`${a.url}/admin/v1/oauth/settings`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': type },
+        body,
+      });
+    const codeOf = async (answer: Response) => [
+      answer.status,
+      ((await answer.json()) as { error: { code: string } }).error.code,
+    ];
+    expect(await codeOf(await put(JSON.stringify({ enabled: false, pad: 'x'.repeat(70_000) })))).toEqual([
+      413,
+      'body_too_large',
+    ]);
+    expect(await codeOf(await put('{"enabled": fal'))).toEqual([400, 'invalid_json']);
+    expect(await codeOf(await put('{"enabled":false}', 'text/plain'))).toEqual([415, 'unsupported_media_type']);
+  });
+
   it('keeps the stored client secret when an oidc PUT omits it, and refuses the omission otherwise', async () => {
     const oidc = { type: 'oidc', issuer: 'https://login.example.com', clientId: 'gw' };
     // Nothing stored: the secret is required.

@@ -496,6 +496,16 @@ export function useParsedBody(req: IncomingMessage, body: unknown): void {
   (req as IncomingMessage & { [PARSED_BODY]?: unknown })[PARSED_BODY] = body;
 }
 
+/**
+ * Reads an admin route's JSON body as the admin API does: the body an Express parser already read
+ * ({@link useParsedBody}), else at most `limit` bytes sent as `application/json`. Throws
+ * `UnsupportedMediaTypeError` (415 `unsupported_media_type`), `BodyTooLargeError` (413
+ * `body_too_large`) or `InvalidJsonError` (400 `invalid_json`), and refuses JSON nested too deep.
+ */
+export function readAdminJsonBody(req: IncomingMessage, limit: number): Promise<unknown> {
+  return readBody(req, limit);
+}
+
 async function readBody(req: IncomingMessage, limit: number): Promise<unknown> {
   const parsed = (req as IncomingMessage & { [PARSED_BODY]?: unknown })[PARSED_BODY];
   if (parsed !== undefined) {
