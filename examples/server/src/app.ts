@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { RequestListener } from 'node:http';
+import type { RequestListener, ServerResponse } from 'node:http';
 import express, { type Express, type RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import {
@@ -627,16 +627,25 @@ export function createGateway(options: GatewayOptions): Gateway {
         method: 'ALL',
         paths: ['/admin/v1/oauth'],
         // Reads for every role; changes (revoking a grant) for admins only.
-        handler: (req, res, next) =>
-          currentOAuth
-            ? currentOAuth.oauth.admin({
-                authorize: async (headers) => {
-                  const principal = await adminAccess.authorize(headers);
-                  checkRole(principal, req.method, 'admin');
-                  return principal;
-                },
-              })(req, res, next)
-            : next(),
+        handler: (req, res, next) => {
+          if (currentOAuth)
+            return currentOAuth.oauth.admin({
+              authorize: async (headers) => {
+                const principal = await adminAccess.authorize(headers);
+                checkRole(principal, req.method, 'admin');
+                return principal;
+              },
+            })(req, res, next);
+          // OAuth off: its clients and grants answer as the console's do, to an admin key only.
+          adminAccess.authorize(req.headers).then(
+            () => sendAdminAnswer(res, OAUTH_DISABLED_ANSWER),
+            (error: unknown) => {
+              const answer = oauthSettingsErrorAnswer(error);
+              if (answer) sendAdminAnswer(res, answer);
+              else next(error);
+            },
+          );
+        },
       });
     routes.push(
       {
@@ -681,17 +690,7 @@ export function createGateway(options: GatewayOptions): Gateway {
                         return answer;
                       })
                     : currentOAuth === undefined
-                      ? Promise.resolve({
-                          status: 404,
-                          body: {
-                            error: {
-                              message: 'OAuth is off: set the oauth settings (config file or admin API) to turn it on.',
-                              type: 'not_found_error',
-                              code: 'oauth_disabled',
-                              param: null,
-                            },
-                          },
-                        })
+                      ? Promise.resolve(OAUTH_DISABLED_ANSWER)
                       : oauthPackage().handleOAuthAdmin(
                           currentOAuth.oauth.server,
                           { authorize: async () => ({ actor }) },
@@ -750,6 +749,30 @@ function roleForbiddenAnswer(role: AdminRole | undefined) {
       },
     },
   };
+}
+
+/**
+ * The answer of the OAuth operator routes (clients, grants) while OAuth is off, in the admin API
+ * and the console alike: `404 oauth_disabled`.
+ */
+const OAUTH_DISABLED_ANSWER = {
+  status: 404,
+  body: {
+    error: {
+      message: 'OAuth is off: set the oauth settings (config file or admin API) to turn it on.',
+      type: 'not_found_error',
+      code: 'oauth_disabled',
+      param: null,
+    },
+  },
+};
+
+/** Sends an admin answer as JSON, not to be cached. */
+function sendAdminAnswer(res: ServerResponse, answer: { status: number; body: unknown }): void {
+  res.statusCode = answer.status;
+  res.setHeader('cache-control', 'no-store');
+  res.setHeader('content-type', 'application/json; charset=utf-8');
+  res.end(JSON.stringify(answer.body));
 }
 
 /** `GET /healthz`: `ok`, or `degraded` with the reason while the catalog cannot be read. */

@@ -222,14 +222,15 @@ describe('the OAuth operator routes against the OpenAPI document', () => {
     }
   });
 
-  it('answers route_not_found for the clients and grants once OAuth is off', async () => {
+  it('answers oauth_disabled for the clients and grants once OAuth is off, as the console does, to admins only', async () => {
     const off = await call(base, 'DELETE', '/admin/v1/oauth/settings');
     expect(off).toEqual({ status: 200, body: { source: 'none', enabled: false } });
     // Nothing to delete is no error.
     expect((await call(base, 'DELETE', '/admin/v1/oauth/settings')).status).toBe(200);
     for (const path of ['/admin/v1/oauth/clients', '/admin/v1/oauth/grants']) {
       const answer = await call(base, 'GET', path);
-      expect([answer.status, answer.body.error.code]).toEqual([404, 'route_not_found']);
+      expect([answer.status, answer.body.error.code]).toEqual([404, 'oauth_disabled']);
+      expect((await call(base, 'GET', path, undefined, null)).status).toBe(401);
     }
   });
 });
