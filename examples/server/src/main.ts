@@ -1,5 +1,5 @@
 // First: sets V8's start-up memory flags before the gateway's modules load.
-import { startupFinished } from './start-footprint';
+import { embeddedDatabaseFootprint, startupFinished } from './start-footprint';
 import type { AccessMode } from '@gw/access';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
@@ -379,6 +379,7 @@ export async function startFromEnvironment(
   const modelLists = new ProviderModelLists();
   cleanups.push(async () => modelLists.stop());
   let catalogState: 'ok' | 'degraded' = 'ok';
+  if (!env.DATABASE_URL?.trim()) embeddedDatabaseFootprint();
   const catalog = await openGatewayCatalog({
     env,
     config,

@@ -9,16 +9,22 @@ import { setFlagsFromString } from 'node:v8';
  *   resident) while the instance idles. Start-up runs with semi-spaces that do not grow (1 MB);
  *   {@link startupFinished} gives V8 its default growth back, so under load the young generation
  *   grows as before and request CPU does not change. With `DATABASE_URL`: 114 → 87 MB resident.
- * - The embedded database's WebAssembly is compiled by Liftoff only, V8's baseline compiler:
- *   optimising PostgreSQL's 9 MB of WebAssembly with TurboFan kept ~90 MB of compiler memory
- *   and code resident, and cost ~100 µs of CPU per request record for the first few thousand,
- *   while a stored request record costs the same CPU either way (22–29 µs).
+ * - With the embedded database, WebAssembly is compiled by Liftoff only, V8's baseline compiler
+ *   ({@link embeddedDatabaseFootprint}): optimising PostgreSQL's 9 MB of WebAssembly with
+ *   TurboFan kept ~90 MB of compiler memory and code resident, and cost ~100 µs of CPU per
+ *   request record for the first few thousand, while a stored request record costs the same CPU
+ *   either way (22–29 µs). With `DATABASE_URL` PGlite is never loaded, and the only WebAssembly is
+ *   undici's HTTP parser, which TurboFan makes cheaper per answer (docs/decisions.md).
  *
  * Both flags are read by V8 where they are used (when a semi-space grows, when a module is
  * compiled), so setting them at run time takes effect; neither changes what the gateway does.
  */
-setFlagsFromString('--liftoff-only');
 setFlagsFromString('--semi-space-growth-factor=1');
+
+/** Compiles WebAssembly with Liftoff only from now on; called before the embedded database is opened. */
+export function embeddedDatabaseFootprint(): void {
+  setFlagsFromString('--liftoff-only');
+}
 
 let finished = false;
 
