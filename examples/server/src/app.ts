@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { RequestListener, ServerResponse } from 'node:http';
+import type { RequestListener } from 'node:http';
 import express, { type Express, type RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import {
@@ -75,6 +75,7 @@ import {
   oauthSettingsErrorAnswer,
   oauthSettingsOf,
   oauthSettingsRoutes,
+  sendOAuthAdminAnswer,
 } from './oauth/oauth-settings';
 
 /** Everything the gateway is built from. */
@@ -638,10 +639,10 @@ export function createGateway(options: GatewayOptions): Gateway {
             })(req, res, next);
           // OAuth off: its clients and grants answer as the console's do, to an admin key only.
           adminAccess.authorize(req.headers).then(
-            () => sendAdminAnswer(res, OAUTH_DISABLED_ANSWER),
+            () => sendOAuthAdminAnswer(res, OAUTH_DISABLED_ANSWER),
             (error: unknown) => {
               const answer = oauthSettingsErrorAnswer(error);
-              if (answer) sendAdminAnswer(res, answer);
+              if (answer) sendOAuthAdminAnswer(res, answer);
               else next(error);
             },
           );
@@ -766,14 +767,6 @@ const OAUTH_DISABLED_ANSWER = {
     },
   },
 };
-
-/** Sends an admin answer as JSON, not to be cached. */
-function sendAdminAnswer(res: ServerResponse, answer: { status: number; body: unknown }): void {
-  res.statusCode = answer.status;
-  res.setHeader('cache-control', 'no-store');
-  res.setHeader('content-type', 'application/json; charset=utf-8');
-  res.end(JSON.stringify(answer.body));
-}
 
 /** `GET /healthz`: `ok`, or `degraded` with the reason while the catalog cannot be read. */
 function healthCheck(catalog: GatewayCatalog | undefined): RequestHandler {

@@ -16,8 +16,9 @@ import { setFlagsFromString } from 'node:v8';
  *   either way (22–29 µs). With `DATABASE_URL` PGlite is never loaded, and the only WebAssembly is
  *   undici's HTTP parser, which TurboFan makes cheaper per answer (docs/decisions.md).
  *
- * Both flags are read by V8 where they are used (when a semi-space grows, when a module is
- * compiled), so setting them at run time takes effect; neither changes what the gateway does.
+ * Both flags are read by V8 where they are used (when a semi-space grows, when WebAssembly is
+ * compiled or tiered up), so setting them at run time takes effect; neither changes what the
+ * gateway does.
  */
 setFlagsFromString('--semi-space-growth-factor=1');
 

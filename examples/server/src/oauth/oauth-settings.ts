@@ -208,12 +208,7 @@ export function oauthSettingsRoutes(options: OAuthSettingsRoutesOptions) {
   return function oauthSettings(req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void): void {
     const path = new URL(req.url ?? '/', 'http://gateway.invalid').pathname;
     if (path !== '/' && path !== '') return next();
-    const send = (answer: OAuthSettingsAnswer) => {
-      res.statusCode = answer.status;
-      res.setHeader('cache-control', 'no-store');
-      res.setHeader('content-type', 'application/json; charset=utf-8');
-      res.end(JSON.stringify(answer.body));
-    };
+    const send = (answer: OAuthSettingsAnswer) => sendOAuthAdminAnswer(res, answer);
     (async () => {
       const principal = await options.access.authorize(req.headers);
       // Reads for every role; changes for admins only.
@@ -227,6 +222,14 @@ export function oauthSettingsRoutes(options: OAuthSettingsRoutesOptions) {
       else next(error);
     });
   };
+}
+
+/** Sends an answer of the OAuth operator routes as JSON, not to be cached. */
+export function sendOAuthAdminAnswer(res: ServerResponse, answer: OAuthSettingsAnswer): void {
+  res.statusCode = answer.status;
+  res.setHeader('cache-control', 'no-store');
+  res.setHeader('content-type', 'application/json; charset=utf-8');
+  res.end(JSON.stringify(answer.body));
 }
 
 /** The answer for an error of {@link handleOAuthSettings} with a status and code; undefined for others. */

@@ -192,7 +192,7 @@ export function createAdminApi(options: AdminApiOptions): AdminApiHandler {
         send(res, 200, await options.accessMode.read());
         return;
       }
-      const body = await readBody(req, limit);
+      const body = await readAdminJsonBody(req, limit);
       if (typeof body !== 'object' || body === null || Array.isArray(body))
         throw new InvalidRecordError('The body must be {"mode": "open" | "report" | "policies"}.', null);
       const unknown = Object.keys(body).find((k) => k !== 'mode');
@@ -249,7 +249,7 @@ export function createAdminApi(options: AdminApiOptions): AdminApiHandler {
           (req as IncomingMessage & { [PARSED_BODY]?: unknown })[PARSED_BODY] === undefined &&
           req.headers['transfer-encoding'] === undefined &&
           Number(req.headers['content-length'] ?? 0) === 0;
-        const body = bodyless ? undefined : await readBody(req, limit);
+        const body = bodyless ? undefined : await readAdminJsonBody(req, limit);
         const digest =
           typeof body === 'object' && body !== null && !Array.isArray(body)
             ? (body as Record<string, unknown>).digest
@@ -332,7 +332,7 @@ export function createAdminApi(options: AdminApiOptions): AdminApiHandler {
         send(res, 200, { object: 'list', data: kind === 'api-keys' ? await withKeyUse(records) : records });
         return;
       }
-      const body = await readBody(req, limit);
+      const body = await readAdminJsonBody(req, limit);
       const name = kind === 'prompts' ? 'id' : 'slug';
       const named = typeof body === 'object' && body !== null ? (body as Record<string, unknown>)[name] : undefined;
       if (kind !== 'api-keys' && typeof named === 'string' && configRecords?.has(kind, named)) {
@@ -365,7 +365,7 @@ export function createAdminApi(options: AdminApiOptions): AdminApiHandler {
       );
     }
     if (method === 'PATCH') {
-      const body = await readBody(req, limit);
+      const body = await readAdminJsonBody(req, limit);
       const updated = await store.update(kind, second, body, principal.actor);
       await written(kind);
       send(res, 200, kind === 'api-keys' ? (await withKeyUse([updated]))[0] : updated);
@@ -502,11 +502,7 @@ export function useParsedBody(req: IncomingMessage, body: unknown): void {
  * `UnsupportedMediaTypeError` (415 `unsupported_media_type`), `BodyTooLargeError` (413
  * `body_too_large`) or `InvalidJsonError` (400 `invalid_json`), and refuses JSON nested too deep.
  */
-export function readAdminJsonBody(req: IncomingMessage, limit: number): Promise<unknown> {
-  return readBody(req, limit);
-}
-
-async function readBody(req: IncomingMessage, limit: number): Promise<unknown> {
+export async function readAdminJsonBody(req: IncomingMessage, limit: number): Promise<unknown> {
   const parsed = (req as IncomingMessage & { [PARSED_BODY]?: unknown })[PARSED_BODY];
   if (parsed !== undefined) {
     checkDepth(parsed);

@@ -232,18 +232,17 @@ function copyLine(r: RequestRecord, metadata: string | null): string {
  * is written again with every string made {@link storable}.
  */
 export function recordCopyLine(r: RequestRecord): string {
-  const metadata = r.metadata === null || r.metadata === undefined ? null : JSON.stringify(r.metadata);
+  const metadata = metadataJson(r);
   const line = copyLine(r, metadata);
   // An unpaired surrogate in a value needs nothing here: the line's UTF-8 encoding writes U+FFFD for it.
   if (!line.includes('\u0000') && (metadata === null || !UNSTORABLE_ESCAPE.test(metadata))) return line;
   const storableRecord = storableValue(r) as RequestRecord;
-  return copyLine(
-    storableRecord,
-    storableRecord.metadata === null || storableRecord.metadata === undefined
-      ? null
-      : JSON.stringify(storableRecord.metadata),
-  );
+  return copyLine(storableRecord, metadataJson(storableRecord));
 }
+
+/** A record's metadata as JSON, or null. */
+const metadataJson = (r: RequestRecord): string | null =>
+  r.metadata === null || r.metadata === undefined ? null : JSON.stringify(r.metadata);
 
 /** The parameter of {@link INSERT_SQL} for a batch. */
 export function insertParameter(batch: readonly RequestRecord[]): string {
