@@ -145,8 +145,8 @@ export function priceMemo() {
 
 /**
  * The cross-cutting limits step of the route table: `admitModelCall` reserves a model call's
- * largest possible use (before the cache and the provider); `admitRequest` reserves one request
- * (MCP `tools/call`); `onRecord`, run once on every finished request's record, sets its `costUsd`
+ * largest possible use (before the cache and the provider); `admitRequest` reserves requests
+ * (MCP `tools/call`: one per call, a batch counts each); `onRecord`, run once on every finished request's record, sets its `costUsd`
  * from its usage and settles the request's reservation to it (exactly once: the record is made
  * once per response, whether the answer ended, the stream was cut, or the client went away; an
  * answer without its final usage counts at its largest cost).
@@ -200,7 +200,7 @@ export function limitStep(options: LimitStepOptions) {
     }
     hold(req, res, ticket);
   };
-  const admitRequest = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+  const admitRequest = async (req: IncomingMessage, res: ServerResponse, requests = 1): Promise<void> => {
     const view = options.view();
     if (view.limits.limits.length === 0 || tickets.has(req)) return;
     const caller = options.callerOf(req);
@@ -210,19 +210,25 @@ export function limitStep(options: LimitStepOptions) {
     admitting.add(req);
     let ticket: LimitTicket;
     try {
-      ticket = await options.limiter.admit(limits, { countsRequest: true, tokens: 0, nanos: 0 });
+      ticket = await options.limiter.admit(limits, { countsRequest: true, requests, tokens: 0, nanos: 0 });
     } finally {
       admitting.delete(req);
     }
     hold(req, res, ticket);
   };
-  /** The admission of an MCP `tools/call` of this caller, or undefined when no limit applies (its body is then not read). */
-  const toolCallAdmission = (req: IncomingMessage, res: ServerResponse): (() => Promise<void>) | undefined => {
+  /**
+   * The admission of a POST's MCP `tools/call`s (given their number) of this caller, or undefined
+   * when no limit applies (its body is then not read for it).
+   */
+  const toolCallAdmission = (
+    req: IncomingMessage,
+    res: ServerResponse,
+  ): ((toolCalls: number) => Promise<void>) | undefined => {
     const view = options.view();
     if (view.limits.limits.length === 0) return undefined;
     const caller = options.callerOf(req);
     if (caller === undefined || view.limits.applicable(caller).length === 0) return undefined;
-    return () => admitRequest(req, res);
+    return (toolCalls) => admitRequest(req, res, toolCalls);
   };
   const onRecord = (req: IncomingMessage, record: RequestRecord, completed: boolean): void => {
     const usage: TokenUsage = record;

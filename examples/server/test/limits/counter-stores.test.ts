@@ -65,6 +65,34 @@ describe.each(stores)('%s counters', (_name, makeStore) => {
     expect((await store.status(c, T + 60_000)).requestsLastMinute).toBe(2);
   });
 
+  it('count a reservation of several requests (a batch of tools/call) as that many, all or none', async () => {
+    const store = makeStore();
+    const c = ask(`many-${randomUUID()}`, { requestsPerMinute: 5 });
+    const many = (requests: number, now: number) =>
+      store.reserve({ id: randomUUID(), now, counters: [c], countsRequest: true, requests, tokens: 0, nanos: 0 });
+    expect(await many(3, T)).toMatchObject({ granted: true, figures: { requests: { limit: 5, remaining: 2 } } });
+    // Three more would pass the cap: refused whole, nothing counted.
+    expect(await many(3, T + 1)).toMatchObject({ granted: false, kind: 'requests' });
+    expect((await store.status(c, T + 2)).requestsLastMinute).toBe(3);
+    expect((await many(2, T + 3)).granted).toBe(true);
+    expect((await store.status(c, T + 4)).requestsLastMinute).toBe(5);
+    // Not counting requests at all, whatever `requests` says.
+    expect(
+      (
+        await store.reserve({
+          id: randomUUID(),
+          now: T + 5,
+          counters: [c],
+          countsRequest: false,
+          requests: 9,
+          tokens: 0,
+          nanos: 0,
+        })
+      ).granted,
+    ).toBe(true);
+    expect((await store.status(c, T + 6)).requestsLastMinute).toBe(5);
+  });
+
   it('count on every applicable set only when all allow it', async () => {
     const store = makeStore();
     const wide = ask(`wide-${randomUUID()}`, { requestsPerMinute: 10 });
@@ -165,6 +193,17 @@ describe('Redis counters when an answer is lost', () => {
       nanosToday: 0,
       nanosThisMonth: 0,
     });
+  });
+
+  it('take back every request of a reservation of several', async () => {
+    const store = new RedisCounterStore({ run: runner.run });
+    const c = ask(`release-many-${randomUUID()}`, { requestsPerMinute: 10 });
+    const now = Date.now();
+    const request = { id: randomUUID(), now, counters: [c], countsRequest: true, requests: 4, tokens: 0, nanos: 0 };
+    await store.reserve(request);
+    expect((await store.status(c, now)).requestsLastMinute).toBe(4);
+    await store.release(request);
+    expect((await store.status(c, now)).requestsLastMinute).toBe(0);
   });
 
   it('take a reservation back once, and never one that was not made or was settled', async () => {

@@ -20,10 +20,22 @@ export interface ReserveRequest {
   readonly counters: readonly CounterAsk[];
   /** Whether the request counts as one request (model routes and MCP `tools/call` do). */
   readonly countsRequest: boolean;
+  /**
+   * How many requests it counts as when `countsRequest` (a JSON-RPC batch counts each of its MCP
+   * `tools/call`s), at least 1. Default 1.
+   */
+  readonly requests?: number;
   /** The tokens reserved: the input estimate plus `max_tokens`. */
   readonly tokens: number;
   /** The cost reserved, in nano-dollars: the request's largest possible cost. */
   readonly nanos: number;
+}
+
+/** How many requests `request` counts as: 0 when it does not count, else `requests` (whole, at least 1). */
+export function requestsCounted(request: Pick<ReserveRequest, 'countsRequest' | 'requests'>): number {
+  if (!request.countsRequest) return 0;
+  const requests = request.requests ?? 1;
+  return Number.isSafeInteger(requests) && requests > 1 ? requests : 1;
 }
 
 /** Which cap refused a request. */
@@ -127,12 +139,13 @@ export class MemoryCounterStore implements LimitCounterStore {
     const resets = calendarResets(now);
     const figures: RateFigures = {};
     const sets = request.counters.map((ask) => this.counterSet(ask.counterId, now));
+    const counted = requestsCounted(request);
     for (const [index, ask] of request.counters.entries()) {
       const set = sets[index] as CounterSet;
-      if (ask.requestsPerMinute !== undefined && request.countsRequest) {
+      if (ask.requestsPerMinute !== undefined && counted > 0) {
         const used = set.requests.length;
         const resetMs = set.requests[0] ? set.requests[0].time + MINUTE_MS - now : 0;
-        const remaining = ask.requestsPerMinute - used - 1;
+        const remaining = ask.requestsPerMinute - used - counted;
         if (remaining < 0)
           return refused(
             'requests',
@@ -181,8 +194,8 @@ export class MemoryCounterStore implements LimitCounterStore {
     }
     for (const [index, ask] of request.counters.entries()) {
       const set = sets[index] as CounterSet;
-      if (ask.requestsPerMinute !== undefined && request.countsRequest)
-        set.requests.push({ id: request.id, time: now, amount: 1 });
+      if (ask.requestsPerMinute !== undefined)
+        for (let n = 0; n < counted; n++) set.requests.push({ id: request.id, time: now, amount: 1 });
       if (ask.tokensPerMinute !== undefined) {
         const entry = { id: request.id, time: now, amount: request.tokens };
         set.tokens.push(entry);

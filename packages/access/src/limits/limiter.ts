@@ -66,6 +66,8 @@ export interface LimiterOptions {
 export interface AdmissionAsk {
   /** Whether it counts as a request (model routes, MCP `tools/call`). */
   countsRequest: boolean;
+  /** How many requests it counts as (a JSON-RPC batch counts each of its MCP `tools/call`s). Default 1. */
+  requests?: number;
   /** Tokens it may use at most (input estimate + `max_tokens`). */
   tokens: number;
   /** Its largest possible cost, in nano-dollars. */
@@ -182,6 +184,7 @@ export class Limiter {
       now: this.now(),
       counters: limits.map(counterAsk),
       countsRequest: ask.countsRequest,
+      requests: ask.requests ?? 1,
       tokens: Math.max(0, Math.round(ask.tokens)),
       nanos: Math.max(0, Math.round(ask.nanos)),
     };

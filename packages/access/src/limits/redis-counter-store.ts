@@ -2,6 +2,7 @@ import {
   MINUTE_MS,
   calendarKeys,
   calendarResets,
+  requestsCounted,
   type CounterAsk,
   type CounterStatus,
   type LimitCounterStore,
@@ -66,14 +67,14 @@ local function fmt(value) return string.format('%.0f', value) end
 /**
  * Checks every counter set's caps and, only when all allow, counts the request on all of them, in
  * one step (a script runs alone on the server: no other instance reads between the check and the
- * count). ARGV: now, id, tokens, nanos, counts-request, sets, day ttl ms, month ttl ms, day reset
+ * count). ARGV: now, id, tokens, nanos, requests counted (0: none), sets, day ttl ms, month ttl ms, day reset
  * ms, month reset ms, then per set: rpm, tpm, nanos/day, nanos/month (-1: no cap). Answers
  * {granted (1/0), kind, set index, retry ms, req limit, req remaining, req reset, tok limit, tok
  * remaining, tok reset} (-1: no figure).
  */
 const RESERVE_LUA = `${EXPIRE_WINDOWS}
 local now = tonumber(ARGV[1]); local id = ARGV[2]; local tokens = tonumber(ARGV[3]); local nanos = tonumber(ARGV[4])
-local countsRequest = ARGV[5] == '1'; local sets = tonumber(ARGV[6])
+local requests = tonumber(ARGV[5]); local countsRequest = requests > 0; local sets = tonumber(ARGV[6])
 local dayTtl = tonumber(ARGV[7]); local monthTtl = tonumber(ARGV[8]); local dayReset = tonumber(ARGV[9]); local monthReset = tonumber(ARGV[10])
 local since = now - ${MINUTE_MS}
 local f = {-1, -1, -1, -1, -1, -1}
@@ -87,7 +88,7 @@ for i = 1, sets do
     local oldest = redis.call('ZRANGE', KEYS[base + 1], 0, 0, 'WITHSCORES')
     local reset = 0
     if #oldest > 0 then reset = tonumber(oldest[2]) + ${MINUTE_MS} - now end
-    local remaining = rpm - used - 1
+    local remaining = rpm - used - requests
     if remaining < 0 then
       f[1] = rpm; f[2] = 0; f[3] = reset
       if reset <= 0 then reset = ${MINUTE_MS} end
@@ -117,6 +118,7 @@ for i = 1, sets do
   local base = (i - 1) * ${KEYS_PER_SET}; local a = 10 + (i - 1) * 4
   if tonumber(ARGV[a + 1]) >= 0 and countsRequest then
     redis.call('ZADD', KEYS[base + 1], now, id)
+    for n = 2, requests do redis.call('ZADD', KEYS[base + 1], now, id .. '#' .. n) end
     redis.call('PEXPIRE', KEYS[base + 1], ${MINUTE_MS * 2})
   end
   if tonumber(ARGV[a + 2]) >= 0 then
@@ -173,7 +175,7 @@ return 1
  * Takes back a reservation whose answer the host never received (the call timed out, the
  * connection broke): only when its marker shows the reservation script ran, and once (the marker
  * goes). A server runs one connection's commands in order, so a reservation sent before is
- * applied before this. ARGV: id, sets, then per set: has rpm, has tpm, has day cap, has month cap.
+ * applied before this. ARGV: id, sets, then per set: requests counted on its rpm (0: none), has tpm, has day cap, has month cap.
  */
 const RELEASE_LUA = `${EXPIRE_WINDOWS}
 local id = ARGV[1]; local sets = tonumber(ARGV[2])
@@ -183,7 +185,11 @@ if not nanos then return 0 end
 redis.call('DEL', marker)
 for i = 1, sets do
   local base = (i - 1) * ${KEYS_PER_SET}; local a = 2 + (i - 1) * 4
-  if ARGV[a + 1] == '1' then redis.call('ZREM', KEYS[base + 1], id) end
+  local requests = tonumber(ARGV[a + 1])
+  if requests > 0 then
+    redis.call('ZREM', KEYS[base + 1], id)
+    for n = 2, requests do redis.call('ZREM', KEYS[base + 1], id .. '#' .. n) end
+  end
   if ARGV[a + 2] == '1' then
     local reserved = redis.call('HGET', KEYS[base + 3], id)
     if reserved then
@@ -269,7 +275,7 @@ export class RedisCounterStore implements LimitCounterStore {
       request.id,
       request.tokens,
       request.nanos,
-      request.countsRequest ? '1' : '0',
+      requestsCounted(request),
       request.counters.length,
       resets.dayMs + 86_400_000,
       resets.monthMs + 86_400_000,
@@ -335,7 +341,7 @@ export class RedisCounterStore implements LimitCounterStore {
     const flag = (value: number | undefined) => (value === undefined ? '0' : '1');
     for (const c of request.counters)
       args.push(
-        request.countsRequest ? flag(c.requestsPerMinute) : '0',
+        c.requestsPerMinute === undefined ? 0 : requestsCounted(request),
         flag(c.tokensPerMinute),
         flag(c.nanosPerDay),
         flag(c.nanosPerMonth),

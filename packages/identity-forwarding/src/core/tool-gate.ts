@@ -46,7 +46,8 @@ export const HEADER_MISMATCH_CODE = -32020;
 
 type JsonRpcId = string | number | null;
 
-interface JsonRpcMessage {
+/** A JSON-RPC message as the gateway reads it. */
+export interface JsonRpcMessage {
   id?: unknown;
   method?: unknown;
   params?: { name?: unknown; uri?: unknown } | null;
@@ -186,8 +187,12 @@ export interface InspectedRequest {
  * is forwarded as received: the server reads the very messages the gate checked. The content
  * type is the caller's to check first ({@link isUtf8MediaType}).
  */
-export function inspectRequest(body: Buffer, gate: McpToolGate, headers: McpMirrorHeaders = {}): InspectedRequest {
-  const { batch, list } = requestMessages(body);
+export function inspectRequest(
+  body: Buffer | McpRequestMessages,
+  gate: McpToolGate,
+  headers: McpMirrorHeaders = {},
+): InspectedRequest {
+  const { batch, list } = Buffer.isBuffer(body) ? readMcpRequest(body) : body;
   const mismatch = headerMismatch(headers, batch, list[0]);
   if (mismatch !== undefined) {
     const first = batch ? undefined : list[0];
@@ -227,6 +232,42 @@ function checkUtf8(bytes: Buffer, fail: (reason: string) => Error): void {
 
 const invalidRequest = (reason: string) =>
   new InvalidMcpMessageError(`The MCP request body cannot be read as strict UTF-8 JSON: ${reason}.`);
+
+/** Most messages in one JSON-RPC batch, as the MCP SDK's servers accept (`MAX_BATCH_SIZE`). */
+export const MAX_BATCH_MESSAGES = 100;
+
+/**
+ * A request body's JSON-RPC messages as {@link readMcpRequest} read them: the one reading that
+ * every decision about the request takes (the tool gate, the `Mcp-Method`/`Mcp-Name` check, the
+ * limits' count of `tools/call`s).
+ */
+export interface McpRequestMessages {
+  /** Whether the body is a batch (an array). */
+  readonly batch: boolean;
+  /** Its messages, with what the gateway reads of them (`id`, `method`, `params.name`, `params.uri`). */
+  readonly list: readonly JsonRpcMessage[];
+}
+
+/**
+ * Reads a request body (one JSON-RPC message or a batch) as strict UTF-8 JSON, the way the MCP
+ * server will: throws {@link InvalidMcpMessageError} when the gateway cannot read it so (a
+ * byte-order mark, invalid UTF-8, invalid JSON, a key it reads repeated, a batch of more than
+ * {@link MAX_BATCH_MESSAGES} messages). What it cannot read, no check can count, so it is refused.
+ */
+export function readMcpRequest(body: Buffer): McpRequestMessages {
+  const read = requestMessages(body);
+  if (read.batch && read.list.length > MAX_BATCH_MESSAGES)
+    throw invalidRequest(`a batch holds more than ${MAX_BATCH_MESSAGES} messages`);
+  return read;
+}
+
+/** How many `tools/call` requests `read` holds (each of a batch counts). */
+export function countToolCalls(read: McpRequestMessages): number {
+  let calls = 0;
+  for (const message of read.list)
+    if (typeof message === 'object' && message !== null && message.method === 'tools/call') calls++;
+  return calls;
+}
 
 /**
  * The messages of a request body with what the gate reads of them (`id`, `method`,

@@ -44,11 +44,15 @@ import {
 import { IdentityTokenCache } from '../core/token-cache';
 import type { GatewayIdentity } from '../core/identity';
 import {
+  countToolCalls,
   filterJsonBytes,
   inspectRequest,
   isUtf8MediaType,
   parseMediaType,
+  readMcpRequest,
+  type InspectedRequest,
   type McpAccess,
+  type McpRequestMessages,
   type McpToolGate,
 } from '../core/tool-gate';
 import { SseToolFilter } from '../core/sse-tool-filter';
@@ -101,12 +105,14 @@ export interface IdentityForwardingOptions {
   /**
    * The host's admission of a `tools/call` (limits: it counts as a request), asked for every POST:
    * it returns the step to await before a `tools/call` is forwarded, or undefined when the request
-   * needs none (then its body is not read for it). When a step is returned, a JSON body is read
-   * (at most `maxInspectedBodyBytes`) and, when it holds a `tools/call`, the step runs first; a
-   * rejection (with `status`, `code` and `headers`, such as `429 rate_limited`) is the answer and
-   * nothing is forwarded. Default: none.
+   * needs none (then its body is not read for it). When a step is returned, the body is read as a
+   * tool gate reads it (at most `maxInspectedBodyBytes`; one that is not strict UTF-8 JSON of
+   * content type `application/json`, or a batch of more than 100 messages, is
+   * `400 invalid_mcp_message` and not forwarded) and, when it holds `tools/call`s, the step runs
+   * first with their number (each call of a batch counts); a rejection (with `status`, `code` and
+   * `headers`, such as `429 rate_limited`) is the answer and nothing is forwarded. Default: none.
    */
-  toolCallAdmission?: (req: IncomingMessage, res: ServerResponse) => (() => Promise<void>) | undefined;
+  toolCallAdmission?: (req: IncomingMessage, res: ServerResponse) => ((toolCalls: number) => Promise<void>) | undefined;
   /** Largest request body read when `authorize` gives a tool gate, in bytes. Default 4194304 (4 MiB). */
   maxInspectedBodyBytes?: number;
   /** Largest JSON answer read where a tool gate applies, in bytes (a larger one is 502). Default 16777216 (16 MiB). */
@@ -185,7 +191,9 @@ const LISTEN_METHOD = 'subscriptions/listen';
  */
 function tapRpcMethod(req: IncomingMessage, record: GatewayLocals, span: Span, read?: Buffer): void {
   const type = String(req.headers['content-type'] ?? '');
-  if (req.method !== 'POST' || !type.startsWith('application/json')) return;
+  if (req.method !== 'POST') return;
+  // The media type in any case and with parameters, as the server reads it.
+  if (!type.startsWith('application/json') && parseMediaType(type)?.essence !== 'application/json') return;
   if (read !== undefined) {
     // The tool gate read the body already: its bytes are the ones to name.
     if (read.length <= MAX_METHOD_SCAN_BYTES) recordRpcMethod(read, record, span);
@@ -462,43 +470,31 @@ export function identityForwarding(options: IdentityForwardingOptions): Identity
     const upstreamConnections = current.proxies.get(slug) as UpstreamConnections;
     const proxy = (req: Request, res: Response, next: NextFunction) => upstreamConnections.forward(req, res, next);
     const admission = method === 'POST' ? toolCallAdmission?.(req, res) : undefined;
-    if (gate === undefined) {
-      if (admission === undefined || !String(client.contentType ?? '').startsWith('application/json')) {
-        if (readAheadLength(req) === undefined) {
-          proxy(req, res, next);
-          return;
-        }
-        readInspectedBody(req, MAX_METHOD_SCAN_BYTES).then(
-          (body) => {
-            state.readAhead = body;
-            proxy(req, res, next);
-          },
-          bodyUnread(res, next),
-        );
+    if (gate === undefined && admission === undefined) {
+      if (readAheadLength(req) === undefined) {
+        proxy(req, res, next);
         return;
       }
-      readInspectedBody(req, maxInspectedBodyBytes)
-        .then(
-          async (body) => {
-            if (holdsToolCall(body)) {
-              if (body.length <= MAX_METHOD_SCAN_BYTES) recordRpcMethod(body, record, call.span);
-              await admission();
-            }
-            state.body = body;
-            proxy(req, res, next);
-          },
-          bodyUnread(res, next),
-        )
-        .catch(next);
+      readInspectedBody(req, MAX_METHOD_SCAN_BYTES).then(
+        (body) => {
+          state.readAhead = body;
+          proxy(req, res, next);
+        },
+        bodyUnread(res, next),
+      );
       return;
     }
-    state.gate = gate;
-    state.maxAnswerBytes = maxInspectedAnswerBytes;
+    if (gate !== undefined) {
+      state.gate = gate;
+      state.maxAnswerBytes = maxInspectedAnswerBytes;
+    }
     if (method === 'GET') {
       proxy(req, res, next);
       return;
     }
-    const toolGate = gate;
+    // A gate or a limit decides on this POST: one strict reading of it decides every check (the
+    // gate, the header mirror, the count of tools/call), and what it cannot read is refused, never
+    // forwarded unchecked (a media type the server reads, a BOM, a batch over the bound...).
     if (!isUtf8MediaType(parseMediaType(client.contentType), 'application/json') || client.contentTypes > 1) {
       req.resume();
       next(
@@ -510,9 +506,11 @@ export function identityForwarding(options: IdentityForwardingOptions): Identity
     }
     readInspectedBody(req, maxInspectedBodyBytes).then(
       (body) => {
-        let inspected;
+        let read: McpRequestMessages;
+        let inspected: InspectedRequest = {};
         try {
-          inspected = inspectRequest(body, toolGate, client.mirror);
+          read = readMcpRequest(body);
+          if (gate !== undefined) inspected = inspectRequest(read, gate, client.mirror);
         } catch (error) {
           next(error);
           return;
@@ -527,12 +525,13 @@ export function identityForwarding(options: IdentityForwardingOptions): Identity
           return;
         }
         state.body = body;
-        if (admission === undefined || !holdsToolCall(body)) {
+        const toolCalls = admission === undefined ? 0 : countToolCalls(read);
+        if (toolCalls === 0) {
           proxy(req, res, next);
           return;
         }
         if (body.length <= MAX_METHOD_SCAN_BYTES) recordRpcMethod(body, record, call.span);
-        admission().then(() => proxy(req, res, next), next);
+        (admission as (toolCalls: number) => Promise<void>)(toolCalls).then(() => proxy(req, res, next), next);
       },
       bodyUnread(res, next),
     );
@@ -961,20 +960,6 @@ export function mapUpstreamError(error: NodeJS.ErrnoException, timedOut: boolean
 }
 
 /** Reads a request body of at most `limit` bytes (`413 body_too_large` past it). */
-/** Whether a JSON-RPC body (one message or a batch) holds a `tools/call`. */
-function holdsToolCall(body: Buffer): boolean {
-  let message: unknown;
-  try {
-    message = JSON.parse(body.toString('utf8'));
-  } catch {
-    return false;
-  }
-  const messages = Array.isArray(message) ? message : [message];
-  return messages.some(
-    (m) => typeof m === 'object' && m !== null && (m as { method?: unknown }).method === 'tools/call',
-  );
-}
-
 function readInspectedBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) {
