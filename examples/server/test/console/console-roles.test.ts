@@ -3,6 +3,8 @@
  * 127.0.0.1) with the same `oauth.login` settings as the OAuth sign-in, roles mapped from a claim
  * (`adminRoles`), enforced by the admin API the console calls; the audit names the person.
  */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { rsaPem, startGateway, writeConfig, type RunningGateway } from '../support';
 import { CookieJar, freePort, startOidcProvider, type OidcProviderProcess } from '../oauth/oauth-support';
 import { newAdminKey, newEncryptionKey } from '../catalog/catalog-support';
@@ -65,6 +67,7 @@ describe('console sign-in at the OpenID Provider, with roles', () => {
   let idp: OidcProviderProcess;
   let gateway: RunningGateway;
   let base: string;
+  const adminKey = newAdminKey();
 
   beforeAll(async () => {
     const port = await freePort();
@@ -83,7 +86,7 @@ describe('console sign-in at the OpenID Provider, with roles', () => {
       PORT: String(port),
       PUBLIC_BASE_URL: base,
       JWT_PRIVATE_KEY: rsaPem().privateKey,
-      GATEWAY_ADMIN_KEY: newAdminKey(),
+      GATEWAY_ADMIN_KEY: adminKey,
       GATEWAY_ENCRYPTION_KEY: newEncryptionKey(),
     });
   });
@@ -181,6 +184,106 @@ describe('console sign-in at the OpenID Provider, with roles', () => {
     const audit = await call(olivia, 'GET', '/audit?record=policies/olivias');
     expect(audit.body.data[0]).toMatchObject({ action: 'create', actor: `console:oidc:${idp.issuer}#olivia` });
   });
+
+  it('an operator cannot send a stored provider key or AWS secret to a host of their choosing', async () => {
+    // Two hosts on 127.0.0.1 that record every request's headers: the one the key was given for, and another.
+    const seen: Record<'sealedFor' | 'other', string[]> = { sealedFor: [], other: [] };
+    const listen = (name: keyof typeof seen) => {
+      const server = createServer((req, res) => {
+        seen[name].push(JSON.stringify(req.headers));
+        req.resume();
+        req.on('end', () => {
+          res.setHeader('content-type', 'application/json');
+          res.end(JSON.stringify({ input_tokens: 3 }));
+        });
+      });
+      return new Promise<Server>((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+    };
+    const hosts = { sealedFor: await listen('sealedFor'), other: await listen('other') };
+    const urlOf = (server: Server) => `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const KEY = 'sk-ant-admin-only-secret-7d1c';
+    const AWS_SECRET = 'aws/admin-only+secret/7d1c';
+    try {
+      const asAdmin = (method: string, path: string, body?: unknown) =>
+        fetch(`${base}/admin/v1${path}`, {
+          method,
+          headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
+      expect(
+        (
+          await asAdmin('POST', '/providers', {
+            slug: 'walk-claude',
+            provider: 'anthropic',
+            apiKey: KEY,
+            baseUrl: urlOf(hosts.sealedFor),
+          })
+        ).status,
+      ).toBe(201);
+      expect(
+        (
+          await asAdmin('POST', '/providers', {
+            slug: 'walk-kb',
+            provider: 'bedrock',
+            accessKeyId: 'AKIAWALKADMINONLY',
+            secretAccessKey: AWS_SECRET,
+            region: 'us-east-1',
+            allowedHosts: [urlOf(hosts.sealedFor)],
+          })
+        ).status,
+      ).toBe(201);
+      const olivia = await signIn('olivia');
+      // Each field that says where the secrets go, changed alone: refused, naming the secret to give again.
+      const moves: [string, Record<string, unknown>, string][] = [
+        ['walk-claude', { baseUrl: urlOf(hosts.other) }, 'apiKey'],
+        ['walk-kb', { allowedHosts: [urlOf(hosts.other)] }, 'accessKeyId'],
+        ['walk-kb', { region: 'eu-west-3' }, 'accessKeyId'],
+      ];
+      for (const [slug, change, secret] of moves) {
+        const refused = await call(olivia, 'PATCH', `/providers/${slug}`, { version: 1, ...change });
+        expect([refused.status, refused.body.error.code, refused.body.error.param]).toEqual([
+          400,
+          'invalid_request',
+          secret,
+        ]);
+      }
+      // The operator's Test calls still reach only the host the secrets were given for.
+      await runTest(olivia, 'walk-claude');
+      await runTest(olivia, 'walk-kb');
+      expect(seen.sealedFor.some((h) => h.includes(KEY))).toBe(true);
+      expect(seen.other).toEqual([]);
+      // With a key of their own, the operator may point the provider anywhere: only that key goes there.
+      const own = await call(olivia, 'PATCH', '/providers/walk-claude', {
+        version: 1,
+        baseUrl: urlOf(hosts.other),
+        apiKey: 'sk-ant-operators-own-key-0001',
+      });
+      expect(own.status).toBe(200);
+      await runTest(olivia, 'walk-claude');
+      expect(seen.other.some((h) => h.includes('sk-ant-operators-own-key-0001'))).toBe(true);
+      expect(seen.other.join('\n')).not.toContain(KEY);
+      expect(seen.other.join('\n')).not.toContain(AWS_SECRET);
+    } finally {
+      await asAdminDelete(['walk-claude', 'walk-kb']);
+      hosts.sealedFor.close();
+      hosts.other.close();
+    }
+  });
+
+  /** The console's Test button for a provider, as `who`. */
+  const runTest = (who: { jar: CookieJar; session: Record<string, string> }, slug: string) =>
+    fetch(`${base}/console/api/test/providers/${slug}`, {
+      method: 'POST',
+      headers: { cookie: who.jar.header(), 'x-csrf-token': who.session.csrfToken as string },
+    }).then((res) => res.text());
+
+  const asAdminDelete = async (slugs: string[]) => {
+    for (const slug of slugs)
+      await fetch(`${base}/admin/v1/providers/${slug}`, {
+        method: 'DELETE',
+        headers: { authorization: `Bearer ${adminKey}` },
+      });
+  };
 
   it('an admin changes the gateway settings, named in the audit', async () => {
     const alice = await signIn('alice');

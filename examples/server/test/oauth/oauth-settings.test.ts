@@ -191,6 +191,14 @@ describe('OAuth settings in the catalog, applied on every instance', () => {
     const omitted = await admin(a.url, 'PUT', { login: { ...oidc, clientId: 'gw-3' } });
     expect(omitted.status).toBe(200);
     expect(await omitted.json()).toMatchObject({ login: { clientId: 'gw-3', clientSecretHint: hint } });
+    // The stored secret goes only to the provider it was given for: another issuer needs it again.
+    const elsewhere = await admin(a.url, 'PUT', { login: { ...oidc, issuer: 'https://attacker.example' } });
+    expect(elsewhere.status).toBe(400);
+    expect(((await elsewhere.json()) as { error: { code: string; param: string } }).error).toMatchObject({
+      code: 'invalid_request',
+      param: 'login.clientSecret',
+    });
+    expect(await (await admin(a.url, 'GET')).json()).toMatchObject({ login: { issuer: oidc.issuer } });
     // From an api_key login there is no secret to keep.
     expect((await admin(a.url, 'PUT', { login: { type: 'api_key' } })).status).toBe(200);
     const refused = await admin(a.url, 'PUT', { login: oidc });
