@@ -32,17 +32,47 @@ function groupList(value: unknown): string[] {
   return value.slice(0, MAX_GROUPS).filter((g): g is string => typeof g === 'string' && g !== '');
 }
 
+/** How a gateway OAuth token's sign-in names an API key: its `login` claim, `api_key:<key id>`. */
+const API_KEY_SIGN_IN = 'api_key:';
+
 /**
- * The caller as the access rules see it (CONTRACT section 10): an API key's `user.user_id` (or
- * `sub`), its `user.groups` and its id; a token's `sub` and the groups of its `groupsClaim`.
+ * The id of the API key a gateway OAuth token was signed in with (its `login` claim, which the
+ * gateway signs last, over any claim of the user's), or undefined for any other caller.
+ */
+export function signedInApiKeyId(identity: GatewayIdentity): string | undefined {
+  if (identity.method !== 'oauth_token') return undefined;
+  const login = identity.claims.login;
+  return typeof login === 'string' && login.startsWith(API_KEY_SIGN_IN) && login.length > API_KEY_SIGN_IN.length
+    ? login.slice(API_KEY_SIGN_IN.length)
+    : undefined;
+}
+
+/**
+ * The caller's user id, the same everywhere (access rules, limits, request records and usage): an
+ * API key's `user.user_id` (else `sub`), and so for a gateway OAuth token signed in with an API key;
+ * any other token's `sub`.
+ */
+export function callerUserId(identity: GatewayIdentity): string | undefined {
+  const claims = identity.claims;
+  if (identity.method === 'api_key' || signedInApiKeyId(identity) !== undefined)
+    return text(claims.user_id) ?? text(claims.sub);
+  return text(claims.sub);
+}
+
+/**
+ * The caller as the access rules and limits see it (CONTRACT sections 10 and 14): an API key's
+ * `user.user_id` (or `sub`), its `user.groups` and its id; a gateway OAuth token signed in with an
+ * API key is that key (its id, its user, its groups); any other token's `sub` and the groups of its
+ * `groupsClaim`.
  */
 export function accessCaller(identity: GatewayIdentity, view: CatalogView, groupsClaim: string): AccessCaller {
   const claims = identity.claims;
-  if (identity.method === 'api_key') {
+  const signedInKey = signedInApiKeyId(identity);
+  if (identity.method === 'api_key' || signedInKey !== undefined) {
     const caller: AccessCaller = { groups: groupList(claims.groups) };
-    const user = text(claims.user_id) ?? text(claims.sub);
+    const user = callerUserId(identity);
     if (user !== undefined) caller.user = user;
-    const apiKey = view.apiKeyIds.get(identity.subject);
+    const apiKey = signedInKey ?? view.apiKeyIds.get(identity.subject);
     if (apiKey !== undefined) caller.apiKey = apiKey;
     return caller;
   }

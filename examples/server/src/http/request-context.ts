@@ -15,7 +15,7 @@ import {
 import type { GatewayIdentity } from '@gw/identity-forwarding';
 import type { GatewayLocals } from '@gw/model-router';
 import type { LargestUse, RouteLimits } from '../limits/limit-step';
-import { CONSOLE_TEST_SUBJECT } from '../access/access-hooks';
+import { CONSOLE_TEST_SUBJECT, callerUserId } from '../access/access-hooks';
 import type { GatewayMetrics } from '../observability/metrics';
 import { isoTime } from '../observability/logger';
 import { logRequest, type RequestRecord } from '../observability/request-record';
@@ -148,7 +148,7 @@ export function trackRequest(
       route: family,
       method,
       path,
-      userId: callerUserId(state.identity),
+      userId: recordedUserId(state.identity),
       keyHint: state.keyHint ?? null,
       provider: gateway.target ?? null,
       modelRequested: gateway.requestModel ?? null,
@@ -194,11 +194,10 @@ const NEW_TRACE = contextWithParent({
   traceFlags: 0,
 });
 
-/** The caller's user id: an API key's `user_id` (else `sub`), a token's `sub`. */
-function callerUserId(identity: GatewayIdentity | undefined): string | null {
+/** The caller's user id as every check sees it ({@link callerUserId}), at most 256 characters. */
+function recordedUserId(identity: GatewayIdentity | undefined): string | null {
   if (identity === undefined) return null;
-  const id = identity.method === 'api_key' ? (identity.claims.user_id ?? identity.claims.sub) : identity.claims.sub;
-  return typeof id === 'string' ? id.slice(0, 256) : null;
+  return callerUserId(identity)?.slice(0, 256) ?? null;
 }
 
 /** {@link trackRequest} as the Express app's first middleware. */
