@@ -289,6 +289,44 @@ describe('the gateway as OAuth authorization server', () => {
     });
   });
 
+  it('takes a request without resource (and without scope) as every MCP server, never /v1 or the admin API', async () => {
+    const redirectUri = 'http://127.0.0.1:7/no-resource';
+    const clientId = await registerClient(base, redirectUri, 'pre-8707 client');
+    const { verifier, challenge } = pkcePair();
+    const run = await signInAndConsent(
+      authorizeUrl(base, {
+        client_id: clientId,
+        redirect_uri: redirectUri,
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+        state: 'no-resource',
+      }),
+      USER_KEY,
+    );
+    // The consent page says what the grant is for.
+    expect(run.consentHtml).toContain(`${base}/mcp (every MCP server of this gateway)`);
+    const code = run.location?.searchParams.get('code');
+    expect(run.location?.searchParams.get('state')).toBe('no-resource');
+    expect(run.location?.searchParams.get('iss')).toBe(base);
+    const answer = await tokenRequest(base, {
+      grant_type: 'authorization_code',
+      code: code as string,
+      code_verifier: verifier,
+      client_id: clientId,
+      redirect_uri: redirectUri,
+    });
+    expect(answer.status).toBe(200);
+    const token = answer.body.access_token as string;
+    const payload = JSON.parse(Buffer.from(token.split('.')[1] as string, 'base64url').toString()) as { aud: string };
+    expect(payload.aud).toBe(`${base}/mcp`);
+    expect((await mcpPost(base, 'a', token)).status).toBe(200);
+    expect((await mcpPost(base, 'b', token)).status).toBe(200);
+    const models = await fetch(`${base}/v1/models`, { headers: { authorization: `Bearer ${token}` } });
+    expect(models.status).toBe(401);
+    const adminAnswer = await fetch(`${base}/admin/v1/providers`, { headers: { authorization: `Bearer ${token}` } });
+    expect([401, 403]).toContain(adminAnswer.status);
+  });
+
   it('refuses a wrong verifier, a replayed code (revoking what the first use got), and a code for another client or redirect URI', async () => {
     const redirectUri = 'http://127.0.0.1:7/code-callback';
     const clientId = await registerClient(base, redirectUri, 'code client');

@@ -163,7 +163,8 @@ function checkPositiveInteger(value: unknown, name: string, example: string): vo
  * Express: the authorization pages (sign-in, consent, errors) as {@link PageAnswer}s, the MCP SDK's
  * `OAuthServerProvider` behind `/oauth/token`, `/oauth/register` and `/oauth/revoke`, and the
  * access token verifier of the request path. Authorization code with PKCE S256 only; the
- * `resource` (RFC 8707) is required and bound into the token's `aud`; codes are single-use
+ * `resource` (RFC 8707) is bound into the token's `aud` (a request without one is taken as
+ * `<issuer>/mcp`, every MCP server, never `/v1`); codes are single-use
  * within 60 s; refresh tokens rotate, and a reused one revokes its whole grant.
  */
 export class AuthorizationServer {
@@ -434,8 +435,10 @@ export class AuthorizationServer {
       throw new PkceRequiredError('The code_challenge is not a base64url S256 challenge.');
     if (param(params, 'response_type') !== 'code')
       throw new InvalidAuthorizationRequestError('Only response_type=code is supported.');
-    const resource = param(params, 'resource');
-    if (resource === undefined || !this.isResource(resource))
+    // A client without RFC 8707 (MCP clients before 2025-06-18 still exist) gets every MCP server,
+    // never `/v1` or anything else: the consent page says so.
+    const resource = param(params, 'resource') ?? `${this.issuer}/mcp`;
+    if (!this.isResource(resource))
       throw new InvalidResourceError(
         `The resource must be ${this.issuer}/mcp/<server>, ${this.issuer}/mcp or ${this.issuer}/v1 (RFC 8707).`,
       );
@@ -632,7 +635,10 @@ export class AuthorizationServer {
         clientName: pending.clientName,
         clientId: pending.clientId,
         redirectHost: new URL(pending.redirectUri).host,
-        resource: pending.resource,
+        resource:
+          pending.resource === `${this.issuer}/mcp`
+            ? `${pending.resource} (every MCP server of this gateway)`
+            : pending.resource,
         scopes: pending.scopes,
         user: String(user.claims.email ?? user.claims.username ?? user.sub),
         action: '/oauth/authorize/consent',
