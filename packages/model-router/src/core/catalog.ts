@@ -327,7 +327,11 @@ export interface ModelCall {
   model: string;
   /** The request's `max_tokens` (0 for count_tokens). */
   maxTokens: number;
-  /** Bytes of the request's JSON body, for an estimate of its input tokens. */
+  /**
+   * Bytes of the input the provider will receive, for an estimate of its input tokens: the
+   * request's JSON body, plus the stored items it continues from (`previous_response_id`,
+   * `item_reference`), or a prompt template's rendered messages when they are larger.
+   */
   bodyBytes: number;
 }
 

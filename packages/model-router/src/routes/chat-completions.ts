@@ -144,12 +144,16 @@ export function callAnthropicMessages(
   });
 }
 
-/** Runs one chat completion (also used by prompt templates), streaming or not. */
+/**
+ * Runs one chat completion (also used by prompt templates), streaming or not. `renderedBytes`: the
+ * size of a prompt template's rendered request, counted by the limits when larger than the body.
+ */
 export async function runChatCompletion(
   context: ChatContext,
   req: IncomingMessage,
   res: ServerResponse,
   body: unknown,
+  renderedBytes = 0,
 ): Promise<void> {
   const config = readGatewayConfig(req.headers);
   const bodyModel = (body as { model?: unknown } | null)?.model;
@@ -178,7 +182,7 @@ export async function runChatCompletion(
       provider: provider.slug,
       model,
       maxTokens: typeof request.max_tokens === 'number' ? request.max_tokens : 0,
-      bodyBytes: receivedBodyBytes(req),
+      bodyBytes: Math.max(receivedBodyBytes(req), renderedBytes),
     });
   const plan = planCache(context.cache, req, res, config, { route: 'chat.completions', provider, model, body });
   const cached = plan && (await lookUp(context.cache, plan, res));

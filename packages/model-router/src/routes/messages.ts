@@ -102,12 +102,21 @@ export async function runNativeMessages(
       throw new MaxTokensRequiredError('max_tokens is required.', { param: 'max_tokens' });
     body.max_tokens = provider.defaultMaxTokens;
   }
+  // The limits reserve max_tokens: a value they cannot count as the provider will (a numeric
+  // string, a fraction) is refused rather than reserved as nothing.
+  if (
+    endpoint === 'messages' &&
+    !(typeof body.max_tokens === 'number' && Number.isSafeInteger(body.max_tokens) && body.max_tokens > 0)
+  )
+    throw new InvalidRequestError('max_tokens must be a positive whole number (a JSON number, not a string).', {
+      param: 'max_tokens',
+    });
   if (context.admit !== undefined)
     await context.admit(req, res, {
       route: endpoint === 'messages' ? 'messages' : 'count_tokens',
       provider: provider.slug,
       model,
-      maxTokens: endpoint === 'messages' && typeof body.max_tokens === 'number' ? body.max_tokens : 0,
+      maxTokens: endpoint === 'messages' ? (body.max_tokens as number) : 0,
       bodyBytes: receivedBodyBytes(req),
     });
   const url = req.url ?? '';

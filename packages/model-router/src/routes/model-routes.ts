@@ -315,9 +315,11 @@ export function createModelRoutes(options: ModelRouterOptions = {}): ModelRoutes
     NATIVE_RAW_STRINGS,
   );
   const promptCompletion = (promptId: string): ModelRouteHandler =>
-    withJsonBody('openai', (req, res, body) =>
-      runChatCompletion(context, req, res, prompts.render(promptId, (body ?? {}) as Record<string, unknown>)),
-    );
+    withJsonBody('openai', (req, res, body) => {
+      const rendered = prompts.render(promptId, (body ?? {}) as Record<string, unknown>);
+      // The template's messages go to the provider: the limits count the rendered request.
+      return runChatCompletion(context, req, res, rendered, Buffer.byteLength(JSON.stringify(rendered)));
+    });
 
   const createResponse = withJsonBody(
     'openai',

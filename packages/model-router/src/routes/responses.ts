@@ -147,6 +147,10 @@ export async function runCreateResponse(
     previousItems = previous.items;
   }
   const input = await resolveReferences(context, owner, body.input);
+  // The stored items go to the provider with the body: the limits count them too.
+  const storedBytes =
+    (previousItems.length > 0 ? Buffer.byteLength(JSON.stringify(previousItems)) : 0) +
+    (input !== body.input ? Buffer.byteLength(JSON.stringify(input)) : 0);
   const ignored: string[] = [];
   const includeEncrypted = includesEncryptedReasoning(body, ignored);
   const lowered = lowerResponsesRequest(
@@ -204,7 +208,7 @@ export async function runCreateResponse(
       provider: provider.slug,
       model,
       maxTokens: typeof request.max_tokens === 'number' ? request.max_tokens : 0,
-      bodyBytes: receivedBodyBytes(req),
+      bodyBytes: receivedBodyBytes(req) + storedBytes,
     });
   // The Anthropic request decides the answer: it is what the cache key covers.
   const plan = planCache(context.cache, req, res, config, { route: 'responses', provider, model, body: request });
