@@ -9,10 +9,7 @@ import {
   openPostgres,
   toolDigest,
   validateInput,
-  SECRET_DESTINATION_FIELDS,
-  SECRET_FIELDS,
   type CatalogDatabase,
-  type RecordKind,
   type ListedTool,
 } from '../src';
 import { catalogEngines } from './engines';
@@ -179,85 +176,6 @@ describe.each(ENGINES)('records and tools on %s', (_name, open) => {
     await store.update('providers', 'claude', { version: 2, apiKey: 'sk-ant-new-0003' }, 'admin');
     expect((await store.loadAll()).find((r) => r.slug === 'claude')?.secrets.apiKey).toBe('sk-ant-new-0003');
   });
-
-  /**
-   * Every record that holds secrets, with a new value for each field that says where they go: the
-   * walk below is driven by SECRET_FIELDS and SECRET_DESTINATION_FIELDS, so a new kind of secret
-   * fails here until it says where its secrets go and has a fixture.
-   */
-  const SECRET_HOLDERS: Record<
-    string,
-    { create: Record<string, unknown>; kind: RecordKind; moved: Record<string, Record<string, unknown>> }
-  > = {
-    anthropic: {
-      kind: 'providers',
-      create: { provider: 'anthropic', apiKey: 'sk-ant-walk-secret-0001', baseUrl: 'https://api.anthropic.com' },
-      moved: { baseUrl: { baseUrl: 'http://127.0.0.1:9/attacker' } },
-    },
-    bedrock: {
-      kind: 'providers',
-      create: {
-        provider: 'bedrock',
-        accessKeyId: 'AKIAWALKSECRET01',
-        secretAccessKey: 'walk/secret+access',
-        sessionToken: 'walk-session-token',
-        region: 'us-east-1',
-      },
-      moved: { region: { region: 'eu-west-3' }, allowedHosts: { allowedHosts: ['http://127.0.0.1:9'] } },
-    },
-    settings: {
-      kind: 'settings',
-      create: {
-        slug: 'oauth',
-        value: { login: { type: 'oidc', issuer: 'https://login.example.com', clientId: 'gw' } },
-        clientSecret: 'walk-client-secret',
-      },
-      moved: {
-        'value.login.issuer': {
-          value: { login: { type: 'oidc', issuer: 'https://attacker.example', clientId: 'gw' } },
-        },
-      },
-    },
-  };
-
-  it('declares where every kind of secret goes, and the walk covers each', () => {
-    expect([...SECRET_DESTINATION_FIELDS.keys()].sort()).toEqual([...SECRET_FIELDS.keys(), 'settings'].sort());
-    for (const [holder, destinations] of SECRET_DESTINATION_FIELDS)
-      expect(Object.keys(SECRET_HOLDERS[holder]?.moved ?? {}).sort()).toEqual([...destinations].sort());
-  });
-
-  it.each(Object.keys(SECRET_HOLDERS))(
-    'refuses to send the stored secrets of a %s record elsewhere unless the change gives them again',
-    async (holder) => {
-      const { kind, create, moved } = SECRET_HOLDERS[holder]!;
-      for (const [path, change] of Object.entries(moved)) {
-        const slug = kind === 'settings' ? 'oauth' : `walk-${holder}-${path.replace(/\W/g, '-')}`.toLowerCase();
-        const created = await store.create(kind, kind === 'settings' ? create : { slug, ...create }, 'admin');
-        const secretFields = Object.keys((await store.getOpened(kind, slug))!.secrets);
-        expect(secretFields.length).toBeGreaterThan(0);
-        // Only the destination: refused, naming the first secret; the record is as it was.
-        await expect(
-          store.update(kind, slug, { version: created.version, ...change }, 'operator:olivia'),
-        ).rejects.toMatchObject({ code: 'invalid_request', param: secretFields[0], status: 400 });
-        // Some of the secrets only: refused, naming one that is missing.
-        if (secretFields.length > 1)
-          await expect(
-            store.update(kind, slug, { version: created.version, ...change, [secretFields[0]!]: 'given' }, 'operator'),
-          ).rejects.toMatchObject({ code: 'invalid_request', param: secretFields[1] });
-        const kept = (await store.getOpened(kind, slug))!;
-        expect(kept.version).toBe(created.version);
-        expect(kept.secrets).toEqual((await store.getOpened(kind, slug))!.secrets);
-        // The same value again is no change of destination.
-        const same = Object.fromEntries(Object.keys(change).map((field) => [field, kept.data[field]]));
-        const unchanged = await store.update(kind, slug, { version: created.version, ...same }, 'operator');
-        // Every secret given again: accepted, and only the new values are sealed for the new destination.
-        const again = Object.fromEntries(secretFields.map((field) => [field, `${field}-given-again`]));
-        await store.update(kind, slug, { version: unchanged.version, ...change, ...again }, 'operator');
-        expect((await store.getOpened(kind, slug))!.secrets).toEqual(again);
-        await store.delete(kind, slug, 'admin');
-      }
-    },
-  );
 
   it('upgrades secrets of the earlier form once, at start-up; a v1 value written later never opens', async () => {
     await db.query('DELETE FROM gw_secret_sealing');

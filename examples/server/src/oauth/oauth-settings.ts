@@ -169,7 +169,7 @@ export async function handleOAuthSettings(
 
 /**
  * The settings with the stored `login.clientSecret` filled in when an `oidc` login omits it (or sends
- * it empty) and the stored login is `oidc` too, of the same `issuer`, like a PATCH that omits a secret keeps it (CONTRACT
+ * it empty) and the stored login is `oidc` too, like a PATCH that omits a secret keeps it (CONTRACT
  * section 8). Otherwise an omitted secret is refused: `400 invalid_request` naming `login.clientSecret`.
  */
 function keepStoredSecret(
@@ -179,17 +179,11 @@ function keepStoredSecret(
   const login = settings.login as Record<string, unknown> | undefined;
   if (typeof login !== 'object' || login === null || login.type !== 'oidc') return settings;
   if (login.clientSecret !== undefined && login.clientSecret !== '') return settings;
-  const storedLogin = (existing?.data.value as { login?: { type?: unknown; issuer?: unknown } } | undefined)?.login;
+  const storedLogin = (existing?.data.value as { login?: { type?: unknown } } | undefined)?.login;
   const storedSecret = existing?.secrets.clientSecret;
   if (storedLogin?.type !== 'oidc' || typeof storedSecret !== 'string' || storedSecret === '')
     throw new InvalidRecordError(
       'login.clientSecret is required: no OpenID Provider client secret is stored to keep.',
-      'login.clientSecret',
-    );
-  // The stored secret goes only to the provider it was given for.
-  if (storedLogin.issuer !== login.issuer)
-    throw new InvalidRecordError(
-      'Changing login.issuer sends the stored client secret to another provider: give login.clientSecret again in the same change.',
       'login.clientSecret',
     );
   return { ...settings, login: { ...login, clientSecret: storedSecret } };

@@ -280,18 +280,6 @@ export const SECRET_FIELDS: ReadonlyMap<string, readonly string[]> = new Map([
   ['bedrock', ['accessKeyId', 'secretAccessKey', 'sessionToken']],
 ]);
 
-/**
- * Where the secrets of each record that holds them are sent, by provider type (and `settings` for
- * the OAuth settings' `login.clientSecret`): dotted paths into the record's fields. A change of any
- * of them must give every stored secret of the record again (`400 invalid_request` naming the first
- * one missing): whoever may change where a secret goes may not send a secret they were never given.
- */
-export const SECRET_DESTINATION_FIELDS: ReadonlyMap<string, readonly string[]> = new Map([
-  ['anthropic', ['baseUrl']],
-  ['bedrock', ['region', 'allowedHosts']],
-  ['settings', ['value.login.issuer']],
-]);
-
 /** What a new record of `kind` is built from, validated; throws {@link InvalidRecordError} naming the field. */
 export function validateInput(kind: RecordKind, input: unknown): Record<string, unknown> {
   const schema = schemaOf(kind, input);

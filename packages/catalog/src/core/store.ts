@@ -10,7 +10,6 @@ import {
 import {
   API_KEY_CHANGEABLE_FIELDS,
   LIMIT_REMOVABLE_FIELDS,
-  SECRET_DESTINATION_FIELDS,
   SECRET_FIELDS,
   checkApiKeyExpiry,
   slugOf,
@@ -111,45 +110,6 @@ function underscored(internal: Record<string, unknown>): Record<string, unknown>
 function secretFieldsOf(kind: RecordKind, data: Record<string, unknown>): readonly string[] {
   if (kind === 'settings') return ['clientSecret'];
   return kind === 'providers' ? (SECRET_FIELDS.get(String(data.provider)) ?? []) : [];
-}
-
-/** The value at a dotted `path` of `data`, or undefined. */
-function valueAt(data: Record<string, unknown>, path: string): unknown {
-  let value: unknown = data;
-  for (const part of path.split('.')) {
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
-    value = (value as Record<string, unknown>)[part];
-  }
-  return value;
-}
-
-/**
- * Refuses a change that sends the record's stored secrets somewhere else (a field of
- * {@link SECRET_DESTINATION_FIELDS} changed) without giving each of them again (or removing it): `400
- * invalid_request` naming the first secret missing. The store would otherwise open the secrets and
- * seal them for the new destination, handing a key to whoever may edit the record.
- */
-function refuseSecretsSentElsewhere(
-  kind: RecordKind,
-  row: Pick<Row, 'data' | 'secrets'>,
-  changes: Record<string, unknown>,
-): void {
-  const stored = Object.keys(row.secrets);
-  if (stored.length === 0) return;
-  const destinations = SECRET_DESTINATION_FIELDS.get(kind === 'providers' ? String(row.data.provider) : kind) ?? [];
-  const after = { ...row.data, ...changes };
-  for (const path of destinations) {
-    if (JSON.stringify(valueAt(row.data, path) ?? null) === JSON.stringify(valueAt(after, path) ?? null)) continue;
-    // A secret the change removes (given as undefined) goes nowhere; one it omits would be sent on.
-    const missing = stored.find(
-      (field) => !Object.hasOwn(changes, field) || (changes[field] !== undefined && typeof changes[field] !== 'string'),
-    );
-    if (missing !== undefined)
-      throw new InvalidRecordError(
-        `Changing ${path} sends the stored ${missing} somewhere else: give ${missing} again in the same change.`,
-        missing,
-      );
-  }
 }
 
 /** What the host adds to the store's own checks. */
@@ -285,7 +245,6 @@ export class CatalogStore {
       if (kind === 'limits')
         for (const field of LIMIT_REMOVABLE_FIELDS) if (merged[field] === null) delete merged[field];
       const validated = validateInput(kind, merged);
-      refuseSecretsSentElsewhere(kind, row, changes);
       // The digest of an API key is not an operator field: it stays as stored.
       if (kind === 'api-keys') validated.keySha256 = row.data.keySha256;
       this.runCheck(kind, validated);
