@@ -10,7 +10,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SECRET_HOLDERS, type SecretHolder } from '@gw/catalog';
-import { startGateway, writeConfig, type RunningGateway } from '../support';
+import { rsaPem, startGateway, writeConfig, type RunningGateway } from '../support';
+import { CookieJar, freePort } from '../oauth/oauth-support';
 import { startIdentityProvider, type TestIdentityProvider } from '../mcp-2026/idp';
 import { adminClient, newAdminKey, newEncryptionKey } from './catalog-support';
 
@@ -27,18 +28,37 @@ interface CapturingServer {
 
 async function startCapturingServer(): Promise<CapturingServer> {
   const requests: string[] = [];
+  let url = '';
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       requests.push(`${req.method} ${req.url}\n${JSON.stringify(req.headers)}\n${Buffer.concat(chunks).toString()}`);
       res.writeHead(200, { 'content-type': 'application/json' });
+      if (req.url === '/.well-known/openid-configuration') {
+        // An OpenID Provider that takes the client secret in the body (client_secret_post), in clear.
+        res.end(
+          JSON.stringify({
+            issuer: url,
+            authorization_endpoint: `${url}/authorize`,
+            token_endpoint: `${url}/token`,
+            jwks_uri: `${url}/jwks`,
+            response_types_supported: ['code'],
+            subject_types_supported: ['public'],
+            id_token_signing_alg_values_supported: ['RS256'],
+            code_challenge_methods_supported: ['S256'],
+            token_endpoint_auth_methods_supported: ['client_secret_post'],
+          }),
+        );
+        return;
+      }
       res.end(JSON.stringify({ input_tokens: 1, retrievalResults: [] }));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    url,
     requests,
     close: () =>
       new Promise<void>((resolve) => {
@@ -98,6 +118,40 @@ const WALKS: Record<string, Walk> = {
   },
 };
 
+/**
+ * The `settings/oauth` record's routing fields: the `login` that points it at `issuer` with `secret`
+ * (written with `PUT /admin/v1/oauth/settings`, an admin's route).
+ */
+const SETTINGS_WALKS: Record<string, (issuer: string, secret?: string) => Record<string, unknown>> = {
+  'value.login.issuer': (issuer, secret) => ({
+    login: {
+      type: 'oidc',
+      issuer,
+      clientId: 'gateway-console',
+      ...(secret === undefined ? {} : { clientSecret: secret }),
+    },
+  }),
+};
+
+/**
+ * One console sign-in at the OpenID Provider of the OAuth settings, as far as the code exchange:
+ * the gateway sends its client secret to that provider's token endpoint.
+ */
+async function consoleSignInExchange(gateway: string): Promise<void> {
+  const jar = new CookieJar();
+  const start = await fetch(`${gateway}/console/oidc/start`, { redirect: 'manual' });
+  jar.take(start);
+  const location = start.headers.get('location');
+  if (start.status !== 303 || location === null) return;
+  const state = new URL(location).searchParams.get('state') ?? '';
+  const issuer = new URL(location).origin;
+  const back = await fetch(
+    `${gateway}/console/oidc/callback?code=stolen-code&state=${encodeURIComponent(state)}&iss=${encodeURIComponent(issuer)}`,
+    { redirect: 'manual', headers: { cookie: jar.header() } },
+  );
+  await back.arrayBuffer();
+}
+
 /** The secret-holding shapes the admin API's record routes write (settings have their own routes, walked below). */
 const RECORD_HOLDERS = SECRET_HOLDERS.filter((holder) => holder.kind !== 'settings');
 const nameOf = (holder: SecretHolder) => `${holder.kind}/${holder.provider ?? '*'}`;
@@ -107,23 +161,31 @@ let home: CapturingServer;
 let attacker: CapturingServer;
 let gateway: RunningGateway;
 let operator: ReturnType<typeof adminClient>;
+let admin: ReturnType<typeof adminClient>;
 const answers: string[] = [];
+
+const adminKey = newAdminKey();
 
 beforeAll(async () => {
   [idp, home, attacker] = await Promise.all([startIdentityProvider(), startCapturingServer(), startCapturingServer()]);
+  const port = await freePort();
   gateway = await startGateway({
+    PORT: String(port),
+    PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+    JWT_PRIVATE_KEY: rsaPem().privateKey,
     GATEWAY_CONFIG: writeConfig({
       auth: {
         apiKeys: [{ key: KEY, user: { user_id: 'u-routing' } }],
         jwt_validation: { jwksUri: idp.jwksUri, issuer: idp.issuer, audience: 'gateway' },
       },
-      adminRoles: { claim: 'roles', operator: ['gateway-operators'] },
+      adminRoles: { claim: 'roles', operator: ['gateway-operators'], admin: ['gateway-admins'] },
     }),
-    GATEWAY_ADMIN_KEY: newAdminKey(),
+    GATEWAY_ADMIN_KEY: adminKey,
     GATEWAY_ENCRYPTION_KEY: newEncryptionKey(),
   });
   const token = idp.token({ sub: 'olivia', roles: ['gateway-operators'] });
   operator = adminClient(gateway.url, token, answers);
+  admin = adminClient(gateway.url, adminKey, answers);
 });
 
 afterAll(async () => {
@@ -136,7 +198,12 @@ describe('a change of where a record sends its secrets (as an operator)', () => 
     expect(SECRET_HOLDERS.length).toBeGreaterThan(0);
     for (const holder of SECRET_HOLDERS) {
       expect([nameOf(holder), holder.routing.length > 0]).toEqual([nameOf(holder), true]);
-      if (holder.kind === 'settings') continue;
+      if (holder.kind === 'settings') {
+        // Walked through the OAuth settings' own route, below.
+        for (const field of holder.routing)
+          expect([nameOf(holder), field, typeof SETTINGS_WALKS[field]]).toEqual([nameOf(holder), field, 'function']);
+        continue;
+      }
       const walk = WALKS[`${holder.kind}/${holder.provider}`];
       // A new secret-holding shape needs a walk here (how to create it, move each routing field, call through it).
       expect([nameOf(holder), walk === undefined ? 'no walk' : 'walk']).toEqual([nameOf(holder), 'walk']);
@@ -211,4 +278,41 @@ describe('a change of where a record sends its secrets (as an operator)', () => 
           expect(text).not.toContain(secret);
     },
   );
+});
+
+describe('a change of the OpenID Provider of the OAuth settings', () => {
+  const walk = SETTINGS_WALKS['value.login.issuer'] as (issuer: string, secret?: string) => Record<string, unknown>;
+  const original = `ORIGINAL-clientSecret-${Date.now()}`;
+  const renewed = `RENEWED-clientSecret-${Date.now()}`;
+
+  it('is a gateway setting: an operator may not make it', async () => {
+    const refused = await operator('PUT', '/oauth/settings', walk(attacker.url, original));
+    expect([refused.status, refused.body.error.code]).toEqual([403, 'role_forbidden']);
+  });
+
+  it('needs login.clientSecret again; the old one never reaches the new issuer', async () => {
+    expect((await admin('PUT', '/oauth/settings', walk(home.url, original))).status).toBe(200);
+    // The same issuer without the secret keeps the stored one.
+    expect((await admin('PUT', '/oauth/settings', walk(home.url))).status).toBe(200);
+    await consoleSignInExchange(gateway.url);
+    // The capture is live: the home provider got the secret at its token endpoint.
+    expect(home.requests.filter((r) => r.startsWith('POST /token')).join('\n')).toContain(original);
+
+    const refused = await admin('PUT', '/oauth/settings', walk(attacker.url));
+    await consoleSignInExchange(gateway.url);
+    for (const request of attacker.requests) expect(request).not.toContain(original);
+    expect([refused.status, refused.body.error?.code, refused.body.error?.param]).toEqual([
+      400,
+      'invalid_request',
+      'login.clientSecret',
+    ]);
+    expect(refused.body.error.message).toContain('Changing login.issuer');
+
+    expect((await admin('PUT', '/oauth/settings', walk(attacker.url, renewed))).status).toBe(200);
+    await consoleSignInExchange(gateway.url);
+    for (const request of attacker.requests) expect(request).not.toContain(original);
+    expect(attacker.requests.filter((r) => r.startsWith('POST /token')).join('\n')).toContain(renewed);
+    for (const text of answers) for (const secret of [original, renewed]) expect(text).not.toContain(secret);
+    expect((await admin('DELETE', '/oauth/settings')).status).toBe(200);
+  });
 });
