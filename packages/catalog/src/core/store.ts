@@ -255,7 +255,8 @@ export class CatalogStore {
         row.data,
         { ...row.data, ...changes },
         Object.keys(row.secrets),
-        Object.keys(changes).filter((field) => changes[field] !== undefined && changes[field] !== null),
+        // Given again, or removed by the host (given as undefined): either way not carried to the new place.
+        Object.keys(changes),
       );
       // The digest of an API key is not an operator field: it stays as stored.
       if (kind === 'api-keys') validated.keySha256 = row.data.keySha256;
