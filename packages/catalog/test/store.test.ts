@@ -80,6 +80,54 @@ describe.each(ENGINES)('the catalog store on %s', (_name, open) => {
     await expect(store.get('providers', 'kb')).rejects.toMatchObject({ code: 'not_found', status: 404 });
   });
 
+  it('refuses a change of a routing field that does not give the secrets again (400 invalid_request naming the first)', async () => {
+    await store.create(
+      'providers',
+      { slug: 'moved', provider: 'anthropic', apiKey: PROVIDER_KEY, baseUrl: 'http://127.0.0.1:9/' },
+      'operator',
+    );
+    const move = store.update('providers', 'moved', { version: 1, baseUrl: 'http://127.0.0.1:10/' }, 'operator');
+    await expect(move).rejects.toMatchObject({
+      code: 'invalid_request',
+      status: 400,
+      param: 'apiKey',
+      message: 'Changing baseUrl sends the stored secrets to a new place: give apiKey again in the same change.',
+    });
+    // The same value again is no change; the secret is kept.
+    await store.update('providers', 'moved', { version: 1, baseUrl: 'http://127.0.0.1:9/', name: 'Same' }, 'operator');
+    const moved = await store.update(
+      'providers',
+      'moved',
+      { version: 2, baseUrl: 'http://127.0.0.1:10/', apiKey: 'sk-ant-moved-key-0001' },
+      'operator',
+    );
+    expect(moved).toMatchObject({ version: 3, baseUrl: 'http://127.0.0.1:10/', apiKeyHint: '…0001' });
+    expect((await store.getOpened('providers', 'moved'))?.secrets).toEqual({ apiKey: 'sk-ant-moved-key-0001' });
+    await store.create(
+      'providers',
+      {
+        slug: 'moved-kb',
+        provider: 'bedrock',
+        accessKeyId: 'AKIAMOVED0001',
+        secretAccessKey: AWS_SECRET,
+        region: 'us-east-1',
+      },
+      'operator',
+    );
+    // Only the secrets the record holds are asked for (no session token here).
+    const region = store.update(
+      'providers',
+      'moved-kb',
+      { version: 1, region: 'eu-west-1', accessKeyId: 'AKIAMOVED0002' },
+      'operator',
+    );
+    await expect(region).rejects.toMatchObject({ param: 'secretAccessKey' });
+    const given = { accessKeyId: 'AKIAMOVED0002', secretAccessKey: 'moved/secret' };
+    await store.update('providers', 'moved-kb', { version: 1, allowedHosts: ['http://127.0.0.1:11'], ...given }, 'o');
+    await store.delete('providers', 'moved', 'operator');
+    await store.delete('providers', 'moved-kb', 'operator');
+  });
+
   it('stores only ciphertext: no secret appears in any row of any table', async () => {
     const key = await store.create('api-keys', { user: { user_id: 'u-1' } }, 'admin');
     expect(key.key).toMatch(/^gw-/);

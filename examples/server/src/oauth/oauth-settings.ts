@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   CatalogError,
   checkRole,
+  checkSecretsGivenForRoutingChange,
   readAdminJsonBody,
   InvalidRecordError,
   ManagedByConfigFileError,
@@ -170,7 +171,8 @@ export async function handleOAuthSettings(
 /**
  * The settings with the stored `login.clientSecret` filled in when an `oidc` login omits it (or sends
  * it empty) and the stored login is `oidc` too, like a PATCH that omits a secret keeps it (CONTRACT
- * section 8). Otherwise an omitted secret is refused: `400 invalid_request` naming `login.clientSecret`.
+ * section 8), unless `login.issuer` changes (the secret would go to another provider). Otherwise an
+ * omitted secret is refused: `400 invalid_request` naming `login.clientSecret`.
  */
 function keepStoredSecret(
   settings: Record<string, unknown>,
@@ -186,6 +188,15 @@ function keepStoredSecret(
       'login.clientSecret is required: no OpenID Provider client secret is stored to keep.',
       'login.clientSecret',
     );
+  // A new issuer would receive the stored secret at its token endpoint: it must be given again.
+  checkSecretsGivenForRoutingChange(
+    'settings',
+    (existing as { data: Record<string, unknown> }).data,
+    { ...(existing as { data: Record<string, unknown> }).data, value: settings },
+    Object.keys((existing as { secrets: Record<string, unknown> }).secrets),
+    [],
+    (field) => (field === 'clientSecret' ? 'login.clientSecret' : field.replace(/^value\./, '')),
+  );
   return { ...settings, login: { ...login, clientSecret: storedSecret } };
 }
 

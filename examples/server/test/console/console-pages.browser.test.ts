@@ -132,7 +132,12 @@ describe('the console pages', () => {
     await page.getByRole('button', { name: 'Edit chosen' }).click();
     const form = page.getByRole('form', { name: 'Settings of @chosen' });
     await form.getByLabel('Base URL').fill(second.url);
+    // A new base URL receives the key: the form asks for it again (the admin API refuses it otherwise).
     await form.getByLabel('Default max_tokens').fill('0');
+    await form.getByRole('button', { name: 'Save settings' }).click();
+    await form.getByText('Enter the api key.').waitFor();
+    expect(await form.getByLabel('API key (required)').isVisible()).toBe(true);
+    await form.getByLabel('API key (required)').fill(PROVIDER_KEY);
     await form.getByRole('button', { name: 'Save settings' }).click();
     await form.getByText('Default max_tokens must be a whole number from 1 to 1000000.').waitFor();
     await form.getByLabel('Default max_tokens').fill('256');
@@ -231,6 +236,11 @@ describe('the console pages', () => {
       .fill('https://vpce-1.bedrock-agent-runtime.eu-west-1.vpce.amazonaws.com');
     await form.getByLabel('Models', { exact: true }).selectOption('custom');
     await form.getByLabel('Chosen models').fill('anthropic.claude-3-haiku');
+    // New hosts receive the credentials: the form asks for them again.
+    await form.getByRole('button', { name: 'Save settings' }).click();
+    await form.getByText('Enter the access key id.').waitFor();
+    await form.getByLabel('Access key id (required)').fill('AKIAEXAMPLEPAGES0002');
+    await form.getByLabel('Secret access key (required)').fill('secret-pages-0002');
     await form.getByRole('button', { name: 'Save settings' }).click();
     await page.getByText('Region eu-west-1').waitFor();
     const stored = (await admin('GET', '/providers/kb')).body;

@@ -26,6 +26,13 @@ export class InvalidRecordError extends CatalogError {
   readonly status = 400;
 }
 
+/**
+ * A change moves a routing field of a record holding secrets (a provider's `baseUrl`, an
+ * integration's `region` or `allowedHosts`, the OAuth settings' `login.issuer`) without giving
+ * every secret again: `400 invalid_request`, `param` naming the first secret missing.
+ */
+export class SecretsRequiredForRoutingChangeError extends InvalidRecordError {}
+
 /** The slug (or prompt id) is already used by another record of the same kind, from either source. */
 export class SlugTakenError extends CatalogError {
   readonly code = 'slug_taken';

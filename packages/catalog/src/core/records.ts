@@ -1,6 +1,6 @@
 import { BlockList, isIP } from 'node:net';
 import { z } from 'zod';
-import { InvalidRecordError } from './errors';
+import { InvalidRecordError, SecretsRequiredForRoutingChangeError } from './errors';
 
 /**
  * The kinds of record, as named in the admin API's paths; `settings` holds the gateway's own
@@ -274,11 +274,125 @@ const setting = z.strictObject({
   clientSecret: z.string().min(1).optional(),
 });
 
-/** The fields of each kind that are secrets: stored sealed, answered only as `<field>Hint`. */
-export const SECRET_FIELDS: ReadonlyMap<string, readonly string[]> = new Map([
-  ['anthropic', ['apiKey']],
-  ['bedrock', ['accessKeyId', 'secretAccessKey', 'sessionToken']],
-]);
+/**
+ * What one shape of record holds in secret and where it sends it: the record kind (and, for
+ * providers, the `provider` type) whose records hold `secrets` (stored sealed, answered only as
+ * `<field>Hint`), and the `routing` fields (dotted paths into the record) that say where the gateway
+ * sends them. A change of a routing field sends the secrets to a new place, so it must give every
+ * secret the record holds again (see {@link secretsMissingForRoutingChange}).
+ */
+export interface SecretHolder {
+  /** The record kind. */
+  kind: RecordKind;
+  /** For `providers`: the `provider` type these records are; undefined: every record of `kind`. */
+  provider?: string;
+  /** The fields that are secrets, in the order a refusal names the first one missing. */
+  secrets: readonly string[];
+  /** The fields (dotted paths, such as `value.login.issuer`) that say where the secrets are sent. Never empty. */
+  routing: readonly string[];
+}
+
+/**
+ * Every shape of record that holds a secret, with its secret and routing fields: the one definition
+ * the store seals by and checks changes against. A new secret field is sealed only once it is
+ * listed here, with the fields that say where it goes.
+ */
+export const SECRET_HOLDERS: readonly SecretHolder[] = [
+  { kind: 'providers', provider: 'anthropic', secrets: ['apiKey'], routing: ['baseUrl'] },
+  {
+    kind: 'providers',
+    provider: 'bedrock',
+    secrets: ['accessKeyId', 'secretAccessKey', 'sessionToken'],
+    routing: ['region', 'allowedHosts'],
+  },
+  // `settings/oauth`: the OpenID Provider's client secret goes to the token endpoint of `login.issuer`.
+  { kind: 'settings', secrets: ['clientSecret'], routing: ['value.login.issuer'] },
+];
+
+/** The {@link SecretHolder} a record of `kind` with `data` is, or undefined when it holds no secret. */
+export function secretHolderOf(kind: RecordKind, data: Record<string, unknown>): SecretHolder | undefined {
+  return SECRET_HOLDERS.find(
+    (holder) => holder.kind === kind && (holder.provider === undefined || holder.provider === data.provider),
+  );
+}
+
+/** The fields of each provider type that are secrets: stored sealed, answered only as `<field>Hint`. */
+export const SECRET_FIELDS: ReadonlyMap<string, readonly string[]> = new Map(
+  SECRET_HOLDERS.filter((holder) => holder.kind === 'providers').map((holder) => [
+    String(holder.provider),
+    holder.secrets,
+  ]),
+);
+
+/** The value at a dotted `path` of `record` (undefined when any step is missing). */
+function valueAt(record: Record<string, unknown>, path: string): unknown {
+  let value: unknown = record;
+  for (const step of path.split('.')) {
+    if (typeof value !== 'object' || value === null || !Object.hasOwn(value, step)) return undefined;
+    value = (value as Record<string, unknown>)[step];
+  }
+  return value;
+}
+
+/** Whether two JSON values are the same (object keys in any order, arrays in order). */
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  const keysA = Object.keys(a);
+  const keysB = Object.keys(b);
+  return (
+    keysA.length === keysB.length &&
+    keysA.every(
+      (key) =>
+        Object.hasOwn(b, key) && sameJson((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key]),
+    )
+  );
+}
+
+/**
+ * The routing field a change moves and the first secret it leaves out, or undefined when it may be
+ * written: `stored` is the record's non-secret fields as stored, `next` the same after the change,
+ * `heldSecrets` the secret fields the record holds now, `givenSecrets` those the change gives again.
+ * A routing field resent with the value it has is no change.
+ */
+export function secretsMissingForRoutingChange(
+  kind: RecordKind,
+  stored: Record<string, unknown>,
+  next: Record<string, unknown>,
+  heldSecrets: readonly string[],
+  givenSecrets: readonly string[],
+): { routingField: string; secretField: string } | undefined {
+  const holder = secretHolderOf(kind, stored);
+  if (holder === undefined) return undefined;
+  const routingField = holder.routing.find((path) => !sameJson(valueAt(stored, path), valueAt(next, path)));
+  if (routingField === undefined) return undefined;
+  const secretField = holder.secrets.find((field) => heldSecrets.includes(field) && !givenSecrets.includes(field));
+  return secretField === undefined ? undefined : { routingField, secretField };
+}
+
+/**
+ * Refuses a change that moves a routing field of a record holding secrets without giving every one
+ * of them again: {@link InvalidRecordError} (`400 invalid_request`) whose `param` is the first
+ * missing secret (as `names` spells it, default: its field name) and whose message says what to write.
+ */
+export function checkSecretsGivenForRoutingChange(
+  kind: RecordKind,
+  stored: Record<string, unknown>,
+  next: Record<string, unknown>,
+  heldSecrets: readonly string[],
+  givenSecrets: readonly string[],
+  names: (field: string) => string = (field) => field,
+): void {
+  const missing = secretsMissingForRoutingChange(kind, stored, next, heldSecrets, givenSecrets);
+  if (missing === undefined) return;
+  const holder = secretHolderOf(kind, stored) as SecretHolder;
+  const held = holder.secrets.filter((field) => heldSecrets.includes(field)).map(names);
+  throw new SecretsRequiredForRoutingChangeError(
+    `Changing ${names(missing.routingField)} sends the stored secrets to a new place: give ${held.join(', ')} again in the same change.`,
+    names(missing.secretField),
+  );
+}
 
 /** What a new record of `kind` is built from, validated; throws {@link InvalidRecordError} naming the field. */
 export function validateInput(kind: RecordKind, input: unknown): Record<string, unknown> {

@@ -10,8 +10,9 @@ import {
 import {
   API_KEY_CHANGEABLE_FIELDS,
   LIMIT_REMOVABLE_FIELDS,
-  SECRET_FIELDS,
   checkApiKeyExpiry,
+  checkSecretsGivenForRoutingChange,
+  secretHolderOf,
   slugOf,
   validateInput,
   type RecordKind,
@@ -106,10 +107,9 @@ function underscored(internal: Record<string, unknown>): Record<string, unknown>
   return named;
 }
 
-/** Which fields of `data` are secrets. */
+/** Which fields of `data` are secrets (its {@link SECRET_HOLDERS} entry's). */
 function secretFieldsOf(kind: RecordKind, data: Record<string, unknown>): readonly string[] {
-  if (kind === 'settings') return ['clientSecret'];
-  return kind === 'providers' ? (SECRET_FIELDS.get(String(data.provider)) ?? []) : [];
+  return secretHolderOf(kind, data)?.secrets ?? [];
 }
 
 /** What the host adds to the store's own checks. */
@@ -198,7 +198,10 @@ export class CatalogStore {
 
   /**
    * Applies a partial update based on `version`: the fields given replace the stored ones; a secret
-   * left out keeps its stored value. {@link VersionConflictError} when the record changed since.
+   * left out keeps its stored value, unless the change moves a routing field of its record
+   * ({@link SECRET_HOLDERS}): then every secret must be given again, else
+   * {@link SecretsRequiredForRoutingChangeError} (`400 invalid_request` naming the first missing).
+   * {@link VersionConflictError} when the record changed since.
    */
   async update(
     kind: RecordKind,
@@ -245,6 +248,16 @@ export class CatalogStore {
       if (kind === 'limits')
         for (const field of LIMIT_REMOVABLE_FIELDS) if (merged[field] === null) delete merged[field];
       const validated = validateInput(kind, merged);
+      // A change of where the secrets go (a routing field) gives every secret again: a stored secret
+      // is never sent to a place it was not given for (a field's own errors are named first).
+      checkSecretsGivenForRoutingChange(
+        kind,
+        row.data,
+        { ...row.data, ...changes },
+        Object.keys(row.secrets),
+        // Given again, or removed by the host (given as undefined): either way not carried to the new place.
+        Object.keys(changes),
+      );
       // The digest of an API key is not an operator field: it stays as stored.
       if (kind === 'api-keys') validated.keySha256 = row.data.keySha256;
       this.runCheck(kind, validated);

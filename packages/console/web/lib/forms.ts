@@ -198,6 +198,33 @@ function missingFields(form: HTMLFormElement): FieldError[] {
   return missing;
 }
 
+/**
+ * Makes the `secrets` inputs of `form` required while any `routing` input differs from the value it
+ * was opened with: the admin API refuses a change of where a record sends its secrets unless they
+ * are given again (`400 invalid_request` naming the first missing secret, shown beside it).
+ */
+export function requireSecretsWhenRoutingChanges(
+  form: HTMLFormElement,
+  routing: readonly string[],
+  secrets: readonly string[],
+): void {
+  const inputOf = (name: string) => form.elements.namedItem(name) as HTMLInputElement | HTMLTextAreaElement | null;
+  const initial = new Map(routing.map((name) => [name, inputOf(name)?.value.trim() ?? '']));
+  const update = () => {
+    const moved = routing.some((name) => (inputOf(name)?.value.trim() ?? '') !== initial.get(name));
+    for (const name of secrets) {
+      const input = inputOf(name);
+      if (!input) continue;
+      input.required = moved;
+      const label = form.querySelector<HTMLLabelElement>(`label[for="${input.id}"]`);
+      if (label)
+        label.textContent = moved ? `${input.dataset.label ?? name} (required)` : (input.dataset.label ?? name);
+    }
+  };
+  form.addEventListener('input', update);
+  update();
+}
+
 /** The form being submitted: if its write finds the session ended, its input is kept for after sign-in. */
 export let submitting: HTMLFormElement | undefined;
 

@@ -1,7 +1,17 @@
 /** The "Integrations" page: AWS Bedrock integrations, each editable in place (region, allowed hosts, models, credentials). */
 import { api, dataOf } from '../lib/api.js';
 import { button, el, heading, recordItem, say, type Json } from '../lib/dom.js';
-import { checked, formOf, list, openedBy, value, write } from '../lib/forms.js';
+import {
+  checked,
+  formOf,
+  list,
+  openedBy,
+  requireSecretsWhenRoutingChanges,
+  secret,
+  value,
+  write,
+  type Field,
+} from '../lib/forms.js';
 import { rerender } from '../lib/nav.js';
 import { canWrite, deleteButton, fromConfigNote, testButton } from '../lib/records.js';
 import { MODEL_MODES, modelsSummary } from './models.js';
@@ -119,6 +129,7 @@ function editForm(container: HTMLElement, integration: Json): void {
         value: ((integration.allowedHosts as string[] | undefined) ?? []).join('\n'),
         hint: 'One origin per line; empty for AWS Bedrock hosts only.',
       },
+      ...credentialFields(integration),
       {
         name: 'mode',
         label: 'Models',
@@ -155,14 +166,35 @@ function editForm(container: HTMLElement, integration: Json): void {
             : { mode: 'all' },
       };
       if (value(f, 'name')) change.name = value(f, 'name');
+      for (const name of CREDENTIALS) if (secret(f, name)) change[name] = secret(f, name);
       if (await write(f, 'PATCH', `/providers/${encodeURIComponent(slug)}`, change)) {
         say(`Settings of @${slug} saved.`);
         await rerender();
       }
     },
   );
+  requireSecretsWhenRoutingChanges(
+    form,
+    ['region', 'allowedHosts'],
+    CREDENTIALS.filter((name) => typeof integration[`${name}Hint`] === 'string'),
+  );
   container.replaceChildren(openedBy(form, `Edit ${slug}`));
   (form.querySelector('input') as HTMLElement).focus();
+}
+
+/** The secrets of an integration, in the order the admin API names a missing one. */
+const CREDENTIALS = ['accessKeyId', 'secretAccessKey', 'sessionToken'];
+
+/** The credential inputs of the edit form: needed again when the region or the allowed hosts change. */
+function credentialFields(integration: Json): Field[] {
+  const hint = 'Needed when the region or the allowed hosts change: the credentials go to the new hosts.';
+  return [
+    { name: 'accessKeyId', label: 'Access key id', type: 'password', hint },
+    { name: 'secretAccessKey', label: 'Secret access key', type: 'password', hint },
+    ...(typeof integration.sessionTokenHint === 'string'
+      ? [{ name: 'sessionToken', label: 'Session token', type: 'password' as const, hint }]
+      : []),
+  ];
 }
 
 function rotateCredentialsForm(container: HTMLElement, integration: Json): void {

@@ -1,7 +1,19 @@
 /** The "Model catalog" page: Anthropic providers, their models, response cache, key and settings, each editable in place. */
 import { api, dataOf } from '../lib/api.js';
 import { button, el, heading, recordItem, say, type Json } from '../lib/dom.js';
-import { checked, field, formOf, list, openedBy, refuse, secret, value, write, type Field } from '../lib/forms.js';
+import {
+  checked,
+  field,
+  formOf,
+  list,
+  openedBy,
+  refuse,
+  requireSecretsWhenRoutingChanges,
+  secret,
+  value,
+  write,
+  type Field,
+} from '../lib/forms.js';
 import { rerender } from '../lib/nav.js';
 import { pricingEditor, pricingOf, pricingSummary } from '../lib/pricing.js';
 import { canWrite, deleteButton, fromConfigNote, testButton } from '../lib/records.js';
@@ -184,6 +196,12 @@ function settingsForm(container: HTMLElement, provider: Json): void {
         hint: 'Empty keeps the current one.',
       },
       {
+        name: 'apiKey',
+        label: 'API key',
+        type: 'password',
+        hint: 'Needed when the base URL changes: the key is sent to the new host. Otherwise empty keeps the stored one.',
+      },
+      {
         name: 'defaultMaxTokens',
         label: 'Default max_tokens',
         type: 'number',
@@ -201,6 +219,7 @@ function settingsForm(container: HTMLElement, provider: Json): void {
       const change: Json = { version: provider.version };
       if (value(f, 'name')) change.name = value(f, 'name');
       if (value(f, 'baseUrl')) change.baseUrl = value(f, 'baseUrl');
+      if (secret(f, 'apiKey')) change.apiKey = secret(f, 'apiKey');
       if (maxTokens !== null) change.defaultMaxTokens = maxTokens;
       // The whole table replaces the stored one (an emptied editor goes back to the bundled prices).
       if (JSON.stringify(pricing) !== JSON.stringify(provider.pricing ?? {})) change.pricing = pricing;
@@ -210,6 +229,7 @@ function settingsForm(container: HTMLElement, provider: Json): void {
       }
     },
   );
+  requireSecretsWhenRoutingChanges(form, ['baseUrl'], ['apiKey']);
   container.replaceChildren(openedBy(form, `Edit ${slug}`));
   (form.querySelector('input') as HTMLElement).focus();
 }
