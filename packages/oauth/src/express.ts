@@ -24,6 +24,11 @@ export interface OAuthRoutesOptions {
   /** Refused posts of the sign-in page (API keys tried), per client address. Default 20 a minute. */
   signInRateLimit?: EndpointRateLimit;
   /**
+   * `GET /oauth/authorize` (each may fetch a client ID metadata document), per client address.
+   * Default 60 requests a minute.
+   */
+  authorizeRateLimit?: EndpointRateLimit;
+  /**
    * The client's address, which the limits count by: behind a load balancer, the address it
    * forwards (`clientAddress` of `@gw/catalog` with the trusted proxies). IPv6 addresses count by
    * their /56. Default: the connection's address.
@@ -98,7 +103,7 @@ export function oauthRoutes(server: AuthorizationServer, options: OAuthRoutesOpt
   if (typeof options !== 'object' || options === null) throw new TypeError('oauthRoutes options must be an object.');
   rejectUnknownOptions(
     options,
-    ['tokenRateLimit', 'registerRateLimit', 'signInRateLimit', 'clientAddress'],
+    ['tokenRateLimit', 'registerRateLimit', 'signInRateLimit', 'authorizeRateLimit', 'clientAddress'],
     'oauthRoutes',
   );
   if (options.clientAddress !== undefined && typeof options.clientAddress !== 'function')
@@ -111,9 +116,11 @@ export function oauthRoutes(server: AuthorizationServer, options: OAuthRoutesOpt
   checkRateLimit(options.tokenRateLimit, 'tokenRateLimit');
   checkRateLimit(options.registerRateLimit, 'registerRateLimit');
   checkRateLimit(options.signInRateLimit, 'signInRateLimit');
+  checkRateLimit(options.authorizeRateLimit, 'authorizeRateLimit');
   const signInLimit = { windowMs: 60_000, max: 20, ...options.signInRateLimit, keyGenerator };
   const tokenLimit = { windowMs: 60_000, max: 60, ...options.tokenRateLimit, keyGenerator };
   const registerLimit = { windowMs: 3_600_000, max: 20, ...options.registerRateLimit, keyGenerator };
+  const authorizeLimit = { windowMs: 60_000, max: 60, ...options.authorizeRateLimit, keyGenerator };
   const provider = server.provider();
   const router = Router();
   const form = express.urlencoded({ extended: false, limit: '32kb', parameterLimit: 20 });
@@ -125,6 +132,13 @@ export function oauthRoutes(server: AuthorizationServer, options: OAuthRoutesOpt
     typeof req.body === 'object' && req.body !== null ? (req.body as Record<string, unknown>) : {};
   router.get(
     '/authorize',
+    // Each request may make the gateway fetch a client's metadata document: slowed down per address.
+    rateLimit({
+      ...authorizeLimit,
+      standardHeaders: true,
+      legacyHeaders: false,
+      handler: (_req, res) => sendPageAnswer(res, server.tooManyAuthorizationRequests()),
+    }),
     answer((req) => server.authorize(req.query as Record<string, unknown>, readCookies(req.headers.cookie))),
   );
   router.post(

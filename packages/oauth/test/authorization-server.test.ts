@@ -236,6 +236,36 @@ describe('AuthorizationServer', () => {
     }
   });
 
+  it('rate limits GET /oauth/authorize per client address (each may fetch a client document): a 429 page with retry-after', async () => {
+    const app = express();
+    app.use('/oauth', oauthRoutes(server, { authorizeRateLimit: { windowMs: 60_000, max: 5 } }));
+    const limited = createServer(app);
+    await new Promise<void>((resolve) => limited.listen(0, '127.0.0.1', resolve));
+    try {
+      const at = `http://127.0.0.1:${(limited.address() as AddressInfo).port}/oauth/authorize`;
+      const statuses: number[] = [];
+      let page: Response | undefined;
+      for (let i = 0; i < 8; i++) {
+        // Each names a new client ID metadata document: none of them fetched past the limit.
+        page = await fetch(
+          `${at}?response_type=code&client_id=${encodeURIComponent(`https://clients.example/${i}.json`)}`,
+        );
+        statuses.push(page.status);
+        if (page.status !== 429) await page.arrayBuffer();
+      }
+      expect(statuses.slice(0, 5).every((status) => status !== 429)).toBe(true);
+      expect(statuses.slice(5)).toEqual([429, 429, 429]);
+      expect(Number(page?.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(page?.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+      expect(await page?.text()).toContain('too_many_authorization_requests');
+    } finally {
+      await new Promise((resolve) => limited.close(resolve));
+    }
+    expect(() => oauthRoutes(server, { authorizeRateLimit: { windowMs: 60_000, max: 0 } })).toThrow(
+      /authorizeRateLimit/,
+    );
+  });
+
   it('slows down API-key guessing on the sign-in page: refused keys count, then a 429 page with retry-after', async () => {
     const redirectUri = 'http://127.0.0.1:7/guess';
     const clientId = await registerClient(base, redirectUri);

@@ -595,6 +595,61 @@ describe('fetchClientMetadata cache', () => {
   });
 });
 
+describe('fetchClientMetadata under load', () => {
+  it('keeps a refusal for 30 seconds: one bad client_id repeated makes one fetch', async () => {
+    const cache = new ClientMetadataCache();
+    const options = { allowedClientHosts: [http.origin], cache };
+    const missing = `${http.origin}/clients/refused-once.json`;
+    for (let i = 0; i < 5; i++) await refusal(fetchClientMetadata(missing, options));
+    expect(http.hits.get('/clients/refused-once.json')).toBe(1);
+    const now = Date.now();
+    const clock = jest.spyOn(Date, 'now').mockReturnValue(now + 31_000);
+    try {
+      await refusal(fetchClientMetadata(missing, options));
+    } finally {
+      clock.mockRestore();
+    }
+    expect(http.hits.get('/clients/refused-once.json')).toBe(2);
+  });
+
+  it('fetches a document once however many requests name it at the same time', async () => {
+    const cache = new ClientMetadataCache();
+    const clientId = `${http.origin}/clients/slow-once.json`;
+    http.routes.set('/clients/slow-once.json', (req, res, origin) =>
+      setTimeout(() => json(documentFor(`${origin}/clients/slow-once.json`))(req, res, origin), 200),
+    );
+    const options = { allowedClientHosts: [http.origin], cache };
+    const documents = await Promise.all(Array.from({ length: 20 }, () => fetchClientMetadata(clientId, options)));
+    expect(documents.every((d) => d.client_id === clientId)).toBe(true);
+    expect(http.hits.get('/clients/slow-once.json')).toBe(1);
+  });
+
+  it('fetches at most maxConcurrentFetches documents at once; past it a new one is refused client_metadata_busy', async () => {
+    const cache = new ClientMetadataCache(1000, 3);
+    let open = 0;
+    let mostOpen = 0;
+    for (let n = 0; n < 10; n++)
+      http.routes.set(`/clients/slow-${n}.json`, (req, res, origin) => {
+        open++;
+        mostOpen = Math.max(mostOpen, open);
+        setTimeout(() => {
+          open--;
+          json(documentFor(`${origin}/clients/slow-${n}.json`))(req, res, origin);
+        }, 300);
+      });
+    const options = { allowedClientHosts: [http.origin], cache };
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 10 }, (_, n) => fetchClientMetadata(`${http.origin}/clients/slow-${n}.json`, options)),
+    );
+    expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(3);
+    for (const outcome of outcomes.filter((o) => o.status === 'rejected'))
+      expect((outcome as PromiseRejectedResult).reason).toMatchObject({ code: 'client_metadata_busy' });
+    expect(mostOpen).toBeLessThanOrEqual(3);
+    expect(cache.fetching).toBe(0);
+    expect(() => new ClientMetadataCache(10, 0)).toThrow(/maxConcurrentFetches/);
+  });
+});
+
 describe('fetchClientMetadata options', () => {
   it.each<[string, FetchClientMetadataOptions, RegExp]>([
     ['an allowed host with a path', { allowedClientHosts: ['http://127.0.0.1:8080/'] }, /entries are origins/],

@@ -29,6 +29,7 @@ import {
   RedirectUriMismatchError,
   SignInFailedError,
   TooManySignInsError,
+  TooManyAuthorizationRequestsError,
   UnknownClientError,
   ClientMetadataError,
   ClientMetadataRefusedError,
@@ -705,6 +706,15 @@ export class AuthorizationServer {
   }
 
   /** The error page of a client address that tried too many sign-ins (`429`; `retry-after` is set by the limiter). */
+  /** The page answered when one address sent too many authorization requests (`429`). */
+  tooManyAuthorizationRequests(): PageAnswer {
+    return this.errorAnswer(
+      new TooManyAuthorizationRequestsError(
+        'Too many authorization requests from this address: wait a minute and try again.',
+      ),
+    );
+  }
+
   tooManySignIns(): PageAnswer {
     return this.errorAnswer(
       new TooManySignInsError('Too many sign-in attempts from this address: wait a minute and try again.'),

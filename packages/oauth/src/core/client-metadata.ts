@@ -487,8 +487,40 @@ export async function fetchClientMetadata(
   const checked = checkOptions(options);
   const url = clientIdUrl(clientId, checked.allowed);
   const cacheKey = `${clientId}\n${[...checked.allowed].sort().join(' ')}`;
-  const cached = checked.cache?.get(cacheKey);
+  const cache = checked.cache;
+  if (cache === undefined) return (await fetchChecked(url, clientId, checked)).document;
+  const cached = cache.get(cacheKey);
   if (cached) return cached;
+  // A refusal is kept briefly too: a stranger repeating one bad client_id makes one fetch.
+  const refused = cache.refusal(cacheKey);
+  if (refused) throw refused;
+  // One fetch per document at a time, however many requests name it; a bounded number in all.
+  const pending = cache.pending(cacheKey);
+  if (pending) return pending;
+  if (cache.fetching >= cache.maxConcurrentFetches)
+    throw new ClientMetadataError(
+      'client_metadata_busy',
+      'Too many client metadata documents are being fetched just now: try again in a few seconds.',
+    );
+  const fetching = fetchChecked(url, clientId, checked).then(
+    (fetched) => {
+      cache.set(cacheKey, fetched.document, fetched.maxAgeSeconds);
+      return fetched.document;
+    },
+    (error: unknown) => {
+      if (error instanceof ClientMetadataError) cache.refuse(cacheKey, error);
+      throw error;
+    },
+  );
+  return cache.track(cacheKey, fetching);
+}
+
+/** One fetch and check of a document, uncached. */
+async function fetchChecked(
+  url: URL,
+  clientId: string,
+  checked: CheckedOptions,
+): Promise<{ document: ClientMetadataDocument; maxAgeSeconds: number | undefined }> {
   const deadline = AbortSignal.timeout(checked.timeoutMs);
   const timedOut = new Promise<never>((_, reject) => {
     deadline.addEventListener('abort', () => reject(unreachable(deadline)), { once: true });
@@ -496,9 +528,7 @@ export async function fetchClientMetadata(
   timedOut.catch(() => undefined);
   const addresses = await Promise.race([checkedAddresses(url, checked), timedOut]);
   const fetched = await Promise.race([fetchDocument(url, addresses, checked, deadline), timedOut]);
-  const document = checkedDocument(fetched.body, clientId);
-  checked.cache?.set(cacheKey, document, fetched.maxAgeSeconds);
-  return document;
+  return { document: checkedDocument(fetched.body, clientId), maxAgeSeconds: fetched.maxAgeSeconds };
 }
 
 function loopbackWithoutPort(value: string): string | undefined {
@@ -535,16 +565,73 @@ const MAX_CACHE_SECONDS = 300;
 /** How long a document without `max-age` is kept: 1 minute. */
 const DEFAULT_CACHE_SECONDS = 60;
 
-/** Client ID metadata documents kept briefly, bounded in count (the oldest goes first). */
+/** How long a refused document (unreachable, invalid, at a forbidden address...) is not fetched again: 30 s. */
+const REFUSAL_CACHE_MS = 30_000;
+
+/**
+ * Client ID metadata documents kept briefly, bounded in count (the oldest goes first), with the
+ * refusals of the last 30 seconds and the fetches under way (one per document, at most
+ * `maxConcurrentFetches` in all: past it a new document is refused `client_metadata_busy`).
+ */
 export class ClientMetadataCache {
   readonly #entries = new Map<string, { document: ClientMetadataDocument; expires: number }>();
+  readonly #refusals = new Map<string, { error: ClientMetadataError; expires: number }>();
+  readonly #pending = new Map<string, Promise<ClientMetadataDocument>>();
   readonly #maxEntries: number;
+  /** Most documents fetched at once by this process. */
+  readonly maxConcurrentFetches: number;
 
-  /** @param maxEntries most documents kept; default 1000. */
-  constructor(maxEntries = 1000) {
+  /**
+   * @param maxEntries most documents (and, apart, refusals) kept; default 1000.
+   * @param maxConcurrentFetches most documents fetched at once; default 16.
+   */
+  constructor(maxEntries = 1000, maxConcurrentFetches = 16) {
     if (!Number.isInteger(maxEntries) || maxEntries < 1)
       throw new TypeError('ClientMetadataCache: `maxEntries` must be a whole number of at least 1 (default 1000).');
+    if (!Number.isInteger(maxConcurrentFetches) || maxConcurrentFetches < 1)
+      throw new TypeError(
+        'ClientMetadataCache: `maxConcurrentFetches` must be a whole number of at least 1 (default 16).',
+      );
     this.#maxEntries = maxEntries;
+    this.maxConcurrentFetches = maxConcurrentFetches;
+  }
+
+  /** The refusal of a fetch of `key` in the last 30 seconds, if any. */
+  refusal(key: string): ClientMetadataError | undefined {
+    const entry = this.#refusals.get(key);
+    if (!entry) return undefined;
+    if (entry.expires <= Date.now()) {
+      this.#refusals.delete(key);
+      return undefined;
+    }
+    return entry.error;
+  }
+
+  /** Keeps the refusal of a fetch of `key` for 30 seconds. */
+  refuse(key: string, error: ClientMetadataError): void {
+    this.#refusals.delete(key);
+    while (this.#refusals.size >= this.#maxEntries) this.#refusals.delete(this.#refusals.keys().next().value!);
+    this.#refusals.set(key, { error, expires: Date.now() + REFUSAL_CACHE_MS });
+  }
+
+  /** The fetch of `key` under way, if any. */
+  pending(key: string): Promise<ClientMetadataDocument> | undefined {
+    return this.#pending.get(key);
+  }
+
+  /** How many fetches are under way. */
+  get fetching(): number {
+    return this.#pending.size;
+  }
+
+  /** Records `fetch` as the fetch of `key` under way until it settles; returns it. */
+  track(key: string, fetch: Promise<ClientMetadataDocument>): Promise<ClientMetadataDocument> {
+    this.#pending.set(key, fetch);
+    const done = () => {
+      if (this.#pending.get(key) === fetch) this.#pending.delete(key);
+    };
+    fetch.then(done, done);
+    return fetch;
   }
 
   /** The kept document, when it has not expired. */

@@ -36,10 +36,13 @@ export class UnknownClientError extends AuthorizationPageError {
  */
 export class ClientMetadataRefusedError extends AuthorizationPageError {
   readonly code: ClientMetadataErrorCode;
+  /** 400, or 503 when the gateway is fetching too many documents just now (`client_metadata_busy`). */
+  override readonly status: number;
 
   constructor(code: ClientMetadataErrorCode, message: string) {
     super(message);
     this.code = code;
+    this.status = code === 'client_metadata_busy' ? 503 : 400;
   }
 }
 
@@ -83,6 +86,12 @@ export class SignInFailedError extends AuthorizationPageError {
 /** Too many sign-in attempts from one client address. */
 export class TooManySignInsError extends AuthorizationPageError {
   readonly code = 'too_many_sign_in_attempts';
+  override readonly status = 429;
+}
+
+/** Too many authorization requests from one client address (each may fetch a client's metadata document). */
+export class TooManyAuthorizationRequestsError extends AuthorizationPageError {
+  readonly code = 'too_many_authorization_requests';
   override readonly status = 429;
 }
 
@@ -132,6 +141,7 @@ export type ClientMetadataErrorCode =
   | 'client_metadata_forbidden_address'
   | 'client_metadata_redirect'
   | 'client_metadata_too_large'
+  | 'client_metadata_busy'
   | 'client_id_mismatch';
 
 /**
