@@ -20,6 +20,10 @@ describe('JsonLinesToolFilter', () => {
     );
     expect(text(filter.push(Buffer.from('{"d":{"e":[1,{}]},"f":"\\\\"}')))).toBe('{"d":{"e":[1,{}]},"f":"\\\\"}\n');
     expect(() => filter.end()).not.toThrow();
+    // Whitespace alone holds nothing; an empty key closes its string.
+    expect(text(filter.push(Buffer.from('\n \n')))).toBe('');
+    expect(text(filter.push(Buffer.from('{"":1}')))).toBe('{"":1}\n');
+    expect(text(new JsonLinesToolFilter(gate, 1024).push(Buffer.from('{"":1}')))).toBe('{"":1}\n');
   });
 
   it('reads a message split in any place, byte by byte', () => {
@@ -27,6 +31,27 @@ describe('JsonLinesToolFilter', () => {
     let out = '';
     for (const byte of Buffer.from(`${tools}\n{"x":"a\\"}"}`)) out += text(filter.push(Buffer.from([byte])));
     expect(out).toBe('{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"ok_a"}]}}\n{"x":"a\\"}"}\n');
+  });
+
+  it('names why it cannot read', () => {
+    const message = (run: () => unknown) => {
+      try {
+        run();
+      } catch (error) {
+        return (error as Error).message;
+      }
+      return 'nothing thrown';
+    };
+    const why = (reason: string) => `The MCP server's streamed JSON answer cannot be read: ${reason}.`;
+    expect(message(() => new JsonLinesToolFilter(gate, 1024).push(Buffer.from('x')))).toBe(
+      why('something other than a JSON object or array stands between its messages'),
+    );
+    const open = new JsonLinesToolFilter(gate, 1024);
+    open.push(Buffer.from('['));
+    expect(message(() => open.end())).toBe(why('it ends inside a message'));
+    expect(message(() => new JsonLinesToolFilter(gate, 2).push(Buffer.from('{"a"')))).toBe(
+      why('a message is larger than the gateway inspects'),
+    );
   });
 
   it('refuses what it cannot read', () => {

@@ -702,6 +702,10 @@ describe('the Mcp-Method and Mcp-Name headers a 2026-07-28 request must carry (S
     expect(inspect(withMeta(call('ok_a'), '2026-07-28'), { version: ['2025-11-25'] })).toEqual(answer);
     // A later revision keeps the rule; a batch of that revision has no one method to name.
     expect(inspect(listCall, { version: ['2027-01-01'] })).toMatchObject({ id: 3, error: { message: missingMethod } });
+    expect(inspect(`[{"id":1,"method":"x"},${withMeta(listCall, '2026-07-28')}]`, {})).toMatchObject({
+      id: null,
+      error: { message: missingMethod },
+    });
     expect(inspect(`[${withMeta(listCall, '2026-07-28')}]`, {})).toMatchObject({
       id: null,
       error: { message: missingMethod },
@@ -734,6 +738,8 @@ describe('the Mcp-Method and Mcp-Name headers a 2026-07-28 request must carry (S
       }),
     ).toEqual({});
     expect(inspect(listCall, { version, method: ['tools/list'] })).toEqual({});
+    const subscribe = '{"jsonrpc":"2.0","id":6,"method":"resources/subscribe","params":{"uri":"file:///a"}}';
+    expect(inspect(subscribe, { version, method: ['resources/subscribe'] })).toEqual({});
     expect(inspect(call('ok_a'), { version, method: ['tools/call'], name: ['ok_a'] })).toEqual({});
   });
 
@@ -745,11 +751,14 @@ describe('the Mcp-Method and Mcp-Name headers a 2026-07-28 request must carry (S
       ['2024-11-05'],
       ['v999.0.0'],
       ['2026-07-2'],
+      ['2026-07-28x'],
+      ['x2026-07-28'],
       [' 2026-07-28'],
     ])
       expect(inspect(call('ok_a'), { version })).toEqual({});
     expect(inspect(withMeta(call('ok_a'), '2025-11-25'), {})).toEqual({});
     expect(inspect(withMeta(call('ok_a'), 20260728), {})).toEqual({});
+    expect(inspect(withMeta(call('ok_a'), ['2026-07-28']), {})).toEqual({});
     expect(inspect(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"x":"${META}"}}`, {})).toEqual({});
     expect(inspect(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":null,"x":"${META}"}}`, {})).toEqual(
       {},
