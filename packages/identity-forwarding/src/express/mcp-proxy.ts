@@ -91,10 +91,10 @@ export interface IdentityForwardingOptions {
    * the gateway fails closed: it reads every POST body (at most `maxInspectedBodyBytes`) and
    * refuses one that is not strict UTF-8 JSON of content type `application/json`
    * (`400 invalid_mcp_message`), one whose `Mcp-Method`/`Mcp-Name` headers disagree with it or,
-   * of protocol revision 2026-07-28 or later, lacks them (`400`, JSON-RPC error `-32020`), and a `tools/call` the gate refuses (JSON-RPC error
-   * `-32602`); none of them reaches the server. It reads every answer (POST and GET, JSON or
-   * event stream, newline-delimited JSON message by message; other content types only when
-   * empty, else `502 upstream_invalid_response`) and
+   * of protocol revision 2026-07-28 or later, lacks them (`400`, JSON-RPC error `-32020`), and a
+   * `tools/call` the gate refuses (JSON-RPC error `-32602`); none of them reaches the server. It
+   * reads every answer (POST and GET, JSON or event stream, newline-delimited JSON message by
+   * message; other content types only when empty, else `502 upstream_invalid_response`) and
    * keeps only allowed tools in every `result.tools`, whatever its JSON-RPC id. Without `tools`,
    * requests and answers stream through untouched. Must not wait; it is called on every request,
    * so a host should remember its answers. Default: none (every caller, every tool).
@@ -832,7 +832,8 @@ function createUpstream(url: URL, timeoutMs: number, idleTimeoutMs: number): Ups
  * streams, with end-to-end headers only. Silence between two body chunks longer than the idle
  * timeout ends both connections, except on a `subscriptions/listen` stream (MCP 2026-07-28),
  * which lasts while the server keeps it open: it ends when either side closes, and TCP keep-alive
- * on the upstream connection finds a server that went away.
+ * on the upstream connection finds a server that went away. A listen answer is never held to be
+ * sent whole, whatever its content type (some servers answer it with newline-delimited JSON).
  */
 function writeAnswer(answer: UpstreamAnswer, response: ServerResponse, state: ProxyState, idleTimeoutMs: number): void {
   const record = locals(response);
@@ -883,7 +884,8 @@ function writeAnswer(answer: UpstreamAnswer, response: ServerResponse, state: Pr
  * arrived, with its length: headers and body leave in one write, where piping takes a write per
  * chunk and one more at the end (a JSON-RPC response is of no use to a client before its last
  * byte). One that grows past {@link MAX_WHOLE_ANSWER_BYTES} is written as it stands and piped
- * from there.
+ * from there; so is one without a length that has not ended {@link MAX_WHOLE_HOLD_MS} after its
+ * headers (newline-delimited JSON that lasts, see {@link holdBriefly}).
  */
 function sendWhole(answer: UpstreamAnswer, response: ServerResponse): void {
   const whole = (bytes: Buffer) => {
