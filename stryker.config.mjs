@@ -36,6 +36,7 @@ const config = {
     'packages/identity-forwarding/src/core/tool-gate.ts',
     'packages/identity-forwarding/src/core/tool-scan.ts',
     'packages/identity-forwarding/src/core/sse-tool-filter.ts',
+    'packages/identity-forwarding/src/core/json-lines-tool-filter.ts',
     'packages/identity-forwarding/src/express/origin-guard.ts',
     'packages/sigv4-proxy/src/core/signer.ts',
     'packages/sigv4-proxy/src/core/custom-host.ts',

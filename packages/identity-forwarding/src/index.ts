@@ -12,6 +12,7 @@ export * from './core/token-cache';
 export * from './core/forwarder';
 export * from './core/tool-gate';
 export * from './core/sse-tool-filter';
+export * from './core/json-lines-tool-filter';
 export { authenticate, type AuthenticateOptions, type AuthenticateMiddleware } from './express/authenticate';
 export {
   identityForwarding,

@@ -119,6 +119,11 @@ function hasBom(bytes: Buffer): boolean {
 export interface McpMirrorHeaders {
   method?: readonly string[];
   name?: readonly string[];
+  /**
+   * `MCP-Protocol-Version`, every value received: from revision 2026-07-28 on (here or in the
+   * body's `_meta`), `Mcp-Method` and `Mcp-Name` are required. Default: absent (an older revision).
+   */
+  version?: readonly string[];
 }
 
 /** The body field `Mcp-Name` mirrors, by method (MCP 2026-07-28, "Standard headers"). */
@@ -144,6 +149,60 @@ export function decodeMcpName(value: string): string | undefined {
   const bytes = Buffer.from(b64, 'base64');
   if (bytes.toString('base64') !== b64 || !isUtf8(bytes)) return undefined;
   return bytes.toString('utf8');
+}
+
+/** The first protocol revision whose requests carry `Mcp-Method` and `Mcp-Name` (SEP-2243). */
+export const MIRROR_HEADERS_REVISION = '2026-07-28';
+
+/** Where a request of revision 2026-07-28 names its protocol revision in the body (`params._meta`). */
+const META_VERSION = 'io.modelcontextprotocol/protocolVersion';
+
+/** The methods whose `Mcp-Name` is required from revision 2026-07-28 on, when the body names its target. */
+const NAME_REQUIRED: ReadonlySet<string> = new Set(['tools/call', 'prompts/get', 'resources/read']);
+
+/** Whether `value` is a revision (`YYYY-MM-DD`) of 2026-07-28 or later. */
+function mirrorsRequired(value: unknown): boolean {
+  return typeof value === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(value) && value >= MIRROR_HEADERS_REVISION;
+}
+
+/**
+ * Whether the request is of revision 2026-07-28 or later: its `MCP-Protocol-Version` says so, or
+ * the `_meta` of one of its messages does (parsed only when the body holds the `_meta` key, which
+ * older clients never send).
+ */
+function isMirroringRevision(headers: McpMirrorHeaders, body: Buffer): boolean {
+  if (headers.version?.some(mirrorsRequired) === true) return true;
+  // Stryker disable next-line ConditionalExpression: parsing every body finds the same; the test spares it.
+  if (!body.includes(META_VERSION)) return false;
+  // `requestMessages` read the body as JSON already.
+  const parsed: unknown = JSON.parse(body.toString('utf8'));
+  return (Array.isArray(parsed) ? parsed : [parsed]).some((message) => {
+    const meta = (message as { params?: { _meta?: Record<string, unknown> } } | null)?.params?._meta;
+    return typeof meta === 'object' && meta !== null && mirrorsRequired(meta[META_VERSION]);
+  });
+}
+
+/**
+ * Why a request of revision 2026-07-28 or later lacks a header SEP-2243 requires (`Mcp-Method`
+ * on every request, `Mcp-Name` on a `tools/call`, `prompts/get` or `resources/read` whose body
+ * names its target), or undefined when none is missing or the revision is older.
+ */
+function missingMirrorHeader(
+  headers: McpMirrorHeaders,
+  message: JsonRpcMessage | undefined,
+  body: Buffer,
+): string | undefined {
+  const bodyMethod = typeof message === 'object' && message !== null ? message.method : undefined;
+  // A method in NAME_REQUIRED comes from a message.
+  const named =
+    NAME_REQUIRED.has(bodyMethod as string) &&
+    typeof (message as JsonRpcMessage).params?.[NAME_SOURCE.get(bodyMethod as string) as 'name' | 'uri'] === 'string';
+  const lacksMethod = headers.method === undefined;
+  if (!lacksMethod && (headers.name !== undefined || !named)) return undefined;
+  if (!isMirroringRevision(headers, body)) return undefined;
+  return lacksMethod
+    ? `Mcp-Method is required from protocol revision ${MIRROR_HEADERS_REVISION} on.`
+    : `Mcp-Name is required on ${String(bodyMethod)} from protocol revision ${MIRROR_HEADERS_REVISION} on.`;
 }
 
 /** Why the mirror headers disagree with the body, or undefined when they agree (or are absent). */
@@ -181,7 +240,10 @@ export interface InspectedRequest {
  * decides on it: throws {@link InvalidMcpMessageError} when it is not strict UTF-8 JSON (a
  * byte-order mark, invalid UTF-8, invalid JSON) or repeats a key the gate reads (`id`, `method`,
  * `params`, `params.name`, `params.uri`, in any case); answers `400` with JSON-RPC error
- * {@link HEADER_MISMATCH_CODE} when `Mcp-Method`/`Mcp-Name` disagree with it; answers a
+ * {@link HEADER_MISMATCH_CODE} when `Mcp-Method`/`Mcp-Name` disagree with it, or when a request
+ * of revision 2026-07-28 or later (`MCP-Protocol-Version`, or the body's `_meta`) lacks them
+ * (SEP-2243: `Mcp-Method` always, `Mcp-Name` on a `tools/call`, `prompts/get` or
+ * `resources/read` naming its target); answers a
  * `tools/call` whose tool the gate does not allow (a batch holding one is answered whole: the
  * refused calls with their error, its other requests with "not forwarded"). Otherwise the body
  * is forwarded as received: the server reads the very messages the gate checked. The content
@@ -192,8 +254,10 @@ export function inspectRequest(
   gate: McpToolGate,
   headers: McpMirrorHeaders = {},
 ): InspectedRequest {
-  const { batch, list } = Buffer.isBuffer(body) ? readMcpRequest(body) : body;
-  const mismatch = headerMismatch(headers, batch, list[0]);
+  const read = Buffer.isBuffer(body) ? readMcpRequest(body) : body;
+  const { batch, list } = read;
+  const mismatch =
+    missingMirrorHeader(headers, batch ? undefined : list[0], read.body) ?? headerMismatch(headers, batch, list[0]);
   if (mismatch !== undefined) {
     const first = batch ? undefined : list[0];
     const id = typeof first === 'object' && first !== null ? answerId(first.id) : null;
@@ -246,6 +310,8 @@ export interface McpRequestMessages {
   readonly batch: boolean;
   /** Its messages, with what the gateway reads of them (`id`, `method`, `params.name`, `params.uri`). */
   readonly list: readonly JsonRpcMessage[];
+  /** The body read. */
+  readonly body: Buffer;
 }
 
 /**
@@ -258,7 +324,7 @@ export function readMcpRequest(body: Buffer): McpRequestMessages {
   const read = requestMessages(body);
   if (read.batch && read.list.length > MAX_BATCH_MESSAGES)
     throw invalidRequest(`a batch holds more than ${MAX_BATCH_MESSAGES} messages`);
-  return read;
+  return { ...read, body };
 }
 
 /** How many `tools/call` requests `read` holds (each of a batch counts). */

@@ -56,6 +56,7 @@ import {
   type McpToolGate,
 } from '../core/tool-gate';
 import { SseToolFilter } from '../core/sse-tool-filter';
+import { JsonLinesToolFilter } from '../core/json-lines-tool-filter';
 import { detectMissingCall, type GatewayLocals, type Logger } from './shared';
 
 /** Options of {@link identityForwarding}. */
@@ -93,10 +94,11 @@ export interface IdentityForwardingOptions {
    * anything is sent: `{ allowed: false }` answers `403 access_denied`. With `tools` (a tool gate)
    * the gateway fails closed: it reads every POST body (at most `maxInspectedBodyBytes`) and
    * refuses one that is not strict UTF-8 JSON of content type `application/json`
-   * (`400 invalid_mcp_message`), one whose `Mcp-Method`/`Mcp-Name` headers disagree with it
-   * (`400`, JSON-RPC error `-32020`), and a `tools/call` the gate refuses (JSON-RPC error
-   * `-32602`); none of them reaches the server. It reads every answer (POST and GET, JSON or
-   * event stream; other content types only when empty, else `502 upstream_invalid_response`) and
+   * (`400 invalid_mcp_message`), one whose `Mcp-Method`/`Mcp-Name` headers disagree with it or,
+   * of protocol revision 2026-07-28 or later, lacks them (`400`, JSON-RPC error `-32020`), and a
+   * `tools/call` the gate refuses (JSON-RPC error `-32602`); none of them reaches the server. It
+   * reads every answer (POST and GET, JSON or event stream, newline-delimited JSON message by
+   * message; other content types only when empty, else `502 upstream_invalid_response`) and
    * keeps only allowed tools in every `result.tools`, whatever its JSON-RPC id. Without `tools`,
    * requests and answers stream through untouched. Must not wait; it is called on every request,
    * so a host should remember its answers. Default: none (every caller, every tool).
@@ -440,7 +442,11 @@ export function identityForwarding(options: IdentityForwardingOptions): Identity
     const client = {
       contentType: req.headers['content-type'],
       contentTypes: req.headersDistinct['content-type']?.length ?? 0,
-      mirror: { method: req.headersDistinct['mcp-method'], name: req.headersDistinct['mcp-name'] },
+      mirror: {
+        method: req.headersDistinct['mcp-method'],
+        name: req.headersDistinct['mcp-name'],
+        version: req.headersDistinct['mcp-protocol-version'],
+      },
       hasBody: req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined,
     };
     try {
@@ -825,7 +831,8 @@ function createUpstream(url: URL, timeoutMs: number, idleTimeoutMs: number): Ups
  * streams, with end-to-end headers only. Silence between two body chunks longer than the idle
  * timeout ends both connections, except on a `subscriptions/listen` stream (MCP 2026-07-28),
  * which lasts while the server keeps it open: it ends when either side closes, and TCP keep-alive
- * on the upstream connection finds a server that went away.
+ * on the upstream connection finds a server that went away. A listen answer is never held to be
+ * sent whole, whatever its content type (some servers answer it with newline-delimited JSON).
  */
 function writeAnswer(answer: UpstreamAnswer, response: ServerResponse, state: ProxyState, idleTimeoutMs: number): void {
   const record = locals(response);
@@ -854,18 +861,20 @@ function writeAnswer(answer: UpstreamAnswer, response: ServerResponse, state: Pr
   });
   body.once('close', () => clearTimeout(idle));
   response.once('close', () => clearTimeout(idle));
+  // A listen answer lasts whatever its content type (newline-delimited JSON too): never held.
+  const listen = record.mcpMethod === LISTEN_METHOD;
   if (state.gate !== undefined) {
-    gateAnswer(answer, response, state);
+    gateAnswer(answer, response, state, listen);
     return;
   }
   const eventStream = String(answer.headers['content-type'] ?? '').startsWith('text/event-stream');
-  if (!eventStream && Number(answer.headers['content-length'] ?? 0) <= MAX_WHOLE_ANSWER_BYTES) {
+  if (!eventStream && !listen && Number(answer.headers['content-length'] ?? 0) <= MAX_WHOLE_ANSWER_BYTES) {
     sendWhole(answer, response);
     return;
   }
   response.writeHead(answer.statusCode, endToEndResponseHeaders(answer.headers));
   // An event stream may stay quiet for long: its headers leave now, not with its first event.
-  if (eventStream) response.flushHeaders();
+  if (eventStream || listen) response.flushHeaders();
   body.pipe(response);
 }
 
@@ -874,25 +883,75 @@ function writeAnswer(answer: UpstreamAnswer, response: ServerResponse, state: Pr
  * arrived, with its length: headers and body leave in one write, where piping takes a write per
  * chunk and one more at the end (a JSON-RPC response is of no use to a client before its last
  * byte). One that grows past {@link MAX_WHOLE_ANSWER_BYTES} is written as it stands and piped
- * from there.
+ * from there; so is one without a length that has not ended {@link MAX_WHOLE_HOLD_MS} after its
+ * headers (newline-delimited JSON that lasts, see {@link holdBriefly}).
  */
 function sendWhole(answer: UpstreamAnswer, response: ServerResponse): void {
-  holdWhole(
-    answer.body,
-    MAX_WHOLE_ANSWER_BYTES,
-    (whole) => {
-      if (response.destroyed) return;
-      const headers = endToEndResponseHeaders(answer.headers);
-      // No length on an answer that may not have one (RFC 9110, 8.6).
-      if (answer.statusCode !== 204 && answer.statusCode !== 304) headers['content-length'] = whole.length;
-      response.writeHead(answer.statusCode, headers).end(whole);
-    },
-    (held) => {
-      response.writeHead(answer.statusCode, endToEndResponseHeaders(answer.headers));
-      for (const part of held) response.write(part);
-      answer.body.pipe(response);
-    },
-  );
+  const whole = (bytes: Buffer) => {
+    if (response.destroyed) return;
+    const headers = endToEndResponseHeaders(answer.headers);
+    // No length on an answer that may not have one (RFC 9110, 8.6).
+    if (answer.statusCode !== 204 && answer.statusCode !== 304) headers['content-length'] = bytes.length;
+    response.writeHead(answer.statusCode, headers).end(bytes);
+  };
+  const stream = (held: Buffer[]) => {
+    if (response.destroyed) {
+      discard(answer.body);
+      return;
+    }
+    response.writeHead(answer.statusCode, endToEndResponseHeaders(answer.headers));
+    if (held.length === 0) response.flushHeaders();
+    for (const part of held) response.write(part);
+    answer.body.pipe(response);
+  };
+  if (answer.headers['content-length'] !== undefined) holdWhole(answer.body, MAX_WHOLE_ANSWER_BYTES, whole, stream);
+  else holdBriefly(answer.body, MAX_WHOLE_ANSWER_BYTES, whole, stream);
+}
+
+/**
+ * How long an answer without a length (not an event stream) is held to be sent whole, from its
+ * headers: 250 ms. One that has not ended by then (newline-delimited JSON that lasts) is passed
+ * on as it arrives, or, under a tool gate, read and written message by message.
+ */
+const MAX_WHOLE_HOLD_MS = 250;
+
+/**
+ * {@link holdWhole} for an answer without a length, which may never end (JSON-RPC messages as
+ * newline-delimited JSON that the server keeps sending): held at most
+ * {@link MAX_WHOLE_HOLD_MS}. When it has not ended by then, `stream` gets what was held (possibly
+ * nothing) and the rest is the caller's to pass on as it arrives; a JSON-RPC response, which ends
+ * within a few reads, is still sent whole.
+ */
+function holdBriefly(
+  body: Readable,
+  maxBytes: number,
+  whole: (bytes: Buffer) => void,
+  stream: (held: Buffer[]) => void,
+): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  const stop = () => {
+    body.off('data', hold);
+    body.off('end', end);
+    clearTimeout(unended);
+  };
+  const release = () => {
+    stop();
+    if (!body.destroyed) stream(chunks);
+  };
+  const hold = (chunk: Buffer) => {
+    size += chunk.length;
+    chunks.push(chunk);
+    if (size > maxBytes) release();
+  };
+  const end = () => {
+    stop();
+    whole(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks));
+  };
+  const unended = setTimeout(release, MAX_WHOLE_HOLD_MS);
+  body.on('data', hold);
+  body.once('end', end);
+  body.once('close', () => clearTimeout(unended));
 }
 
 /** One http-proxy-middleware instance per server (GET and DELETE), with keep-alive connections. */
@@ -1006,12 +1065,16 @@ function refuseAnswer(body: Readable, response: ServerResponse, state: ProxyStat
 
 /**
  * Writes an MCP server's answer through the tool gate, failing closed: a JSON answer is read
- * whole (at most `maxAnswerBytes`) and written with only allowed tools; an event stream is read
+ * whole (at most `maxAnswerBytes`) and written with only allowed tools, unless it answers a
+ * `subscriptions/listen` or has no length and has not ended {@link MAX_WHOLE_HOLD_MS} after its
+ * headers (newline-delimited JSON that lasts): it is then
+ * read message by message ({@link JsonLinesToolFilter}), each written as it completes, and one it
+ * cannot read ends it; an event stream is read
  * event by event and written again as it arrives (an event it cannot read ends it); an answer
  * of any other content type passes only when it is empty. A compressed answer with a body is
  * refused (502).
  */
-function gateAnswer(answer: UpstreamAnswer, response: ServerResponse, state: ProxyState): void {
+function gateAnswer(answer: UpstreamAnswer, response: ServerResponse, state: ProxyState, listen: boolean): void {
   const gate = state.gate as McpToolGate;
   const proxyRes = answer.body;
   const type = parseMediaType(answer.headers['content-type']);
@@ -1026,8 +1089,40 @@ function gateAnswer(answer: UpstreamAnswer, response: ServerResponse, state: Pro
   const isJson = identity && isUtf8MediaType(type, 'application/json');
   const chunks: Buffer[] = [];
   let size = 0;
+  // A JSON listen answer, or one without a length that has not ended in MAX_WHOLE_HOLD_MS
+  // (newline-delimited JSON that lasts), is read and written message by message.
+  let lines: JsonLinesToolFilter | undefined;
+  const byMessage = () => {
+    if (response.headersSent || response.destroyed || proxyRes.destroyed) return;
+    lines = new JsonLinesToolFilter(gate, state.maxAnswerBytes as number);
+    delete headers['content-length'];
+    response.writeHead(status, headers);
+    response.flushHeaders();
+    for (const chunk of chunks.splice(0)) writeMessages(chunk);
+  };
+  const unended =
+    isJson && !listen && answer.headers['content-length'] === undefined
+      ? setTimeout(byMessage, MAX_WHOLE_HOLD_MS)
+      : undefined;
+  const writeMessages = (chunk: Buffer) => {
+    let messages: Buffer[];
+    try {
+      messages = (lines as JsonLinesToolFilter).push(chunk);
+    } catch {
+      discard(proxyRes);
+      response.destroy();
+      return;
+    }
+    for (const message of messages) response.write(message);
+  };
+  if (isJson && listen) byMessage();
+  proxyRes.once('close', () => clearTimeout(unended));
   proxyRes.on('data', (chunk: Buffer) => {
     if (chunk.length === 0 || response.destroyed) return;
+    if (lines !== undefined) {
+      writeMessages(chunk);
+      return;
+    }
     if (!isJson) {
       refuseAnswer(
         proxyRes,
@@ -1047,6 +1142,16 @@ function gateAnswer(answer: UpstreamAnswer, response: ServerResponse, state: Pro
     chunks.push(chunk);
   });
   proxyRes.once('end', () => {
+    clearTimeout(unended);
+    if (lines !== undefined) {
+      try {
+        lines.end();
+        response.end();
+      } catch {
+        response.destroy();
+      }
+      return;
+    }
     if (response.headersSent || response.destroyed) return;
     let body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
     if (body.length > 0) {

@@ -677,3 +677,92 @@ describe('verdicts', () => {
     }
   });
 });
+
+describe('the Mcp-Method and Mcp-Name headers a 2026-07-28 request must carry (SEP-2243)', () => {
+  const META = 'io.modelcontextprotocol/protocolVersion';
+  const withMeta = (body: string, version: unknown) => {
+    const message = JSON.parse(body) as { params?: Record<string, unknown> };
+    message.params = { ...message.params, _meta: { [META]: version } };
+    return JSON.stringify(message);
+  };
+  const inspect = (body: string, headers: { method?: string[]; name?: string[]; version?: string[] }) => {
+    const out = inspectRequest(Buffer.from(body), gate, headers);
+    return out.status === 400 ? (JSON.parse(out.answer as string) as { id: unknown; error: unknown }) : out;
+  };
+  const missingMethod = 'Mcp-Method is required from protocol revision 2026-07-28 on.';
+  const missingName = (method: string) => `Mcp-Name is required on ${method} from protocol revision 2026-07-28 on.`;
+  const listCall = '{"jsonrpc":"2.0","id":3,"method":"tools/list"}';
+
+  it('answers -32020 when Mcp-Method is missing, by the header or the body revision', () => {
+    const answer = { jsonrpc: '2.0', id: 7, error: { code: HEADER_MISMATCH_CODE, message: missingMethod } };
+    expect(inspect(call('ok_a'), { version: ['2026-07-28'] })).toEqual(answer);
+    expect(inspect(call('ok_a'), { version: ['2026-07-28'], name: ['ok_a'] })).toEqual(answer);
+    expect(inspect(call('ok_a'), { version: ['2025-11-25', '2026-07-28'] })).toEqual(answer);
+    expect(inspect(withMeta(call('ok_a'), '2026-07-28'), {})).toEqual(answer);
+    expect(inspect(withMeta(call('ok_a'), '2026-07-28'), { version: ['2025-11-25'] })).toEqual(answer);
+    // A later revision keeps the rule; a batch of that revision has no one method to name.
+    expect(inspect(listCall, { version: ['2027-01-01'] })).toMatchObject({ id: 3, error: { message: missingMethod } });
+    expect(inspect(`[{"id":1,"method":"x"},${withMeta(listCall, '2026-07-28')}]`, {})).toMatchObject({
+      id: null,
+      error: { message: missingMethod },
+    });
+    expect(inspect(`[${withMeta(listCall, '2026-07-28')}]`, {})).toMatchObject({
+      id: null,
+      error: { message: missingMethod },
+    });
+  });
+
+  it('answers -32020 when Mcp-Name is missing on a call that names its target', () => {
+    const version = ['2026-07-28'];
+    expect(inspect(call('ok_a'), { version, method: ['tools/call'] })).toEqual({
+      jsonrpc: '2.0',
+      id: 7,
+      error: { code: HEADER_MISMATCH_CODE, message: missingName('tools/call') },
+    });
+    const prompt = '{"jsonrpc":"2.0","id":4,"method":"prompts/get","params":{"name":"p"}}';
+    expect(inspect(prompt, { version, method: ['prompts/get'] })).toMatchObject({
+      error: { message: missingName('prompts/get') },
+    });
+    const read = '{"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"file:///a"}}';
+    expect(inspect(read, { version, method: ['resources/read'] })).toMatchObject({
+      error: { message: missingName('resources/read') },
+    });
+    // A body without a target name (the server's own error to give), or a method without one.
+    expect(
+      inspect('{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{}}', { version, method: ['tools/call'] }),
+    ).toMatchObject({ status: 200 }); // the gate's own refusal of a call without a tool, not -32020
+    expect(
+      inspect('{"jsonrpc":"2.0","id":6,"method":"resources/read","params":{"name":"x"}}', {
+        version,
+        method: ['resources/read'],
+      }),
+    ).toEqual({});
+    expect(inspect(listCall, { version, method: ['tools/list'] })).toEqual({});
+    const subscribe = '{"jsonrpc":"2.0","id":6,"method":"resources/subscribe","params":{"uri":"file:///a"}}';
+    expect(inspect(subscribe, { version, method: ['resources/subscribe'] })).toEqual({});
+    expect(inspect(call('ok_a'), { version, method: ['tools/call'], name: ['ok_a'] })).toEqual({});
+  });
+
+  it('leaves requests of older revisions, or naming none, as they were', () => {
+    for (const version of [
+      undefined,
+      ['2025-11-25'],
+      ['2025-06-18'],
+      ['2024-11-05'],
+      ['v999.0.0'],
+      ['2026-07-2'],
+      ['2026-07-28x'],
+      ['x2026-07-28'],
+      [' 2026-07-28'],
+    ])
+      expect(inspect(call('ok_a'), { version })).toEqual({});
+    expect(inspect(withMeta(call('ok_a'), '2025-11-25'), {})).toEqual({});
+    expect(inspect(withMeta(call('ok_a'), 20260728), {})).toEqual({});
+    expect(inspect(withMeta(call('ok_a'), ['2026-07-28']), {})).toEqual({});
+    expect(inspect(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"x":"${META}"}}`, {})).toEqual({});
+    expect(inspect(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":null,"x":"${META}"}}`, {})).toEqual(
+      {},
+    );
+    expect(inspect(`[null,{"id":1,"method":"tools/list","params":{"x":"${META}"}}]`, {})).toEqual({});
+  });
+});
