@@ -5,6 +5,8 @@
 //
 // Options: redirectUri, clientId, clientSecret, wrongKey (publish another key under the signing
 // key's kid), idTokenClaims (put the scope's claims in the ID token, not only in userinfo).
+// It issues refresh tokens to its client. `POST /test/accounts/<name>` with {"groups": [...]} or
+// {"disabled": true} changes an account, as an administrator of the company's provider would.
 import { createServer } from 'node:http';
 import { createPrivateKey, createPublicKey, generateKeyPairSync } from 'node:crypto';
 import Provider from 'oidc-provider';
@@ -31,6 +33,9 @@ const publicOf = (jwk) => ({
   use: 'sig',
 });
 
+/** Accounts changed by the test: name → { groups?, disabled? }. */
+const accounts = new Map();
+
 const server = createServer();
 server.listen(0, '127.0.0.1', () => {
   const { port } = server.address();
@@ -41,7 +46,7 @@ server.listen(0, '127.0.0.1', () => {
         client_id: options.clientId,
         client_secret: options.clientSecret,
         redirect_uris: [options.redirectUri],
-        grant_types: ['authorization_code'],
+        grant_types: ['authorization_code', 'refresh_token'],
         response_types: ['code'],
         token_endpoint_auth_method: 'client_secret_basic',
       },
@@ -50,6 +55,8 @@ server.listen(0, '127.0.0.1', () => {
     cookies: { keys: ['oidc-login-test-cookie-key'] },
     // Every authorization request must carry a PKCE S256 challenge, confidential client or not.
     pkce: { required: () => true },
+    // A refresh token to every sign-in of its client (no offline_access needed), as many providers are set up.
+    issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
     conformIdTokenClaims: !options.idTokenClaims,
     claims: {
       openid: ['sub'],
@@ -57,6 +64,8 @@ server.listen(0, '127.0.0.1', () => {
       profile: ['preferred_username', 'name', 'groups'],
     },
     async findAccount(_ctx, id) {
+      const changed = accounts.get(id) ?? {};
+      if (changed.disabled) return undefined;
       return {
         accountId: id,
         async claims() {
@@ -66,7 +75,7 @@ server.listen(0, '127.0.0.1', () => {
             email_verified: true,
             preferred_username: id,
             name: `User ${id}`,
-            groups: ['engineering', 'mcp-admins'],
+            groups: changed.groups ?? ['engineering', 'mcp-admins'],
           };
         },
       };
@@ -74,6 +83,16 @@ server.listen(0, '127.0.0.1', () => {
   });
   const handle = provider.callback();
   server.on('request', (req, res) => {
+    const account = /^\/test\/accounts\/([\w.-]+)$/.exec(req.url ?? '');
+    if (account && req.method === 'POST') {
+      let body = '';
+      req.on('data', (chunk) => (body += chunk));
+      req.on('end', () => {
+        accounts.set(account[1], JSON.parse(body));
+        res.writeHead(204).end();
+      });
+      return;
+    }
     if (options.wrongKey && req.method === 'GET' && req.url === '/jwks') {
       res.writeHead(200, { 'content-type': 'application/jwk-set+json' });
       res.end(JSON.stringify({ keys: [publicOf(otherKey)] }));

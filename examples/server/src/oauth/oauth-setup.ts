@@ -144,6 +144,11 @@ function oidcLogin(
       return { url, state: { ...state } };
     },
     finish: (callbackUrl, state) => provider.finish(callbackUrl, state as unknown as OidcLoginState),
+    // The provider's refresh token, kept encrypted with the grant: each gateway refresh renews the
+    // sign-in at the provider and reads the user's groups again (refused when the provider refuses).
+    finishWithTokens: (callbackUrl, state) =>
+      provider.finishWithTokens(callbackUrl, state as unknown as OidcLoginState),
+    renew: (refreshToken, sub) => provider.renew(refreshToken, sub),
     toUser: (claims) => userFromIdTokenClaims(config.issuer, claims),
   };
 }
@@ -172,6 +177,8 @@ export function createGatewayOAuth(options: GatewayOAuthOptions): GatewayOAuth {
     // Its own key, derived from the catalog's (the same on every instance sharing GATEWAY_ENCRYPTION_KEY).
     pageSecret: Buffer.from(hkdfSync('sha256', catalog.sessionSecret, Buffer.alloc(0), 'gw-oauth-pages', 32)),
     login,
+    // The OpenID Provider's refresh tokens, encrypted under GATEWAY_ENCRYPTION_KEY like the catalog's secrets.
+    loginTokenBox: catalog.box,
     // Client ID metadata documents: fetched within the limits of CONTRACT section 11.
     clientMetadata: (clientId) => fetchClientMetadata(clientId, { allowedClientHosts }),
     mcpServerSlugs: options.mcpServerSlugs,

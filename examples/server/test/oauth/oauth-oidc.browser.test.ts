@@ -6,7 +6,14 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { rsaPem, startGateway, writeConfig, type RunningGateway } from '../support';
-import { MemoryOAuthProvider, freePort, startOidcProvider, startVerifyingMcpServer } from './oauth-support';
+import {
+  MemoryOAuthProvider,
+  freePort,
+  mcpPost,
+  startOidcProvider,
+  startVerifyingMcpServer,
+  tokenRequest,
+} from './oauth-support';
 
 jest.setTimeout(60_000);
 
@@ -70,6 +77,12 @@ describe("OAuth sign-in at the company's OpenID Provider, in a browser", () => {
             slug: 'oidc-users',
             name: 'Signed in at the company provider',
             subjects: { users: ['alice', 'bob'] },
+            allow: { models: ['*'], mcpServers: [{ server: 'a' }] },
+          },
+          {
+            slug: 'mcp-admins',
+            name: 'The provider group mcp-admins',
+            subjects: { groups: ['mcp-admins'] },
             allow: { models: ['*'], mcpServers: [{ server: 'a' }] },
           },
         ],
@@ -208,5 +221,59 @@ describe("OAuth sign-in at the company's OpenID Provider, in a browser", () => {
     await signInAndCallTool(provider, 'bob');
     expect(provider.authorizationUrl?.searchParams.get('client_id')).toBe(clientId);
     expect(documentsAsked).toContain('/client.json');
+  });
+
+  /** Changes an account at the company's provider, as its administrator would. */
+  async function changeAccount(login: string, change: { groups?: string[]; disabled?: boolean }): Promise<void> {
+    const answer = await fetch(`${idp.issuer}/test/accounts/${login}`, {
+      method: 'POST',
+      body: JSON.stringify(change),
+      signal: AbortSignal.timeout(5_000),
+    });
+    expect(answer.status).toBe(204);
+  }
+
+  /** The claims of a gateway access token (a JWT), read without verifying (the gateway verifies it). */
+  function tokenClaims(token: string): Record<string, unknown> {
+    return JSON.parse(Buffer.from(token.split('.')[1] as string, 'base64url').toString('utf8')) as Record<
+      string,
+      unknown
+    >;
+  }
+
+  it("renews the sign-in at the provider on each refresh: a user removed from a group loses it at the next refresh, a disabled one's refresh is refused", async () => {
+    const provider = new MemoryOAuthProvider(CLIENT_REDIRECT);
+    // carol is allowed only through the provider group mcp-admins.
+    await signInAndCallTool(provider, 'carol');
+    const clientId = provider.clientInformation()?.client_id as string;
+    const first = provider.tokens() as { access_token: string; refresh_token: string };
+    expect(tokenClaims(first.access_token).groups).toEqual(['engineering', 'mcp-admins']);
+    // The provider's refresh token is kept only encrypted: no grant row holds it, nor a refresh token, in clear.
+    expect(gateway.logs.join('\n')).not.toContain(first.refresh_token);
+
+    // The provider's administrator removes carol from mcp-admins; the gateway's refresh reads her groups again.
+    await changeAccount('carol', { groups: ['engineering'] });
+    const refreshed = await tokenRequest(base, {
+      grant_type: 'refresh_token',
+      refresh_token: first.refresh_token,
+      client_id: clientId,
+    });
+    expect(refreshed.status).toBe(200);
+    const second = refreshed.body as { access_token: string; refresh_token: string };
+    expect(tokenClaims(second.access_token).sub).toBe('carol');
+    expect(tokenClaims(second.access_token).groups).toEqual(['engineering']);
+    // The policy on mcp-admins no longer lets her in.
+    expect((await mcpPost(base, 'a', second.access_token)).status).toBe(403);
+
+    // The account is disabled at the provider: the gateway's refresh is refused and the grant ends.
+    await changeAccount('carol', { disabled: true });
+    const refused = await tokenRequest(base, {
+      grant_type: 'refresh_token',
+      refresh_token: second.refresh_token,
+      client_id: clientId,
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toBe('invalid_grant');
+    expect((await mcpPost(base, 'a', second.access_token)).status).toBe(401);
   });
 });

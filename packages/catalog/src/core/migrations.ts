@@ -169,6 +169,11 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 11,
+    description: "OAuth grants signed in at the OpenID Provider keep the provider's refresh token, encrypted",
+    sql: 'ALTER TABLE gw_oauth_grants ADD COLUMN IF NOT EXISTS login_tokens text;',
+  },
 ];
 
 /** An arbitrary constant: the advisory lock that lets one instance migrate at a time. */

@@ -73,6 +73,21 @@ export interface AuthorizationServerOptions {
   clientMetadata?: (clientId: string) => Promise<ClientMetadataDocument>;
   /** Called when the revoked grants cannot be reloaded (the last snapshot stays). Default: none. */
   onRevocationReloadError?: (error: unknown) => void;
+  /**
+   * Encrypts the OpenID Provider's refresh token of a sign-in (in the sign-in cookie and the grant's
+   * row); the catalog's `SecretBox` fits. With `login.type: "oidc"`, a grant is refreshed only by
+   * renewing its sign-in at the provider, so without this box (or without a provider refresh
+   * token) its refresh is refused with `invalid_grant`. Default: none.
+   */
+  loginTokenBox?: LoginTokenBox;
+}
+
+/** Encryption of the provider's tokens at rest (`SecretBox` of `@gw/catalog` has this shape). */
+export interface LoginTokenBox {
+  /** Encrypts `plaintext`, bound to `context`. */
+  seal(plaintext: string, context: string): string;
+  /** Decrypts what {@link LoginTokenBox.seal} gave for the same `context`; throws when it was altered. */
+  open(sealed: string, context: string): string;
 }
 
 /** An answer of the authorization pages, framework-free: an HTML page or a redirect, with cookies to set. */
@@ -96,6 +111,11 @@ const PRESESSION_COOKIE = 'gw_oauth_presession';
 const REDIRECT_LOGIN_COOKIE = 'gw_oauth_signin';
 const REQUEST_TTL_SECONDS = 600;
 const LOGIN_TTL_SECONDS = 600;
+
+/** What the provider's refresh token of a sign-in is encrypted to (a token sealed for one user opens for no other). */
+function loginTokensContext(subject: string): string {
+  return `oauth-login-refresh-token:${subject}`;
+}
 const CODE_TTL_MS = 60_000;
 const MAX_PARAM_CHARS = 2048;
 const MAX_REDIRECT_URIS = 10;
@@ -201,6 +221,7 @@ export class AuthorizationServer {
         'revocationRefreshMs',
         'clientMetadata',
         'onRevocationReloadError',
+        'loginTokenBox',
       ],
       'AuthorizationServer',
     );
@@ -227,6 +248,13 @@ export class AuthorizationServer {
     )
       throw new TypeError(
         'AuthorizationServer scopesSupported must be a non-empty list of scope names such as ["mcp"].',
+      );
+    if (
+      options.loginTokenBox !== undefined &&
+      (typeof options.loginTokenBox?.seal !== 'function' || typeof options.loginTokenBox?.open !== 'function')
+    )
+      throw new TypeError(
+        'AuthorizationServer loginTokenBox must have seal(plaintext, context) and open(sealed, context).',
       );
     if (options.clientMetadata !== undefined && typeof options.clientMetadata !== 'function')
       throw new TypeError('AuthorizationServer clientMetadata must be a function (clientId) => Promise<document>.');
@@ -585,7 +613,12 @@ export class AuthorizationServer {
         );
       let user: SignedInUser;
       try {
-        user = login.toUser(await login.finish(callbackUrl, kept.state));
+        const signIn = login.finishWithTokens
+          ? await login.finishWithTokens(callbackUrl, kept.state)
+          : { claims: await login.finish(callbackUrl, kept.state) };
+        user = login.toUser(signIn.claims);
+        if (signIn.refreshToken !== undefined && this.options.loginTokenBox)
+          user.loginTokens = this.options.loginTokenBox.seal(signIn.refreshToken, loginTokensContext(user.subject));
       } catch {
         throw new SignInFailedError("The identity provider's answer could not be verified.");
       }
@@ -658,6 +691,7 @@ export class AuthorizationServer {
         userId: user.sub,
         subject: user.subject,
         claims: user.claims,
+        loginTokens: user.loginTokens ?? null,
         resource: pending.resource,
         scopes: pending.scopes,
         expiresAt: new Date(Date.now() + this.refreshTtl * 1000),
@@ -673,7 +707,12 @@ export class AuthorizationServer {
       `client_id=${pending.clientId}`,
       `resource=${pending.resource}`,
     ]);
-    return this.redirectAnswer(pending, { code }, cookies);
+    // The provider's refresh token goes to one grant only: the next authorization signs in again.
+    const ended = user.loginTokens === undefined ? [] : [cookie(LOGIN_COOKIE, '', 0, this.secureCookies)];
+    return this.redirectAnswer(pending, { code }, [
+      ...cookies.filter((c) => !c.startsWith(`${LOGIN_COOKIE}=`)),
+      ...ended,
+    ]);
   }
 
   /** The redirect to the client's (checked) redirect URI, with `state` and `iss` (RFC 9207). */
@@ -754,6 +793,37 @@ export class AuthorizationServer {
     if (this.signInHolds(grant.subject)) return;
     await this.revokeGrant(grant.id, 'gateway', 'sign_in_ended');
     throw new InvalidGrantError('The API key this grant was signed in with was revoked or has expired; sign in again.');
+  }
+
+  /**
+   * Renews an OpenID sign-in at the provider with the grant's (decrypted) provider refresh token and
+   * keeps the claims as they are now (groups included) and the provider's next refresh token,
+   * encrypted. When the provider refuses (the user was removed or disabled) or the grant has no
+   * provider refresh token, the grant is revoked and `invalid_grant` answered: the user signs in
+   * again. Fails closed when the provider cannot be reached too (the refresh token is spent).
+   */
+  private async renewSignIn(grant: Grant): Promise<Record<string, unknown>> {
+    const login = this.options.login;
+    const box = this.options.loginTokenBox;
+    let renewed: { claims: Record<string, unknown>; loginTokens: string } | undefined;
+    if (login.type === 'oidc' && login.renew && box && grant.loginTokens !== null) {
+      const context = loginTokensContext(grant.subject);
+      try {
+        const current = box.open(grant.loginTokens, context);
+        const answer = await login.renew(current, grant.userId);
+        const user = login.toUser(answer.claims);
+        if (user.sub === grant.userId && user.subject === grant.subject)
+          renewed = { claims: user.claims, loginTokens: box.seal(answer.refreshToken ?? current, context) };
+      } catch {
+        renewed = undefined;
+      }
+    }
+    if (renewed === undefined) {
+      await this.revokeGrant(grant.id, 'gateway', 'sign_in_not_renewed');
+      throw new InvalidGrantError('The sign-in at the identity provider could not be renewed; sign in again.');
+    }
+    await this.store.renewSignIn(grant.id, renewed.claims, renewed.loginTokens);
+    return renewed.claims;
   }
 
   /** Whether the sign-in `subject` (`api_key:<key id>`, `oidc:…`) still holds. */
@@ -872,6 +942,7 @@ export class AuthorizationServer {
           throw new InvalidScopeError('A refresh cannot add scopes.');
         if (resource !== undefined && resource.href !== grant.resource && resource.href !== `${grant.resource}/`)
           throw new InvalidTargetError('The resource is not the one of the grant.');
+        if (this.options.login.type === 'oidc') grant.claims = await this.renewSignIn(grant);
         const next = randomToken();
         await this.store.addRefreshToken(grant.id, digest(next), new Date(Date.now() + this.refreshTtl * 1000));
         await this.store.audit({

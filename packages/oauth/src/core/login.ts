@@ -6,6 +6,20 @@ export interface SignedInUser {
   subject: string;
   /** The user's claims (CONTRACT section 5), copied into the access tokens. */
   claims: Record<string, unknown>;
+  /**
+   * The OpenID Provider's refresh token of this sign-in, encrypted with the authorization server's
+   * `loginTokenBox` (never in clear); kept with the grant to renew the sign-in on each refresh.
+   * Absent for API-key sign-ins.
+   */
+  loginTokens?: string;
+}
+
+/** What a sign-in at the OpenID Provider, or its renewal, gives: the verified claims and the provider's refresh token. */
+export interface ProviderSignIn {
+  /** The verified ID token's claims, completed from userinfo. */
+  claims: Record<string, unknown>;
+  /** The provider's refresh token, when it issued one. A secret: encrypted before it is kept anywhere. */
+  refreshToken?: string;
 }
 
 /**
@@ -41,6 +55,17 @@ export interface RedirectLoginMethod {
   finish(callbackUrl: URL, state: RedirectLoginState): Promise<Record<string, unknown>>;
   /** The caller made of the verified claims; throws when they lack a `sub`. */
   toUser(claims: Record<string, unknown>): SignedInUser;
+  /**
+   * Like `finish`, with the provider's refresh token. Without it (or without `renew`), grants of
+   * this sign-in cannot be refreshed: the gateway's refresh is refused with `invalid_grant`.
+   */
+  finishWithTokens?(callbackUrl: URL, state: RedirectLoginState): Promise<ProviderSignIn>;
+  /**
+   * Renews the sign-in of user `sub` at the provider with its refresh token (on each refresh of a
+   * grant): the claims as they are now. Throws when the provider refuses (the user was removed or
+   * disabled, the provider's grant revoked) or cannot be reached.
+   */
+  renew?(refreshToken: string, sub: string): Promise<ProviderSignIn>;
 }
 
 /** How users sign in during `/oauth/authorize`. */

@@ -293,6 +293,17 @@ export class OidcLogin {
    * Throws {@link OidcLoginError}.
    */
   async finish(callbackUrl: URL, state: OidcLoginState): Promise<Record<string, unknown>> {
+    return (await this.finishWithTokens(callbackUrl, state)).claims;
+  }
+
+  /**
+   * {@link OidcLogin.finish} with the provider's refresh token (when it issued one: many providers
+   * issue one only for the `offline_access` scope). Throws {@link OidcLoginError}.
+   */
+  async finishWithTokens(
+    callbackUrl: URL,
+    state: OidcLoginState,
+  ): Promise<{ claims: Record<string, unknown>; refreshToken?: string }> {
     const expected = checkedState(state, Date.now());
     const returned = callbackUrl.searchParams.getAll('state');
     if (returned.length !== 1 || !sameText(returned[0] ?? '', expected.state))
@@ -313,7 +324,7 @@ export class OidcLogin {
       });
       const claims: Record<string, unknown> = { ...tokens.claims() };
       await this.#fillFromUserinfo(config, tokens.access_token, claims);
-      return claims;
+      return { claims, ...(tokens.refresh_token ? { refreshToken: tokens.refresh_token } : {}) };
     } catch (err) {
       if (err instanceof OidcLoginError) throw err;
       if (isUnreachable(err))
@@ -325,14 +336,46 @@ export class OidcLogin {
     }
   }
 
+  /**
+   * Renews the sign-in of user `sub` with the provider's refresh token: the provider's refresh
+   * grant, its new ID token verified (when it sends one), the claims read again from userinfo.
+   * Resolves with the claims as they are now and the provider's next refresh token (the same one
+   * when it does not rotate). Throws {@link OidcLoginError}: `login_failed` when the provider
+   * refuses (the account was removed or disabled, its grant revoked) or names another user,
+   * `provider_unreachable` when it cannot be reached.
+   */
+  async renew(refreshToken: string, sub: string): Promise<{ claims: Record<string, unknown>; refreshToken: string }> {
+    const config = await this.#configuration();
+    try {
+      const tokens = await oidc.refreshTokenGrant(config, refreshToken);
+      const fromIdToken = tokens.claims();
+      if (fromIdToken !== undefined && fromIdToken.sub !== sub)
+        throw new OidcLoginError('login_failed', 'The OpenID Provider renewed the sign-in of another user.');
+      // Every claim is read again: the ID token's, then userinfo's (the groups may have changed).
+      const claims: Record<string, unknown> = { ...fromIdToken, sub };
+      if (fromIdToken === undefined || claims.email === undefined || claims[this.#options.groupsClaim] === undefined)
+        await this.#fillFromUserinfo(config, tokens.access_token, claims, true);
+      return { claims, refreshToken: tokens.refresh_token ?? refreshToken };
+    } catch (err) {
+      if (err instanceof OidcLoginError) throw err;
+      if (isUnreachable(err))
+        throw new OidcLoginError(
+          'provider_unreachable',
+          `The OpenID Provider ${this.#options.issuer} did not answer within the timeout or the connection failed.`,
+        );
+      throw new OidcLoginError('login_failed', `The renewal at the OpenID Provider failed: ${describe(err)}.`);
+    }
+  }
+
   /** Adds `email` and the groups claim from userinfo when the ID token lacks them; never overrides an ID-token claim. */
   async #fillFromUserinfo(
     config: oidc.Configuration,
     accessToken: string,
     claims: Record<string, unknown>,
+    always = false,
   ): Promise<void> {
     const wanted = ['email', this.#options.groupsClaim];
-    if (wanted.every((name) => claims[name] !== undefined)) return;
+    if (!always && wanted.every((name) => claims[name] !== undefined)) return;
     if (config.serverMetadata().userinfo_endpoint === undefined || typeof claims.sub !== 'string') return;
     const userinfo = await oidc.fetchUserInfo(config, accessToken, claims.sub);
     for (const [name, value] of Object.entries(userinfo))

@@ -36,8 +36,13 @@ export interface Grant {
   userId: string;
   /** How the user signed in, with the id: `api_key:<key id>` or `oidc:<sub>`. */
   subject: string;
-  /** The user's claims at sign-in (section 5), copied into each access token. */
+  /** The user's claims at sign-in (section 5), or at the last renewal at the OpenID Provider; copied into each access token. */
   claims: Record<string, unknown>;
+  /**
+   * The OpenID Provider's refresh token of the sign-in, encrypted (never in clear), renewed on each
+   * refresh of the grant; null for API-key sign-ins and providers that gave none.
+   */
+  loginTokens: string | null;
   resource: string;
   scopes: string[];
   createdAt: Date;
@@ -63,6 +68,7 @@ interface GrantRow {
   user_id: string;
   subject: string;
   claims: Record<string, unknown>;
+  login_tokens?: string | null;
   resource: string;
   scopes: string[];
   created_at: Date | string;
@@ -82,6 +88,7 @@ function grantOf(row: GrantRow): Grant {
     userId: row.user_id,
     subject: row.subject,
     claims: row.claims,
+    loginTokens: row.login_tokens ?? null,
     resource: row.resource,
     scopes: row.scopes,
     createdAt: date(row.created_at),
@@ -182,14 +189,16 @@ export class OAuthStore {
 
   /** Creates a grant and its authorization code (stored as `codeDigest`) in one transaction. */
   async createGrantWithCode(
-    grant: Omit<Grant, 'id' | 'createdAt' | 'lastUsedAt' | 'revokedAt' | 'revokedReason'>,
+    grant: Omit<Grant, 'id' | 'createdAt' | 'lastUsedAt' | 'revokedAt' | 'revokedReason' | 'loginTokens'> & {
+      loginTokens?: string | null;
+    },
     code: { digest: string; redirectUri: string; codeChallenge: string; expiresAt: Date },
   ): Promise<string> {
     const id = randomUUID();
     await this.db.transaction(async (tx) => {
       await tx.query(
-        `INSERT INTO gw_oauth_grants (id, client_id, user_id, subject, claims, resource, scopes, created_at, expires_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, now(), $8)`,
+        `INSERT INTO gw_oauth_grants (id, client_id, user_id, subject, claims, resource, scopes, created_at, expires_at, login_tokens)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, now(), $8, $9)`,
         [
           id,
           grant.clientId,
@@ -199,6 +208,7 @@ export class OAuthStore {
           grant.resource,
           grant.scopes,
           grant.expiresAt,
+          grant.loginTokens ?? null,
         ],
       );
       await tx.query(
@@ -290,6 +300,15 @@ export class OAuthStore {
       [tokenDigest],
     );
     return seen ? { state: 'reused', grantId: seen.grant_id, expiresAt: date(seen.expires_at) } : { state: 'unknown' };
+  }
+
+  /** Stores the claims and the (encrypted) provider refresh token of a sign-in renewed at the OpenID Provider. */
+  async renewSignIn(grantId: string, claims: Record<string, unknown>, loginTokens: string): Promise<void> {
+    await this.db.query('UPDATE gw_oauth_grants SET claims = $2, login_tokens = $3 WHERE id = $1', [
+      grantId,
+      JSON.stringify(claims),
+      loginTokens,
+    ]);
   }
 
   /** The grant id of a refresh token (used or not), for revocation. */
