@@ -21,6 +21,8 @@ import {
 } from '@gw/identity-forwarding';
 import {
   AdminAccess,
+  CatalogError,
+  adminPrincipalOf,
   checkRole,
   DatabaseConsoleSessionStore,
   DatabaseResponsesStore,
@@ -29,6 +31,8 @@ import {
   createAdminApi,
   trustedProxySet,
   useParsedBody,
+  withAdminPrincipal,
+  sendError as sendAdminError,
   type AdminClaim,
   type AdminRole,
   type AdminRoleMapping,
@@ -64,7 +68,13 @@ import type { GatewayConfig } from './config/schema';
 import { createDirectListener } from './http/direct-listener';
 import { errorHandler, logUnhandled, refuseBadRequestTarget, routeNotFound } from './http/errors';
 import { requestContext, requestState } from './http/request-context';
-import { mountRouteTable, type NodeMiddleware, type RouteTable, type RouteTableEntry } from './http/route-table';
+import {
+  ADMIN_PREFIX,
+  mountRouteTable,
+  type NodeMiddleware,
+  type RouteTable,
+  type RouteTableEntry,
+} from './http/route-table';
 import { GatewayMetrics } from './observability/metrics';
 import type { RequestRecord } from './observability/request-record';
 import type { TracingStats } from './observability/tracing';
@@ -609,9 +619,23 @@ export function createGateway(options: GatewayOptions): Gateway {
         policyCount: () => view.counts.get('policies') ?? 0,
       }),
     });
+    // Every route below /admin authenticates here, once, slowed down and audited per address
+    // (section 8); mountRouteTable refuses an admin route that no such gate covers.
+    routes.push({
+      kind: 'gate',
+      prefix: ADMIN_PREFIX,
+      authenticate: function adminAuthentication(req, res, next) {
+        adminAccess.authorizeRequest(req).then(
+          (principal) => {
+            withAdminPrincipal(req, principal);
+            next();
+          },
+          (error: unknown) => (error instanceof CatalogError ? sendAdminError(res, error) : next(error)),
+        );
+      },
+    });
     const settingsOptions = {
       store: catalog.store,
-      access: adminAccess,
       fileConfig: config.oauth,
       publicBaseUrl: oauthBase,
       afterWrite: () => catalog.live.reload(),
@@ -631,21 +655,15 @@ export function createGateway(options: GatewayOptions): Gateway {
         handler: (req, res, next) => {
           if (currentOAuth)
             return currentOAuth.oauth.admin({
-              authorize: async (headers) => {
-                const principal = await adminAccess.authorize(headers);
+              authorize: async () => {
+                const principal = adminPrincipalOf(req);
                 checkRole(principal, req.method, 'admin');
                 return principal;
               },
             })(req, res, next);
-          // OAuth off: its clients and grants answer as the console's do, to an admin key only.
-          adminAccess.authorize(req.headers).then(
-            () => sendOAuthAdminAnswer(res, OAUTH_DISABLED_ANSWER),
-            (error: unknown) => {
-              const answer = oauthSettingsErrorAnswer(error);
-              if (answer) sendOAuthAdminAnswer(res, answer);
-              else next(error);
-            },
-          );
+          // OAuth off: its clients and grants answer as the console's do, to an admin only.
+          adminPrincipalOf(req);
+          sendOAuthAdminAnswer(res, OAUTH_DISABLED_ANSWER);
         },
       });
     routes.push(

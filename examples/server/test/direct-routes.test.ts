@@ -373,7 +373,9 @@ describe('the listener and the Express app are derived from one route table', ()
     const calls: Call[] = gateway.routes.flatMap((entry) =>
       entry.kind === 'group'
         ? groupCalls(entry)
-        : entry.paths.map((path) => ({ path: samplePath(path), method: 'GET', headers: {} })),
+        : entry.kind === 'gate'
+          ? [{ path: `${entry.prefix}/v1/gated`, method: 'GET', headers: {} }]
+          : entry.paths.map((path) => ({ path: samplePath(path), method: 'GET', headers: {} })),
     );
     expect(calls.length).toBeGreaterThan(8);
     for (const c of calls) {

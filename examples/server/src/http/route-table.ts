@@ -66,8 +66,24 @@ export interface AppRoute {
   readonly handler: RequestHandler;
 }
 
+/**
+ * The one authentication of every route at and below `prefix` (`/admin`): {@link mountRouteTable}
+ * mounts `authenticate` there before the routes, and refuses a table with a route below
+ * {@link ADMIN_PREFIX} that no gate mounted earlier covers, so an admin route cannot be added
+ * without it. `authenticate` answers (or passes an error to `next`) when the caller is refused.
+ */
+export interface AuthenticationGate {
+  readonly kind: 'gate';
+  /** The mount point, such as `/admin`. */
+  readonly prefix: string;
+  readonly authenticate: NodeMiddleware;
+}
+
+/** The paths every route below must sit behind an {@link AuthenticationGate}: the admin API's. */
+export const ADMIN_PREFIX = '/admin';
+
 /** A route table entry: served by both the listener and the Express app, or by the Express app alone. */
-export type RouteTableEntry = RouteGroup | AppRoute;
+export type RouteTableEntry = RouteGroup | AppRoute | AuthenticationGate;
 
 /**
  * Every route of the gateway, each declared once, in the order the Express app mounts them. The
@@ -165,8 +181,17 @@ function runHandlers(
  * embeds the app in its own Express server gets every route.
  */
 export function mountRouteTable(app: Express, table: RouteTable): void {
+  const gated: string[] = [];
+  const below = (path: string, prefix: string) => path === prefix || path.startsWith(`${prefix}/`);
   for (const entry of table) {
-    if (entry.kind === 'group') {
+    const paths = entry.kind === 'gate' ? [] : entry.kind === 'group' ? [entry.prefix] : entry.paths;
+    for (const path of paths)
+      if (below(path, ADMIN_PREFIX) && !gated.some((prefix) => below(path, prefix)))
+        throw new TypeError(`The route ${path} is below ${ADMIN_PREFIX} but no authentication gate covers it.`);
+    if (entry.kind === 'gate') {
+      gated.push(entry.prefix);
+      app.use(entry.prefix, entry.authenticate);
+    } else if (entry.kind === 'group') {
       const group = entry;
       app.use(group.prefix, function routeGroup(req, res, next) {
         serveRouteGroup(group, req, res, req.path, next);

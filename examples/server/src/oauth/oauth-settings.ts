@@ -1,13 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   CatalogError,
+  adminPrincipalOf,
   checkRole,
   checkSecretsGivenForRoutingChange,
   readAdminJsonBody,
   InvalidRecordError,
   ManagedByConfigFileError,
   RecordNotFoundError,
-  type AdminAccess,
   type CatalogSnapshot,
   type CatalogStore,
   secretHint,
@@ -63,7 +63,6 @@ function describe(issue: { path: PropertyKey[]; message: string; code: string; k
 /** What {@link oauthSettingsRoutes} needs. */
 export interface OAuthSettingsRoutesOptions {
   store: CatalogStore;
-  access: AdminAccess;
   /** The config file's `oauth` object: when set, the routes answer it and refuse changes. */
   fileConfig: OAuthConfig | undefined;
   /** `PUBLIC_BASE_URL` (required to turn OAuth on). */
@@ -221,7 +220,8 @@ export function oauthSettingsRoutes(options: OAuthSettingsRoutesOptions) {
     if (path !== '/' && path !== '') return next();
     const send = (answer: OAuthSettingsAnswer) => sendOAuthAdminAnswer(res, answer);
     (async () => {
-      const principal = await options.access.authorize(req.headers);
+      // Authenticated by the admin routes' one gate (section 8); unauthenticated, this throws.
+      const principal = adminPrincipalOf(req);
       // Reads for every role; changes for admins only.
       checkRole(principal, req.method ?? 'GET', 'admin');
       const { actor } = principal;

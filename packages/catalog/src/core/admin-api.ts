@@ -6,6 +6,7 @@ import type { AdminAccess, AdminPrincipal } from './admin-access';
 import type { ConfigRecords } from './config-records';
 import { TooManyAttemptsError } from './sign-in-guard';
 import {
+  AdminCredentialsMissingError,
   AdminRouteNotFoundError,
   AdminInternalError,
   BodyTooLargeError,
@@ -489,6 +490,18 @@ export function withAdminPrincipal(req: IncomingMessage, principal: AdminPrincip
 
 function trustedPrincipal(req: IncomingMessage): AdminPrincipal | undefined {
   return (req as IncomingMessage & { [PRINCIPAL]?: AdminPrincipal })[PRINCIPAL];
+}
+
+/**
+ * The admin a request was authenticated as ({@link withAdminPrincipal}), for routes the host
+ * serves behind its one admin authentication; throws `401 admin_credentials_missing` when the
+ * request was not authenticated (a route mounted outside that path fails closed).
+ */
+export function adminPrincipalOf(req: IncomingMessage): AdminPrincipal {
+  const principal = trustedPrincipal(req);
+  if (!principal)
+    throw new AdminCredentialsMissingError('Send the admin key as "Authorization: Bearer <GATEWAY_ADMIN_KEY>".');
+  return principal;
 }
 
 /** Marks a body a framework parsed already (Express's `express.json()`), so the admin API does not read the stream again. */

@@ -832,6 +832,11 @@ export class AuthorizationServer {
     return login.type !== 'api_key' || (login.signInHolds?.(subject) ?? true);
   }
 
+  /** When an access token signed now expires, rounded up (the grant is kept revoked until then). */
+  private accessTokenExpiry(): Date {
+    return new Date((Math.ceil(Date.now() / 1000) + this.accessTtl + 1) * 1000);
+  }
+
   private tokenAnswer(grant: Grant, refreshToken: string): OAuthTokens {
     const accessToken = this.tokens.sign({
       login: grant.subject,
@@ -902,7 +907,13 @@ export class AuthorizationServer {
           throw new InvalidGrantError('The authorization code has been used.');
         }
         const refreshToken = randomToken();
-        await this.store.addRefreshToken(grant.id, digest(refreshToken), new Date(Date.now() + this.refreshTtl * 1000));
+        await this.store.addRefreshToken(
+          grant.id,
+          digest(refreshToken),
+          new Date(Date.now() + this.refreshTtl * 1000),
+          undefined,
+          this.accessTokenExpiry(),
+        );
         await this.store.audit({
           actor: `client:${client.client_id}`,
           action: 'oauth.token_issued',
@@ -944,7 +955,13 @@ export class AuthorizationServer {
           throw new InvalidTargetError('The resource is not the one of the grant.');
         if (this.options.login.type === 'oidc') grant.claims = await this.renewSignIn(grant);
         const next = randomToken();
-        await this.store.addRefreshToken(grant.id, digest(next), new Date(Date.now() + this.refreshTtl * 1000));
+        await this.store.addRefreshToken(
+          grant.id,
+          digest(next),
+          new Date(Date.now() + this.refreshTtl * 1000),
+          undefined,
+          this.accessTokenExpiry(),
+        );
         await this.store.audit({
           actor: `client:${client.client_id}`,
           action: 'oauth.token_issued',

@@ -3,10 +3,11 @@ import type { OAuthStore } from './store';
 /**
  * The revoked grants the request path checks, in memory: reloaded from the database every
  * `refreshMs` (so a grant revoked on any instance is refused here within that time plus one
- * query), and updated at once for revocations made on this instance. Only grants revoked within
- * `windowSeconds` (the longest access token lifetime plus a margin) are kept: a token of a grant
- * revoked before that has expired anyway. While the database cannot be read, the last snapshot
- * stays in force.
+ * query), and updated at once for revocations made on this instance. A revoked grant is kept
+ * until every token issued from it has expired (its stored `expires_at`, plus 120 s), whatever
+ * the access token lifetime is set to now; `windowSeconds` (the current lifetime plus a margin)
+ * only keeps grants stored before that expiry covered their access tokens. While the database
+ * cannot be read, the last snapshot stays in force.
  */
 export class RevokedGrants {
   private revoked = new Set<string>();

@@ -265,12 +265,17 @@ export class OAuthStore {
     return rows.map(grantOf);
   }
 
-  /** Stores a new refresh token of `grantId` and marks the grant used; extends the grant's expiry. */
+  /**
+   * Stores a new refresh token of `grantId` and marks the grant used; extends the grant's expiry to
+   * the later of the refresh token's and `accessTokenExpiresAt` (default: the refresh token's), so a
+   * grant lasts until every token issued from it has expired.
+   */
   async addRefreshToken(
     grantId: string,
     tokenDigest: string,
     expiresAt: Date,
     executor: SqlExecutor = this.db,
+    accessTokenExpiresAt: Date = expiresAt,
   ): Promise<void> {
     await executor.query('INSERT INTO gw_oauth_refresh_tokens (digest, grant_id, expires_at) VALUES ($1, $2, $3)', [
       tokenDigest,
@@ -278,8 +283,8 @@ export class OAuthStore {
       expiresAt,
     ]);
     await executor.query(
-      'UPDATE gw_oauth_grants SET last_used_at = now(), expires_at = GREATEST(expires_at, $2) WHERE id = $1',
-      [grantId, expiresAt],
+      'UPDATE gw_oauth_grants SET last_used_at = now(), expires_at = GREATEST(expires_at, $2, $3) WHERE id = $1',
+      [grantId, expiresAt, accessTokenExpiresAt],
     );
   }
 
@@ -329,11 +334,17 @@ export class OAuthStore {
     return rows.length === 1;
   }
 
-  /** Ids of grants revoked within the last `withinSeconds` (what access tokens still alive may name). */
-  async recentlyRevoked(withinSeconds: number): Promise<string[]> {
+  /**
+   * Ids of revoked grants an access token still alive may name: those whose tokens have not all
+   * expired more than `marginSeconds` ago (a grant's `expires_at` is the latest expiry of any token
+   * issued from it, whatever the lifetime setting is now), and, for grants stored before that was
+   * so, those revoked within the last `withinSeconds`.
+   */
+  async recentlyRevoked(withinSeconds: number, marginSeconds = 120): Promise<string[]> {
     const rows = await this.db.query<{ id: string }>(
-      `SELECT id FROM gw_oauth_grants WHERE revoked_at IS NOT NULL AND revoked_at > now() - make_interval(secs => $1)`,
-      [withinSeconds],
+      `SELECT id FROM gw_oauth_grants WHERE revoked_at IS NOT NULL
+         AND (expires_at > now() - make_interval(secs => $2) OR revoked_at > now() - make_interval(secs => $1))`,
+      [withinSeconds, marginSeconds],
     );
     return rows.map((row) => row.id);
   }
