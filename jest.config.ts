@@ -31,6 +31,7 @@ const packageDirs = [
   'packages/model-router',
   'packages/catalog',
   'packages/oauth',
+  'packages/upstream-auth',
   'packages/console',
   'packages/oauth',
   'examples/server',
