@@ -13,6 +13,7 @@ export * from './core/forwarder';
 export * from './core/tool-gate';
 export * from './core/sse-tool-filter';
 export * from './core/json-lines-tool-filter';
+export * from './core/upstream-credentials';
 export { authenticate, type AuthenticateOptions, type AuthenticateMiddleware } from './express/authenticate';
 export {
   identityForwarding,

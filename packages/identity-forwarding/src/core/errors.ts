@@ -133,6 +133,22 @@ export class MethodNotAllowedError extends IdentityForwardingError {
 }
 
 /**
+ * A GET (the server's event stream) or DELETE (the end of a session) for a server whose credential
+ * the caller has not got yet (CONTRACT section 15): no stream and no session exist, so `405`, as an
+ * MCP server without them answers; the caller's next POST gets the JSON-RPC error that says how to
+ * connect.
+ */
+export class StreamNeedsConnectionError extends IdentityForwardingError {
+  readonly code = 'connection_required';
+  readonly status = 405;
+  readonly type = 'invalid_request_error';
+
+  constructor(message: string) {
+    super(message, { allow: 'POST' });
+  }
+}
+
+/**
  * The request body was already read by a body parser mounted before the MCP proxy (such as
  * `express.json()`), so there is nothing left to stream to the MCP server.
  */

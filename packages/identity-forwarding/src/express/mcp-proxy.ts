@@ -24,6 +24,7 @@ import {
   MethodNotAllowedError,
   MissingCredentialsError,
   RawBodyUnavailableError,
+  StreamNeedsConnectionError,
   UpstreamTimeoutError,
   UpstreamUnreachableError,
 } from '../core/errors';
@@ -56,6 +57,13 @@ import {
   type McpToolGate,
 } from '../core/tool-gate';
 import { SseToolFilter } from '../core/sse-tool-filter';
+import {
+  CONNECTION_REQUIRED_CODE,
+  credentialErrorAnswer,
+  hasJsonRpcForm,
+  type UpstreamCredential,
+  type UpstreamCredentialSource,
+} from '../core/upstream-credentials';
 import { JsonLinesToolFilter } from '../core/json-lines-tool-filter';
 import { detectMissingCall, type GatewayLocals, type Logger } from './shared';
 
@@ -119,6 +127,18 @@ export interface IdentityForwardingOptions {
   maxInspectedBodyBytes?: number;
   /** Largest JSON answer read where a tool gate applies, in bytes (a larger one is 502). Default 16777216 (16 MiB). */
   maxInspectedAnswerBytes?: number;
+  /**
+   * Credentials of the servers' own (CONTRACT section 15, `upstream_auth`): for a server it applies
+   * to, every call carries the headers it gives for the caller, set over the client's. A POST body
+   * is then read whole before it is sent (at most `maxInspectedBodyBytes`), so that a `401` of the
+   * server is followed by one renewal and one retry, and a refusal of the source with a JSON-RPC
+   * form (a connection to make, an exchange refused) answers each JSON-RPC request of it with that
+   * error (HTTP 200; a body of notifications only: `202`), never forwarded. A GET or DELETE it
+   * refuses for want of a connection is `405` (no stream, no session to end); a server's `401` to
+   * one is not passed on (its challenge names the server's authorization server): the credential
+   * is renewed for the next call and the client gets `405`. Default: none.
+   */
+  upstreamCredentials?: UpstreamCredentialSource;
 }
 
 /** The middleware returned by {@link identityForwarding}, with what the host's metrics read. */
@@ -156,6 +176,10 @@ interface ProxyState {
   span: Span;
   /** Whether the client's request has a body (a length or a chunked body), which is then streamed on. */
   hasBody: boolean;
+  /** The server credential this call carries (see `upstreamCredentials`). */
+  credential?: UpstreamCredential;
+  /** Whether the call was sent again after the server's `401`. */
+  retried?: boolean;
 }
 
 /** The instrumentation scope of the MCP gateway's spans. */
@@ -272,12 +296,20 @@ export function identityForwarding(options: IdentityForwardingOptions): Identity
       'maxInspectedBodyBytes',
       'maxInspectedAnswerBytes',
       'toolCallAdmission',
+      'upstreamCredentials',
     ],
     'identityForwarding',
   );
   const toolCallAdmission = options.toolCallAdmission;
   if (toolCallAdmission !== undefined && typeof toolCallAdmission !== 'function') {
     throw new TypeError('toolCallAdmission must be a function (req, res) => (() => Promise<void>) | undefined.');
+  }
+  const upstreamCredentials = options.upstreamCredentials;
+  if (
+    upstreamCredentials !== undefined &&
+    (typeof upstreamCredentials?.appliesTo !== 'function' || typeof upstreamCredentials.credential !== 'function')
+  ) {
+    throw new TypeError('upstreamCredentials must be an object with appliesTo(slug) and credential(identity, slug).');
   }
   const authorize = options.authorize;
   if (authorize !== undefined && typeof authorize !== 'function') {
@@ -474,9 +506,26 @@ export function identityForwarding(options: IdentityForwardingOptions): Identity
     (req as ProxiedRequest)[PROXY_STATE] = state;
     record.target = slug;
     const upstreamConnections = current.proxies.get(slug) as UpstreamConnections;
-    const proxy = (req: Request, res: Response, next: NextFunction) => upstreamConnections.forward(req, res, next);
+    const forward = (req: Request, res: Response, next: NextFunction) => upstreamConnections.forward(req, res, next);
+    const credentials = upstreamCredentials?.appliesTo(slug) === true ? upstreamCredentials : undefined;
+    const proxy =
+      credentials === undefined
+        ? forward
+        : (req: Request, res: Response, next: NextFunction) =>
+            withCredential(credentials, identity, slug, req, res, state, () => forward(req, res, next));
     const admission = method === 'POST' ? toolCallAdmission?.(req, res) : undefined;
     if (gate === undefined && admission === undefined) {
+      if (credentials !== undefined && method === 'POST' && client.hasBody) {
+        // Read whole, to be sent again after a 401 and answered when the credential fails.
+        readInspectedBody(req, maxInspectedBodyBytes).then(
+          (body) => {
+            state.readAhead = body;
+            proxy(req, res, next);
+          },
+          bodyUnread(res, next),
+        );
+        return;
+      }
       if (readAheadLength(req) === undefined) {
         proxy(req, res, next);
         return;
@@ -781,39 +830,60 @@ function createUpstream(url: URL, timeoutMs: number, idleTimeoutMs: number): Ups
     res.once('close', () => {
       if (!res.writableFinished) abort.abort();
     });
-    pool
-      .request({
-        path: (req as ProxiedRequest)[UPSTREAM_PATH] as string,
-        method: 'POST',
-        headers,
-        body,
-        // The timeout covers waiting for the response headers; a stream may then last (the idle
-        // timeout between chunks is the gateway's own, see writeAnswer).
-        headersTimeout: timeoutMs,
-        bodyTimeout: 0,
-        signal: abort,
-      })
-      .then(
-        (answer) => {
-          if (abort.aborted) {
-            discard(answer.body);
-            return;
-          }
-          writeAnswer(
-            { statusCode: answer.statusCode, headers: answer.headers as IncomingHttpHeaders, body: answer.body },
-            res,
-            state,
-            idleTimeoutMs,
-          );
-        },
-        (error: NodeJS.ErrnoException) => {
-          if (abort.aborted || res.headersSent || res.destroyed) {
-            res.destroy();
-            return;
-          }
-          state.next(mapUpstreamError(error, false));
-        },
-      );
+    const send = (): void => {
+      pool
+        .request({
+          path: (req as ProxiedRequest)[UPSTREAM_PATH] as string,
+          method: 'POST',
+          headers,
+          body,
+          // The timeout covers waiting for the response headers; a stream may then last (the idle
+          // timeout between chunks is the gateway's own, see writeAnswer).
+          headersTimeout: timeoutMs,
+          bodyTimeout: 0,
+          signal: abort,
+        })
+        .then(
+          (answer) => {
+            if (abort.aborted) {
+              discard(answer.body);
+              return;
+            }
+            const rejected = state.credential?.rejected;
+            if (answer.statusCode === 401 && rejected !== undefined && Buffer.isBuffer(body)) {
+              // The server refused its credential: renewed once and sent once more; a second
+              // refusal ends it, and the caller is told what to do (never the server's challenge).
+              discard(answer.body);
+              const final = state.retried === true;
+              state.retried = true;
+              rejected(final).then(
+                (renewed) => {
+                  if (abort.aborted) return;
+                  state.credential = renewed;
+                  setCredentialHeaders(headers, renewed);
+                  send();
+                },
+                (error: unknown) => credentialFailed(error, req, res, state),
+              );
+              return;
+            }
+            writeAnswer(
+              { statusCode: answer.statusCode, headers: answer.headers as IncomingHttpHeaders, body: answer.body },
+              res,
+              state,
+              idleTimeoutMs,
+            );
+          },
+          (error: NodeJS.ErrnoException) => {
+            if (abort.aborted || res.headersSent || res.destroyed) {
+              res.destroy();
+              return;
+            }
+            state.next(mapUpstreamError(error, false));
+          },
+        );
+    };
+    send();
   };
   return {
     forward(req, res, next) {
@@ -837,6 +907,16 @@ function createUpstream(url: URL, timeoutMs: number, idleTimeoutMs: number): Ups
 function writeAnswer(answer: UpstreamAnswer, response: ServerResponse, state: ProxyState, idleTimeoutMs: number): void {
   const record = locals(response);
   const body = answer.body;
+  const rejected = state.credential?.rejected;
+  if (answer.statusCode === 401 && rejected !== undefined) {
+    // A GET or DELETE the server refused its credential for: renewed for the next call (a refusal
+    // of the renewal ends the connection, and the next POST says how to connect again).
+    record.upstreamStatus = 401;
+    discard(body);
+    rejected(false).catch(() => undefined);
+    state.next(new StreamNeedsConnectionError('The MCP server refused the credential; try again.'));
+    return;
+  }
   record.upstreamStatus = answer.statusCode;
   record.upstreamMs = performance.now() - state.started;
   // An error of the upstream body ends the client connection, unless the gateway ended it itself.
@@ -1008,6 +1088,88 @@ function createUpstreamProxy(url: URL, timeoutMs: number, idleTimeoutMs: number)
       },
     },
   }) as unknown as RequestHandler;
+}
+
+/** Sets a server credential's headers on the upstream request, over any of the same name. */
+function setCredentialHeaders(headers: OutgoingHttpHeaders, credential: UpstreamCredential): void {
+  for (const [name, value] of Object.entries(credential.headers)) headers[name.toLowerCase()] = value;
+}
+
+/**
+ * Sends a call with its server credential: at once when the source holds it, else once it has
+ * it; a source's refusal is answered by {@link credentialFailed}.
+ */
+function withCredential(
+  source: UpstreamCredentialSource,
+  identity: GatewayIdentity,
+  slug: string,
+  req: Request,
+  res: Response,
+  state: ProxyState,
+  send: () => void,
+): void {
+  const apply = (credential: UpstreamCredential): void => {
+    if (res.destroyed) return;
+    state.credential = credential;
+    setCredentialHeaders(req.headers as OutgoingHttpHeaders, credential);
+    send();
+  };
+  const failed = (error: unknown): void => credentialFailed(error, req, res, state);
+  let credential: UpstreamCredential | Promise<UpstreamCredential>;
+  try {
+    credential = source.credential(identity, slug);
+  } catch (error) {
+    failed(error);
+    return;
+  }
+  if (typeof (credential as Promise<UpstreamCredential>).then === 'function')
+    (credential as Promise<UpstreamCredential>).then(apply, failed);
+  else apply(credential as UpstreamCredential);
+}
+
+/**
+ * Answers a call whose server credential failed: a POST with its JSON-RPC form, one error per
+ * request of the body (HTTP 200; `202` for notifications only); a GET or DELETE for want of a
+ * connection with `405`; anything else with the error itself.
+ */
+function credentialFailed(error: unknown, req: Request, res: ServerResponse, state: ProxyState): void {
+  if (res.headersSent || res.destroyed) {
+    res.destroy();
+    return;
+  }
+  if (hasJsonRpcForm(error)) {
+    if (req.method !== 'POST') {
+      state.next(
+        error.code === CONNECTION_REQUIRED_CODE
+          ? new StreamNeedsConnectionError('Connect this MCP server first: the next request says how.')
+          : error,
+      );
+      return;
+    }
+    const body = state.body ?? state.readAhead;
+    if (body !== undefined) {
+      let read: McpRequestMessages;
+      try {
+        read = readMcpRequest(body);
+      } catch (unreadable) {
+        state.next(unreadable);
+        return;
+      }
+      const answer = credentialErrorAnswer(read, error.jsonRpc);
+      locals(res).upstreamCredentialError = error.code;
+      if (answer === undefined) {
+        res.statusCode = 202;
+        res.end();
+        return;
+      }
+      res.statusCode = 200;
+      res.setHeader('content-type', 'application/json');
+      res.setHeader('content-length', Buffer.byteLength(answer));
+      res.end(answer);
+      return;
+    }
+  }
+  state.next(error);
 }
 
 /** The one place where MCP upstream failures become gateway errors: timeout → 504, anything else → 502. */

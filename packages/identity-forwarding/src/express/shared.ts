@@ -31,6 +31,11 @@ export interface GatewayLocals {
   mcpMethod?: string;
   /** The tool of a `tools/call`. */
   mcpTool?: string;
+  /**
+   * The `code` of the server credential's failure the gateway answered with (`connection_required`,
+   * `token_exchange_failed`…), when it answered a JSON-RPC error in place of the server.
+   */
+  upstreamCredentialError?: string;
 }
 
 /** Throws when a factory is mounted without being called (`app.use(authenticate)`). */

@@ -104,9 +104,20 @@ interface PendingRequest {
   state?: string;
   scopes: string[];
   resource: string;
+  /**
+   * A sign-in for a page of the gateway (the connections page, CONTRACT section 15), not for a
+   * client: the path (and query) of this gateway the user goes back to once signed in.
+   */
+  returnTo?: string;
 }
 
 const LOGIN_COOKIE = 'gw_oauth_login';
+/** The sign-in of the gateway's own pages under `/connect` (a cookie of that path only). */
+const PAGE_LOGIN_COOKIE = 'gw_connect_login';
+/** Where {@link PAGE_LOGIN_COOKIE} is sent. */
+const PAGE_PATH = '/connect';
+/** A path of this gateway under `/connect` (and its query), as a page sign-in may return to. */
+const PAGE_RETURN = /^\/connect(?:\/[A-Za-z0-9._~%-]*)*(?:\?[A-Za-z0-9._~%&=+-]*)?$/;
 const PRESESSION_COOKIE = 'gw_oauth_presession';
 const REDIRECT_LOGIN_COOKIE = 'gw_oauth_signin';
 const REQUEST_TTL_SECONDS = 600;
@@ -170,8 +181,8 @@ export function redirectUriRegistered(
   });
 }
 
-function cookie(name: string, value: string, maxAgeSeconds: number, secure: boolean): string {
-  return `${name}=${value}; Path=/oauth; HttpOnly; SameSite=Lax; Max-Age=${maxAgeSeconds}${secure ? '; Secure' : ''}`;
+function cookie(name: string, value: string, maxAgeSeconds: number, secure: boolean, path = '/oauth'): string {
+  return `${name}=${value}; Path=${path}; HttpOnly; SameSite=Lax; Max-Age=${maxAgeSeconds}${secure ? '; Secure' : ''}`;
 }
 
 function checkPositiveInteger(value: unknown, name: string, example: string): void {
@@ -645,10 +656,74 @@ export class AuthorizationServer {
         action: '/oauth/authorize/sign-in',
         fields: { request, csrf: this.sealer.mac('sign-in', presession, request) },
         error,
+        forGatewayPage: pending.returnTo !== undefined,
       }),
       csp: pageCsp(this.formTargets(pending)),
       cookies: [cookie(PRESESSION_COOKIE, presession, REQUEST_TTL_SECONDS, this.secureCookies)],
     };
+  }
+
+  /**
+   * The sign-in for a page of the gateway under `/connect` (CONTRACT section 15): the sign-in page
+   * (`login.type: "api_key"`) or the redirect to the OpenID Provider, after which the user is sent
+   * back to `returnTo` (a path under `/connect`, with its query; anything else is refused, so it
+   * can never redirect elsewhere) signed in for those pages ({@link pageUser}) for 10 minutes.
+   */
+  async signInForPage(returnTo: string, pageName: string): Promise<PageAnswer> {
+    try {
+      if (!PAGE_RETURN.test(returnTo)) throw new TypeError('signInForPage returnTo must be a path under /connect.');
+      return await this.signInStep({
+        clientId: 'gateway',
+        clientName: pageName,
+        redirectUri: `${this.issuer}${returnTo}`,
+        codeChallenge: '',
+        scopes: [],
+        resource: '',
+        returnTo,
+      });
+    } catch (error) {
+      return this.errorAnswer(error);
+    }
+  }
+
+  /** The user signed in for the gateway's pages under `/connect` (see {@link signInForPage}), or undefined. */
+  pageUser(cookies: Record<string, string>): SignedInUser | undefined {
+    return this.sealer.open<SignedInUser>('page-login', cookies[PAGE_LOGIN_COOKIE]);
+  }
+
+  /**
+   * A value bound to the page sign-in of these `cookies` and to `purpose`, for a form's CSRF field
+   * (checked by {@link checkPageForm}); undefined when not signed in.
+   */
+  pageFormToken(cookies: Record<string, string>, purpose: string): string | undefined {
+    const login = cookies[PAGE_LOGIN_COOKIE];
+    return login === undefined || this.pageUser(cookies) === undefined
+      ? undefined
+      : this.sealer.mac('page-form', login, purpose);
+  }
+
+  /**
+   * Whether a form posted to a page under `/connect` is the gateway's own: posted from this origin
+   * (when the browser names one) with the CSRF field {@link pageFormToken} gave for `purpose`.
+   */
+  checkPageForm(cookies: Record<string, string>, origin: string | undefined, token: unknown, purpose: string): boolean {
+    const login = cookies[PAGE_LOGIN_COOKIE];
+    if (origin !== undefined && origin !== this.issuer) return false;
+    return (
+      login !== undefined &&
+      this.pageUser(cookies) !== undefined &&
+      this.sealer.checkMac(token, 'page-form', login, purpose)
+    );
+  }
+
+  /** Wraps a page of the gateway with the pages' headers (CSP with `frame-ancestors 'none'`, no framing). */
+  page(status: number, html: string, cookies: string[] = []): PageAnswer {
+    return { kind: 'page', status, html, csp: pageCsp(), cookies };
+  }
+
+  /** The page answer of an error (its code and message on the gateway's error page, with its status). */
+  pageError(error: unknown): PageAnswer {
+    return this.errorAnswer(error);
   }
 
   /** After sign-in: the consent page, or the code at once when the user consented to this client, scopes and resource before. */
@@ -658,6 +733,21 @@ export class AuthorizationServer {
     loginCookie: string,
     cookies: string[],
   ): Promise<PageAnswer> {
+    if (pending.returnTo !== undefined) {
+      // A page's sign-in: back to the page (checked to be under /connect), signed in for those pages only.
+      const returnTo = PAGE_RETURN.test(pending.returnTo) ? pending.returnTo : PAGE_PATH;
+      const { loginTokens: _provider, ...pageUser } = user;
+      const sealed = this.sealer.seal('page-login', pageUser, LOGIN_TTL_SECONDS);
+      return {
+        kind: 'redirect',
+        location: `${this.issuer}${returnTo}`,
+        csp: pageCsp(),
+        cookies: [
+          ...cookies.filter((c) => !c.startsWith(`${LOGIN_COOKIE}=`)),
+          cookie(PAGE_LOGIN_COOKIE, sealed, LOGIN_TTL_SECONDS, this.secureCookies, PAGE_PATH),
+        ],
+      };
+    }
     if (await this.store.hasConsent(user.sub, pending.clientId, pending.scopes, pending.resource)) {
       return this.issueCode(user, pending, cookies);
     }

@@ -38,10 +38,15 @@ export function signInPage(options: {
   action: string;
   fields: Record<string, string>;
   error?: string;
+  /** The sign-in is for a page of the gateway itself (named by `clientName`), not for an application. */
+  forGatewayPage?: boolean;
 }): string {
+  const intro = options.forGatewayPage
+    ? `Sign in with your gateway API key to open <strong>${escapeHtml(options.clientName)}</strong>; the key is checked once and kept nowhere.`
+    : `<strong>${escapeHtml(options.clientName)}</strong> asks to use the gateway on your behalf. Sign in with your gateway API key; it is checked once and never given to the application.`;
   return page(
     'Sign in to the gateway',
-    `<h1>Sign in to the gateway</h1><p><strong>${escapeHtml(options.clientName)}</strong> asks to use the gateway on your behalf. Sign in with your gateway API key; it is checked once and never given to the application.</p>${
+    `<h1>Sign in to the gateway</h1><p>${intro}</p>${
       options.error ? `<p class="error" role="alert">${escapeHtml(options.error)}</p>` : ''
     }<form method="post" action="${escapeHtml(options.action)}">${hidden(options.fields)}<label for="api_key">Gateway API key</label><input id="api_key" name="api_key" type="password" autocomplete="off" required><button type="submit">Sign in</button></form>`,
   );
@@ -70,4 +75,9 @@ export function errorPage(code: string, message: string): string {
     'Authorization refused',
     `<h1>Authorization refused</h1><p class="error" role="alert">${escapeHtml(message)}</p><p>Error code: <code>${escapeHtml(code)}</code>. Nothing was sent to the application.</p>`,
   );
+}
+
+/** A page of the gateway's own (the connections pages): a title and body HTML the caller escaped. */
+export function gatewayPage(title: string, bodyHtml: string): string {
+  return page(title, `<h1>${escapeHtml(title)}</h1>${bodyHtml}`);
 }
