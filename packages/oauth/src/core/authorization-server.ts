@@ -672,15 +672,18 @@ export class AuthorizationServer {
   async signInForPage(returnTo: string, pageName: string): Promise<PageAnswer> {
     try {
       if (!PAGE_RETURN.test(returnTo)) throw new TypeError('signInForPage returnTo must be a path under /connect.');
-      return await this.signInStep({
-        clientId: 'gateway',
-        clientName: pageName,
-        redirectUri: `${this.issuer}${returnTo}`,
-        codeChallenge: '',
-        scopes: [],
-        resource: '',
-        returnTo,
-      });
+      return await this.signInStep(
+        {
+          clientId: 'gateway',
+          clientName: pageName,
+          redirectUri: `${this.issuer}${returnTo}`,
+          codeChallenge: '',
+          scopes: [],
+          resource: '',
+          returnTo,
+        },
+        undefined,
+      );
     } catch (error) {
       return this.errorAnswer(error);
     }
