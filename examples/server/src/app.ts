@@ -80,6 +80,7 @@ import type { RequestRecord } from './observability/request-record';
 import type { TracingStats } from './observability/tracing';
 import { oauthPackage } from './oauth/oauth-package';
 import { createGatewayOAuth, type GatewayOAuth } from './oauth/oauth-setup';
+import { createUpstreamCredentials } from './upstream/upstream-credentials';
 import {
   handleOAuthSettings,
   oauthSettingsErrorAnswer,
@@ -292,6 +293,11 @@ export function createGateway(options: GatewayOptions): Gateway {
     trustedProxies: options.trustedProxies,
     authorize: access.mcp,
     toolCallAdmission: (req, res) => requestState(req).limits?.toolCallAdmission(req, res),
+    // Servers' own credentials (CONTRACT section 15): read from the catalog's snapshot on each call.
+    upstreamCredentials: createUpstreamCredentials({
+      publicBaseUrl: options.oauthPublicBaseUrl ?? options.publicBaseUrl ?? '',
+      servers: () => view.upstreamAuth,
+    }),
   });
   // DNS rebinding: MCP requests must name this gateway in Host (and Origin, when they have one).
   const originGuard = mcpOriginGuard({ publicOrigin: options.publicBaseUrl, allowedOrigins: options.allowedOrigins });

@@ -1,3 +1,4 @@
+import type { UpstreamAuthConfig } from '@gw/upstream-auth';
 import { compileAccess, type AccessMode, type AccessPolicy, type AccessSnapshot } from '@gw/access';
 import { configApiKeyId, forbiddenUpstreamAddress, type CatalogSnapshot, type OpenedRecord } from '@gw/catalog';
 import type { ApiKeyEntry, McpServerConfig } from '@gw/identity-forwarding';
@@ -33,6 +34,8 @@ export interface CatalogView {
   readonly access: AccessSnapshot;
   /** The slugs of the MCP servers with `tool_pinning: true`. */
   readonly pinnedMcpServers: ReadonlySet<string>;
+  /** Each MCP server's `upstream_auth` (CONTRACT section 15), with its secrets opened, by slug. */
+  readonly upstreamAuth: ReadonlyMap<string, UpstreamAuthConfig>;
   /** Records of each kind, for metrics. */
   readonly counts: ReadonlyMap<string, number>;
 }
@@ -120,9 +123,13 @@ export function buildCatalogView(
 
   // `tool_pinning` is the gateway's, not the MCP proxy's: it is kept aside.
   const pinnedMcpServers = new Set<string>();
+  const upstreamAuth = new Map<string, UpstreamAuthConfig>();
   const mcpServer = (server: Record<string, unknown>): McpServerConfig => {
-    const { tool_pinning, ...rest } = server;
+    // `tool_pinning` and `upstream_auth` are the gateway's, not the MCP proxy's: kept aside.
+    const { tool_pinning, upstream_auth, ...rest } = server;
     if (tool_pinning === true) pinnedMcpServers.add(String(rest.slug));
+    if (upstream_auth !== undefined && upstream_auth !== null)
+      upstreamAuth.set(String(rest.slug), upstream_auth as UpstreamAuthConfig);
     return rest as unknown as McpServerConfig;
   };
   const mcpServers: McpServerConfig[] = (config.mcpServers ?? []).map((s) => mcpServer(s));
@@ -209,6 +216,7 @@ export function buildCatalogView(
     apiKeyExpiry,
     access,
     pinnedMcpServers,
+    upstreamAuth,
     counts,
   };
 }

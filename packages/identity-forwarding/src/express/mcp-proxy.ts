@@ -756,6 +756,8 @@ const DISCARDED = Symbol('gateway.discarded');
 /** Ends an upstream body on purpose (its error event is then not the client's concern). */
 function discard(body: Readable): void {
   (body as Readable & { [DISCARDED]?: boolean })[DISCARDED] = true;
+  // Its abort error is expected: heard here, so an answer dropped before anything read it ends nothing.
+  if (body.listenerCount('error') === 0) body.on('error', () => undefined);
   body.destroy();
 }
 
