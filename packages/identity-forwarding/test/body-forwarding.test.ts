@@ -92,6 +92,17 @@ it('reads a small body whole and sends it as one buffer, with the client bytes a
   expect(gateway.records.at(-1)).toMatchObject({ mcpMethod: 'tools/call', mcpTool: 'whoami' });
 });
 
+it('names the call of a body whose media type is written in another case, with parameters, and of a chunked body', async () => {
+  // As the server reads it: `Application/JSON; Charset=UTF-8` is JSON (RFC 9110: case-insensitive).
+  expect(await post(call('mixed case'), 'Application/JSON; Charset=UTF-8')).toBe(200);
+  expect(gateway.records.at(-1)).toMatchObject({ mcpMethod: 'tools/call', mcpTool: 'whoami' });
+  expect(await post(call('streamed'), 'APPLICATION/JSON', true)).toBe(200);
+  expect(gateway.records.at(-1)).toMatchObject({ mcpMethod: 'tools/call', mcpTool: 'whoami' });
+  // Not JSON: not named.
+  expect(await post(call('as text'), 'text/plain')).toBe(200);
+  expect(gateway.records.at(-1)?.mcpMethod).toBeUndefined();
+});
+
 it('reads a body of exactly 64 KiB whole, and streams one a byte longer', async () => {
   const fill = (length: number) => {
     const head = call('');

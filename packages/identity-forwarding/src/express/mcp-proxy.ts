@@ -52,6 +52,7 @@ import {
   parseMediaType,
   readMcpRequest,
   type InspectedRequest,
+  type JsonRpcMessage,
   type McpAccess,
   type McpRequestMessages,
   type McpToolGate,
@@ -220,8 +221,10 @@ function tapRpcMethod(req: IncomingMessage, record: GatewayLocals, span: Span, r
   if (req.method !== 'POST') return;
   // The media type in any case and with parameters, as the server reads it.
   if (!type.startsWith('application/json') && parseMediaType(type)?.essence !== 'application/json') return;
+  // Named already from the strict reading of a gate or a limit.
+  if (record.mcpMethod !== undefined) return;
   if (read !== undefined) {
-    // The tool gate read the body already: its bytes are the ones to name.
+    // The body was read whole before it is sent: its bytes are the ones to name.
     if (read.length <= MAX_METHOD_SCAN_BYTES) recordRpcMethod(read, record, span);
     return;
   }
@@ -250,11 +253,15 @@ function recordRpcMethod(body: Buffer, record: GatewayLocals, span: Span): void 
     return;
   }
   // A batch is named after its first message.
-  const first = (Array.isArray(message) ? message[0] : message) as { method?: unknown; params?: { name?: unknown } };
+  nameCall((Array.isArray(message) ? message[0] : message) as JsonRpcMessage | undefined, record, span);
+}
+
+/** Names the call's record and span after `first`, the (first) message of its body, when it has a method. */
+function nameCall(first: JsonRpcMessage | undefined, record: GatewayLocals, span: Span): void {
   const method = first?.method;
   if (typeof method !== 'string' || !RPC_NAME.test(method)) return;
   record.mcpMethod = method;
-  const tool = method === 'tools/call' ? first.params?.name : undefined;
+  const tool = method === 'tools/call' ? first?.params?.name : undefined;
   if (typeof tool === 'string' && RPC_NAME.test(tool)) record.mcpTool = tool;
   setDefinedAttributes(span, { 'mcp.method.name': method, 'gen_ai.tool.name': record.mcpTool });
   span.updateName(record.mcpTool ? `${method} ${record.mcpTool}` : method);
@@ -570,9 +577,10 @@ export function identityForwarding(options: IdentityForwardingOptions): Identity
           next(error);
           return;
         }
+        // Named from this reading: the body is not parsed again to name the call.
+        if (body.length <= MAX_METHOD_SCAN_BYTES) nameCall(read.list[0], record, call.span);
         if (inspected.answer !== undefined) {
           // Answered here (a refused call, a header mismatch): the record still names the method and tool.
-          if (body.length <= MAX_METHOD_SCAN_BYTES) recordRpcMethod(body, record, call.span);
           res.statusCode = inspected.status ?? 200;
           res.setHeader('content-type', 'application/json');
           res.setHeader('content-length', Buffer.byteLength(inspected.answer));
@@ -585,7 +593,6 @@ export function identityForwarding(options: IdentityForwardingOptions): Identity
           proxy(req, res, next);
           return;
         }
-        if (body.length <= MAX_METHOD_SCAN_BYTES) recordRpcMethod(body, record, call.span);
         (admission as (toolCalls: number) => Promise<void>)(toolCalls).then(() => proxy(req, res, next), next);
       },
       bodyUnread(res, next),
