@@ -112,7 +112,7 @@ beforeEach(() => {
 });
 
 const headers = {
-  'x-gateway-api-key': alice.key,
+  'x-gateway-api-key': alice.key as string,
   'content-type': 'application/json',
   accept: 'application/json, text/event-stream',
 };

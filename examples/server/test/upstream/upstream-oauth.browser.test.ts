@@ -1,0 +1,303 @@
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { chromium, type Browser } from 'playwright-core';
+import { startPostgres, type RunningPostgres } from '../../../../packages/catalog/test/postgres';
+import { rsaPem, startGateway, writeConfig, type RunningGateway } from '../support';
+import { adminClient } from '../catalog/catalog-support';
+import { freePort, within } from '../oauth/oauth-support';
+import { startHostedMcpServer } from './upstream-support';
+
+jest.setTimeout(180_000);
+
+/** Debian's Chromium, installed by the test command (scripts/system-deps.sh). */
+const CHROMIUM = '/usr/bin/chromium';
+const ALICE_KEY = 'gw-upstream-alice-key-0001';
+const BOB_KEY = 'gw-upstream-bob-key-00001';
+const ADMIN_KEY = 'admin-upstream-oauth-000000000001';
+const CLIENT_SECRET = `tracker-secret-${randomBytes(8).toString('hex')}`;
+/** The access tokens' lifetime at the hosted server's authorization server: refreshed 4 s before. */
+const ACCESS_TOKEN_TTL = 8;
+
+/** The hosted authorization server (oidc-provider) in its own process. */
+async function startHostedAuthorizationServer(options: Record<string, unknown>) {
+  const child = spawn(process.execPath, [join(__dirname, 'hosted-authorization-server.mjs'), JSON.stringify(options)], {
+    stdio: 'pipe',
+  });
+  child.stderr.resume();
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const issuer = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('the authorization server did not start within 15 s')), 15_000);
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const newline = out.indexOf('\n');
+      if (newline === -1) return;
+      clearTimeout(timer);
+      resolve((JSON.parse(out.slice(0, newline)) as { issuer: string }).issuer);
+    });
+    void exited.then(() => reject(new Error(`the authorization server exited with ${String(child.exitCode)}`)));
+  });
+  return {
+    issuer,
+    stats: async () =>
+      (await (await fetch(`${issuer}/test/stats`)).json()) as {
+        token: Record<string, number>;
+        refused: Record<string, number>;
+        revocations: number;
+      },
+    disable: (login: string) =>
+      fetch(`${issuer}/test/accounts/${login}`, { method: 'POST', body: JSON.stringify({ disabled: true }) }),
+    stop: async () => {
+      child.stdin.end();
+      child.kill();
+      await exited;
+    },
+  };
+}
+
+/** What a `-32042` answer carries. */
+interface Elicitation {
+  mode: string;
+  elicitationId: string;
+  url: string;
+  message: string;
+}
+
+describe("an MCP server that takes each user's own token (upstream_auth oauth), two instances on PostgreSQL", () => {
+  let postgres: RunningPostgres;
+  let hosted: Awaited<ReturnType<typeof startHostedMcpServer>>;
+  let as: Awaited<ReturnType<typeof startHostedAuthorizationServer>>;
+  let a: RunningGateway;
+  let b: RunningGateway;
+  let browser: Browser;
+  let base: string;
+
+  beforeAll(async () => {
+    if (!existsSync(CHROMIUM))
+      throw new Error('No Chromium at /usr/bin/chromium: the test command installs it (scripts/system-deps.sh).');
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    [postgres, hosted, browser] = await Promise.all([
+      startPostgres(),
+      startHostedMcpServer(),
+      chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu'] }),
+    ]);
+    as = await startHostedAuthorizationServer({
+      resource: hosted.resource,
+      accessTokenTtl: ACCESS_TOKEN_TTL,
+      clients: [
+        {
+          client_id: 'gw-prod',
+          client_secret: CLIENT_SECRET,
+          redirect_uris: [`${base}/oauth/upstream/callback`],
+        },
+      ],
+    });
+    hosted.trust(as.issuer, `${as.issuer}/jwks`);
+    const env = {
+      DATABASE_URL: await postgres.createDatabase(),
+      GATEWAY_CONFIG: writeConfig({
+        auth: {
+          apiKeys: [
+            { key: ALICE_KEY, user: { user_id: 'alice', email: 'alice@example.com' } },
+            { key: BOB_KEY, user: { user_id: 'bob', email: 'bob@example.com' } },
+          ],
+        },
+        mcpServers: [
+          {
+            slug: 'tracker',
+            url: hosted.resource,
+            upstream_auth: {
+              type: 'oauth',
+              scopes: ['read'],
+              client: { client_id: 'gw-prod', client_secret: '${TRACKER_SECRET}' },
+            },
+          },
+        ],
+        oauth: { login: { type: 'api_key' } },
+      }),
+      TRACKER_SECRET: CLIENT_SECRET,
+      GATEWAY_ADMIN_KEY: ADMIN_KEY,
+      GATEWAY_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+      JWT_PRIVATE_KEY: rsaPem().privateKey,
+      PUBLIC_BASE_URL: base,
+      NODE_ENV: 'production',
+    };
+    a = await startGateway({ ...env, PORT: String(port) });
+    b = await startGateway(env);
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await Promise.all([a?.stop(), b?.stop()]);
+    await Promise.all([postgres?.destroy(), hosted?.close(), as?.stop()]);
+  });
+
+  /** An official MCP SDK client of `gateway`'s `/mcp/tracker` with `key`; rejects as `connect` does. */
+  async function connectClient(gateway: RunningGateway, key: string): Promise<Client> {
+    const client = new Client({ name: 'upstream-test', version: '1.0.0' });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${gateway.url}/mcp/tracker`), {
+        requestInit: { headers: { 'x-gateway-api-key': key } },
+      }),
+    );
+    return client;
+  }
+
+  /** The `-32042` the SDK client gets on `initialize`, with its elicitation. */
+  async function connectionRequired(gateway: RunningGateway, key: string): Promise<Elicitation> {
+    const error = await connectClient(gateway, key).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(McpError);
+    const mcpError = error as McpError;
+    expect(mcpError.code).toBe(-32042);
+    const data = mcpError.data as { code: string; elicitations: Elicitation[] };
+    expect(data.code).toBe('connection_required');
+    const [elicitation] = data.elicitations;
+    expect(elicitation?.mode).toBe('url');
+    expect(elicitation?.url.startsWith(`${base}/connect/tracker?request=`)).toBe(true);
+    expect(elicitation?.message).toContain(elicitation?.url);
+    return elicitation as Elicitation;
+  }
+
+  /** `whoami` through `gateway` as `key`: the upstream user the hosted server saw. */
+  async function whoami(gateway: RunningGateway, key: string): Promise<string> {
+    const client = await connectClient(gateway, key);
+    try {
+      const result = (await client.callTool({ name: 'whoami', arguments: {} })) as { content: { text: string }[] };
+      return (JSON.parse(result.content[0]?.text as string) as { sub: string }).sub;
+    } finally {
+      await client.close();
+    }
+  }
+
+  /**
+   * Opens a connect link in a fresh browser: signs in at the gateway with `gatewayKey`, and, when
+   * the gateway sends it on, at the hosted server's authorization server as `upstreamLogin`
+   * (its login and consent pages). Resolves with the last page's status and text.
+   */
+  async function openConnectLink(
+    url: string,
+    gatewayKey: string,
+    upstreamLogin: string,
+  ): Promise<{ status: number; text: string; sawServerPage: boolean }> {
+    const context = await browser.newContext({ locale: 'en-US' });
+    try {
+      const page = await context.newPage();
+      let status = 0;
+      page.on('response', (response) => {
+        if (response.request().isNavigationRequest()) status = response.status();
+      });
+      await page.goto(url);
+      // The gateway's sign-in (section 11's login, api_key).
+      await page.locator('input[name="api_key"]').fill(gatewayKey);
+      await page.locator('button[type="submit"]').click();
+      await page.waitForLoadState();
+      let sawServerPage = false;
+      for (let step = 0; step < 4 && new URL(page.url()).origin === as.issuer; step++) {
+        sawServerPage = true;
+        if ((await page.locator('input[name="login"]').count()) > 0) {
+          await page.locator('input[name="login"]').fill(upstreamLogin);
+          await page.locator('input[name="password"]').fill('any password');
+        }
+        await page.locator('button[type="submit"]').click();
+        await page.waitForLoadState();
+      }
+      return { status, text: await page.locator('body').innerText(), sawServerPage };
+    } finally {
+      await context.close();
+    }
+  }
+
+  /** The admin API of instance A (its answers checked against the OpenAPI document). */
+  const admin = (method: string, path: string) => adminClient(a.url, ADMIN_KEY)(method, path);
+
+  let link: Elicitation;
+
+  it('asks a caller without a connection to connect, with a single-use link on the gateway (-32042, URL elicitation)', async () => {
+    link = await connectionRequired(a, ALICE_KEY);
+    expect(hosted.seen).toHaveLength(0);
+  });
+
+  it("refuses the link to another signed-in user, before the server's page, and stores nothing", async () => {
+    const opened = await openConnectLink(link.url, BOB_KEY, 'bob-upstream');
+    expect(opened.status).toBe(403);
+    expect(opened.text).toContain('connection_user_mismatch');
+    expect(opened.sawServerPage).toBe(false);
+    expect((await admin('GET', '/mcp-servers/tracker/connections')).body.data).toEqual([]);
+  });
+
+  it("connects the caller who got the link, and the same client's calls then reach the server as the user's own upstream identity", async () => {
+    const opened = await openConnectLink(link.url, ALICE_KEY, 'alice-upstream');
+    expect(opened.sawServerPage).toBe(true);
+    expect(opened.text).toContain('connected');
+    expect(await whoami(a, ALICE_KEY)).toBe('alice-upstream');
+    const seen = hosted.seen.filter((s) => s.sub !== undefined);
+    expect(seen.length).toBeGreaterThan(0);
+    // The server's own token, for the server: never a gateway credential.
+    for (const request of seen) {
+      expect(request.audience).toBe(hosted.resource);
+      expect(request.clientId).toBe('gw-prod');
+      expect(request.authorization).not.toContain(ALICE_KEY);
+    }
+    const connections = (await admin('GET', '/mcp-servers/tracker/connections')).body.data;
+    expect(connections).toHaveLength(1);
+    expect(connections[0]).toMatchObject({ user_id: 'alice', scopes: ['read'] });
+    expect(JSON.stringify(connections)).not.toMatch(/eyJ/);
+  });
+
+  it('refuses the used link, and starts nothing', async () => {
+    const opened = await openConnectLink(link.url, ALICE_KEY, 'alice-upstream');
+    expect(opened.status).toBe(410);
+    expect(opened.sawServerPage).toBe(false);
+  });
+
+  it('serves on instance B the connection made on A', async () => {
+    expect(await whoami(b, ALICE_KEY)).toBe('alice-upstream');
+  });
+
+  it('refreshes the token once, with both instances serving calls at the moment of expiry', async () => {
+    const before = (await as.stats()).token.refresh_token ?? 0;
+    // Past the refresh point (half the lifetime), calls on both instances at once.
+    await new Promise((resolve) => setTimeout(resolve, (ACCESS_TOKEN_TTL / 2) * 1000 + 200));
+    const users = await Promise.all(Array.from({ length: 6 }, (_, i) => whoami(i % 2 === 0 ? a : b, ALICE_KEY)));
+    expect(users).toEqual(Array(6).fill('alice-upstream'));
+    const stats = await as.stats();
+    expect((stats.token.refresh_token ?? 0) - before).toBe(1);
+    expect(stats.refused.refresh_token ?? 0).toBe(0);
+  });
+
+  it('ends the connection when an administrator revokes it: the server revokes the token, the caller is asked again', async () => {
+    const revocations = (await as.stats()).revocations;
+    expect((await admin('DELETE', '/mcp-servers/tracker/connections/alice')).status).toBeLessThan(300);
+    expect((await as.stats()).revocations).toBe(revocations + 1);
+    await within(2_000, async () => {
+      const answer = await connectClient(b, ALICE_KEY).then(
+        async (client) => {
+          await client.close();
+          return 'connected';
+        },
+        (e: unknown) => (e instanceof McpError ? e.code : 'other'),
+      );
+      return answer === -32042;
+    });
+  });
+
+  it('asks again when the server refuses the refresh', async () => {
+    link = await connectionRequired(a, ALICE_KEY);
+    const opened = await openConnectLink(link.url, ALICE_KEY, 'carol-upstream');
+    expect(opened.text).toContain('connected');
+    expect(await whoami(a, ALICE_KEY)).toBe('carol-upstream');
+    await as.disable('carol-upstream');
+    await new Promise((resolve) => setTimeout(resolve, (ACCESS_TOKEN_TTL / 2) * 1000 + 200));
+    await connectionRequired(a, ALICE_KEY);
+    expect((await as.stats()).refused.refresh_token).toBeGreaterThanOrEqual(1);
+  });
+});
