@@ -19,4 +19,5 @@ export * from './core/admin-api';
 export * from './core/tool-pins';
 export * from './core/request-log';
 export * from './core/responses-store';
+export * from './core/upstream-connections';
 export { adminApi } from './express';

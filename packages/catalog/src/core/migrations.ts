@@ -1,6 +1,7 @@
 import type { CatalogDatabase } from './database';
 import { REQUEST_LOG_MIGRATION_SQL } from './request-log';
 import { RESPONSES_MIGRATION_SQL } from './responses-store';
+import { UPSTREAM_CONNECTIONS_MIGRATION_SQL } from './upstream-connections';
 
 /** One versioned schema change. Versions only ever grow; a released migration never changes. */
 export interface Migration {
@@ -173,6 +174,12 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 11,
     description: "OAuth grants signed in at the OpenID Provider keep the provider's refresh token, encrypted",
     sql: 'ALTER TABLE gw_oauth_grants ADD COLUMN IF NOT EXISTS login_tokens text;',
+  },
+  {
+    version: 12,
+    description:
+      "upstream credentials: each user's sealed tokens per MCP server, connect requests, pending authorizations, registered clients",
+    sql: UPSTREAM_CONNECTIONS_MIGRATION_SQL,
   },
 ];
 
