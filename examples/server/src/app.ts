@@ -37,6 +37,7 @@ import {
   type AdminRole,
   type AdminRoleMapping,
   type CatalogSnapshot,
+  createUpstreamConnectionStore,
 } from '@gw/catalog';
 import { gatewayConsole } from '@gw/console';
 import {
@@ -80,7 +81,7 @@ import type { RequestRecord } from './observability/request-record';
 import type { TracingStats } from './observability/tracing';
 import { oauthPackage } from './oauth/oauth-package';
 import { createGatewayOAuth, type GatewayOAuth } from './oauth/oauth-setup';
-import { createUpstreamCredentials } from './upstream/upstream-credentials';
+import { createUpstreamAccess } from './upstream/upstream-setup';
 import {
   handleOAuthSettings,
   oauthSettingsErrorAnswer,
@@ -285,6 +286,19 @@ export function createGateway(options: GatewayOptions): Gateway {
     onKeySetFetch: (outcome: 'ok' | 'error') => metrics.recordKeySetFetch(outcome),
   };
   const signer = options.signingKey ? createIdentityTokenSigner(options.signingKey) : undefined;
+  // Servers' own credentials (CONTRACT section 15), read from the catalog's snapshot on each call;
+  // users' OAuth connections live in the catalog's database.
+  const upstream = createUpstreamAccess({
+    publicBaseUrl: options.oauthPublicBaseUrl ?? options.publicBaseUrl,
+    servers: () => view.upstreamAuth,
+    catalog,
+    store: catalog ? createUpstreamConnectionStore(catalog.db, catalog.box) : undefined,
+    protocol: undefined,
+    exchanges: undefined,
+    authorizationServer: () => currentOAuth?.oauth.server,
+    metrics,
+    logger,
+  });
   const mcp = identityForwarding({
     mcpServers: view.mcpServers,
     signer,
@@ -293,11 +307,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     trustedProxies: options.trustedProxies,
     authorize: access.mcp,
     toolCallAdmission: (req, res) => requestState(req).limits?.toolCallAdmission(req, res),
-    // Servers' own credentials (CONTRACT section 15): read from the catalog's snapshot on each call.
-    upstreamCredentials: createUpstreamCredentials({
-      publicBaseUrl: options.oauthPublicBaseUrl ?? options.publicBaseUrl ?? '',
-      servers: () => view.upstreamAuth,
-    }),
+    upstreamCredentials: upstream.credentials,
   });
   // DNS rebinding: MCP requests must name this gateway in Host (and Origin, when they have one).
   const originGuard = mcpOriginGuard({ publicOrigin: options.publicBaseUrl, allowedOrigins: options.allowedOrigins });
@@ -515,6 +525,14 @@ export function createGateway(options: GatewayOptions): Gateway {
         handler(req, res, next);
       },
     });
+  }
+  if (oauthPossible && upstream.routes) {
+    // The connections pages of servers that need each user's own token, before the rest of /oauth.
+    const { pages, callback } = upstream.routes;
+    routes.push(
+      { kind: 'app', method: 'ALL', paths: ['/connect'], handler: pages },
+      { kind: 'app', method: 'ALL', paths: ['/oauth/upstream'], handler: callback },
+    );
   }
   if (oauthPossible) {
     routes.push(
@@ -754,6 +772,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       unsubscribe?.();
       await keyUse?.close();
       await currentOAuth?.oauth.server.stop();
+      await upstream.close();
       responsesStore?.close();
       if (!options.modelLists) modelLists.stop();
       await requestLog?.close();

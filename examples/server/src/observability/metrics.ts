@@ -39,6 +39,7 @@ export class GatewayMetrics {
   private readonly requests: Counter<'route' | 'status'>;
   private readonly upstream: Histogram<'route' | 'target'>;
   private readonly keySetFetches: Counter<'outcome'>;
+  private readonly upstreamTokenRefreshes: Counter<'server' | 'outcome'>;
   private readonly idleTimeouts: Counter<'route' | 'target'>;
   private readonly retries: Counter<'route' | 'target'>;
   private readonly wouldDeny: Counter<'route'>;
@@ -83,6 +84,12 @@ export class GatewayMetrics {
       name: 'gateway_idp_jwks_fetches_total',
       help: "Fetches of the identity provider's key set, by outcome.",
       labelNames: ['outcome'],
+      registers,
+    });
+    this.upstreamTokenRefreshes = new Counter({
+      name: 'gateway_upstream_token_refresh_total',
+      help: "Refreshes of users' upstream OAuth tokens (CONTRACT section 15), by MCP server and outcome: refreshed, refreshed_after_failure, refresh_refused, refresh_failed.",
+      labelNames: ['server', 'outcome'],
       registers,
     });
     this.idleTimeouts = new Counter({
@@ -286,6 +293,11 @@ export class GatewayMetrics {
   /** Records one Redis call of the response cache that failed or timed out. */
   recordCacheRedisError(operation: string): void {
     this.cacheRedisErrors.inc({ operation });
+  }
+
+  /** Records one refresh of a user's upstream OAuth token for MCP server `server`. */
+  recordUpstreamTokenRefresh(server: string, outcome: string): void {
+    this.upstreamTokenRefreshes.inc({ server, outcome });
   }
 
   /** Records one fetch of an identity provider's key set. */

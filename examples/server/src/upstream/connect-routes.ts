@@ -56,10 +56,17 @@ function refusal(server: AuthorizationServer, status: number, code: string, mess
   return page(server, status, connectErrorPage(code, message));
 }
 
-/** The Express router of the connections pages; mount it at the root, before `/oauth`. */
-export function connectRoutes(options: ConnectRoutesOptions): Router {
+/** The connections pages (mounted at `/connect`) and the authorization servers' way back (at `/oauth/upstream`). */
+export interface ConnectRouters {
+  pages: Router;
+  callback: Router;
+}
+
+/** The Express routers of the connections pages; mount `pages` at `/connect` and `callback` at `/oauth/upstream`, before `/oauth`. */
+export function connectRoutes(options: ConnectRoutesOptions): ConnectRouters {
   const now = options.now ?? Date.now;
   const router = Router();
+  const callbackRouter = Router();
   const form = express.urlencoded({ extended: false, limit: '4kb', parameterLimit: 5 });
   const answer =
     (work: (req: Request, server: AuthorizationServer) => Promise<PageAnswer>) =>
@@ -91,7 +98,7 @@ export function connectRoutes(options: ConnectRoutesOptions): Router {
   };
 
   router.get(
-    '/connect',
+    '/',
     answer(async (req, server) => {
       const cookies = readCookies(req.headers.cookie);
       const user = server.pageUser(cookies);
@@ -112,7 +119,7 @@ export function connectRoutes(options: ConnectRoutesOptions): Router {
   );
 
   router.get(
-    '/connect/:slug',
+    '/:slug',
     answer(async (req, server) => {
       const slug = req.params.slug as string;
       const id = typeof req.query.request === 'string' ? req.query.request : '';
@@ -169,7 +176,7 @@ export function connectRoutes(options: ConnectRoutesOptions): Router {
   );
 
   router.get(
-    '/connect/:slug/start',
+    '/:slug/start',
     answer(async (req, server) => {
       const slug = req.params.slug as string;
       if (!SLUG.test(slug) || !oauthServer(slug))
@@ -194,7 +201,7 @@ export function connectRoutes(options: ConnectRoutesOptions): Router {
   );
 
   router.post(
-    '/connect/:slug/disconnect',
+    '/:slug/disconnect',
     form,
     answer(async (req, server) => {
       const slug = req.params.slug as string;
@@ -213,8 +220,8 @@ export function connectRoutes(options: ConnectRoutesOptions): Router {
     }),
   );
 
-  router.get(
-    `${FLOW_PATH}/callback`,
+  callbackRouter.get(
+    '/callback',
     answer(async (req, server) => {
       const state = typeof req.query.state === 'string' ? req.query.state : '';
       if (!STATE.test(state))
@@ -241,7 +248,7 @@ export function connectRoutes(options: ConnectRoutesOptions): Router {
     }),
   );
 
-  router.get(`${FLOW_PATH}/:slug/client.json`, (req, res, next) => {
+  callbackRouter.get('/:slug/client.json', (req, res, next) => {
     const document = options.flows.clientMetadataDocument(req.params.slug as string);
     if (document === undefined) {
       next();
@@ -250,5 +257,5 @@ export function connectRoutes(options: ConnectRoutesOptions): Router {
     res.setHeader('cache-control', 'public, max-age=3600');
     res.json(document);
   });
-  return router;
+  return { pages: router, callback: callbackRouter };
 }
