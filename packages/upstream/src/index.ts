@@ -54,3 +54,5 @@ export function holdWhole(
   body.on('data', hold);
   body.once('end', end);
 }
+
+export * from './addresses';

@@ -9,14 +9,11 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { isIP, type LookupFunction } from 'node:net';
+import { isIP } from 'node:net';
+import { METADATA_HOST_NAMES, isRefusedAddress, pinnedLookup, type ResolvedAddress } from '@gw/upstream';
 import { ClientMetadataError } from './errors';
 
-/** One resolved address of a host, as `dns.lookup(host, { all: true })` answers it. */
-export interface ResolvedAddress {
-  address: string;
-  family: 4 | 6;
-}
+export type { ResolvedAddress } from '@gw/upstream';
 
 /** Options of {@link fetchClientMetadata}. */
 export interface FetchClientMetadataOptions {
@@ -60,88 +57,20 @@ export interface ClientMetadataDocument {
 const MAX_CLIENT_ID_LENGTH = 2048;
 /** Most redirect URIs a document may list. */
 const MAX_REDIRECT_URIS = 100;
-/** Host names that answer cloud instance metadata, refused by name before any lookup. */
-const METADATA_HOST_NAMES = new Set(['metadata.google.internal', 'metadata.goog', 'metadata']);
 /** Token endpoint methods that need a shared secret, which a metadata document cannot have. */
 const SHARED_SECRET_METHODS = new Set(['client_secret_basic', 'client_secret_post', 'client_secret_jwt']);
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
-
-/** IPv4 ranges never fetched (RFC 6890 special-use): [first address, prefix length]. */
-const FORBIDDEN_V4: readonly (readonly [string, number])[] = [
-  ['0.0.0.0', 8], // "this network", unspecified
-  ['10.0.0.0', 8], // private (RFC 1918)
-  ['100.64.0.0', 10], // shared address space, CGNAT (RFC 6598)
-  ['127.0.0.0', 8], // loopback
-  ['169.254.0.0', 16], // link-local, cloud instance metadata (169.254.169.254)
-  ['172.16.0.0', 12], // private (RFC 1918)
-  ['192.0.0.0', 24], // IETF protocol assignments
-  ['192.0.2.0', 24], // documentation
-  ['192.88.99.0', 24], // 6to4 relay anycast
-  ['192.168.0.0', 16], // private (RFC 1918)
-  ['198.18.0.0', 15], // benchmarking
-  ['198.51.100.0', 24], // documentation
-  ['203.0.113.0', 24], // documentation
-  ['224.0.0.0', 4], // multicast
-  ['240.0.0.0', 4], // reserved, broadcast
-];
-
-function ipv4Number(address: string): number {
-  return address.split('.').reduce((n, part) => n * 256 + Number(part), 0);
-}
-
-function forbiddenV4(value: number): boolean {
-  return FORBIDDEN_V4.some(([base, prefix]) => {
-    const size = 2 ** (32 - prefix);
-    const start = ipv4Number(base);
-    return value >= start && value < start + size;
-  });
-}
-
-/** The eight 16-bit groups of an IPv6 address (a trailing dotted IPv4 part included). */
-function ipv6Groups(address: string): number[] {
-  let text = address.toLowerCase().split('%')[0]!;
-  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
-  if (dotted) {
-    const v4 = ipv4Number(dotted[1]!);
-    text = `${text.slice(0, -dotted[1]!.length)}${(v4 >>> 16).toString(16)}:${(v4 & 0xffff).toString(16)}`;
-  }
-  const [head, tail] = text.split('::') as [string, string | undefined];
-  const left = head === '' ? [] : head.split(':');
-  const right = tail === undefined || tail === '' ? [] : tail.split(':');
-  const fill = tail === undefined ? [] : new Array<string>(8 - left.length - right.length).fill('0');
-  return [...left, ...fill, ...right].map((g) => parseInt(g, 16));
-}
-
-function forbiddenV6(groups: readonly number[]): boolean {
-  const [g0, g1, g2, g3, g4, g5, g6, g7] = groups as [number, number, number, number, number, number, number, number];
-  const embeddedV4 = (hi: number, lo: number) => forbiddenV4(hi * 65536 + lo);
-  if (groups.slice(0, 7).every((g) => g === 0) && (g7 === 0 || g7 === 1)) return true; // :: and ::1
-  if (g0 === 0 && g1 === 0 && g2 === 0 && g3 === 0 && g4 === 0 && (g5 === 0xffff || g5 === 0))
-    return embeddedV4(g6, g7); // IPv4-mapped and -compatible
-  if (g0 === 0x64 && g1 === 0xff9b) return embeddedV4(g6, g7); // NAT64 (RFC 6052, 8215)
-  if (g0 === 0x2002) return embeddedV4(g1, g2); // 6to4
-  if ((g0 & 0xfe00) === 0xfc00) return true; // unique local fc00::/7 (fd00:ec2::254, AWS metadata)
-  if ((g0 & 0xffc0) === 0xfe80) return true; // link-local fe80::/10
-  if ((g0 & 0xffc0) === 0xfec0) return true; // site-local fec0::/10 (deprecated)
-  if ((g0 & 0xff00) === 0xff00) return true; // multicast
-  if (g0 === 0x2001 && g1 === 0xdb8) return true; // documentation
-  if (g0 === 0x2001 && g1 < 0x200) return true; // IETF protocol assignments, Teredo
-  if (g0 === 0x100 && g1 === 0 && g2 === 0 && g3 === 0) return true; // discard-only
-  return g0 === 0; // the rest of ::/16 (IPv4-translated and other embedded forms)
-}
 
 /**
  * Whether the gateway refuses to fetch a client document from this IP address: loopback, private
  * (RFC 1918, CGNAT 100.64/10, unique local fc00::/7), link-local (169.254/16, fe80::/10), cloud
  * metadata (169.254.169.254, fd00:ec2::254), unspecified, multicast, documentation and the other
  * special-use ranges of RFC 6890, also inside IPv4-mapped, NAT64 and 6to4 IPv6 addresses. A
- * string that is not an IP address is refused too.
+ * string that is not an IP address is refused too. The classification is `@gw/upstream`'s
+ * {@link isRefusedAddress} with private addresses refused.
  */
 export function isForbiddenClientAddress(address: string): boolean {
-  const family = isIP(address.split('%')[0] ?? '');
-  if (family === 4) return forbiddenV4(ipv4Number(address));
-  if (family === 6) return forbiddenV6(ipv6Groups(address));
-  return true;
+  return isRefusedAddress(address, { allowPrivate: false });
 }
 
 function optionError(message: string): TypeError {
@@ -272,23 +201,6 @@ export function usableAddresses(
     : [];
   if (!allowed && usable.some((a) => isForbiddenClientAddress(a.address))) return undefined;
   return usable.map((a) => ({ address: a.address, family: a.family }));
-}
-
-/** A `lookup` for the request that answers only the checked addresses: no second resolution to rebind. */
-function pinnedLookup(addresses: readonly ResolvedAddress[]): LookupFunction {
-  return (_hostname, lookupOptions, callback) => {
-    const wanted =
-      lookupOptions.family === 4 || lookupOptions.family === 6
-        ? addresses.filter((a) => a.family === lookupOptions.family)
-        : addresses;
-    const answer = wanted.length > 0 ? wanted : addresses;
-    if (lookupOptions.all)
-      callback(
-        null,
-        answer.map((a) => ({ address: a.address, family: a.family })),
-      );
-    else callback(null, answer[0]!.address, answer[0]!.family);
-  };
 }
 
 interface Fetched {
