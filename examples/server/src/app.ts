@@ -291,10 +291,10 @@ export function createGateway(options: GatewayOptions): Gateway {
   const upstream = createUpstreamAccess({
     publicBaseUrl: options.oauthPublicBaseUrl ?? options.publicBaseUrl,
     servers: () => view.upstreamAuth,
+    urls: () => view.mcpUrls,
     catalog,
     store: catalog ? createUpstreamConnectionStore(catalog.db, catalog.box) : undefined,
-    protocol: undefined,
-    exchanges: undefined,
+    identityProviderIssuer: validation?.issuer,
     authorizationServer: () => currentOAuth?.oauth.server,
     metrics,
     logger,

@@ -36,6 +36,8 @@ export interface CatalogView {
   readonly pinnedMcpServers: ReadonlySet<string>;
   /** Each MCP server's `upstream_auth` (CONTRACT section 15), with its secrets opened, by slug. */
   readonly upstreamAuth: ReadonlyMap<string, UpstreamAuthConfig>;
+  /** Each MCP server's `url`, by slug. */
+  readonly mcpUrls: ReadonlyMap<string, string>;
   /** Records of each kind, for metrics. */
   readonly counts: ReadonlyMap<string, number>;
 }
@@ -217,6 +219,7 @@ export function buildCatalogView(
     access,
     pinnedMcpServers,
     upstreamAuth,
+    mcpUrls: new Map(mcpServers.map((server) => [server.slug, server.url])),
     counts,
   };
 }

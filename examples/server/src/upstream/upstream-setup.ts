@@ -6,17 +6,21 @@
 import type { Logger } from 'pino';
 import type { UpstreamCredentialSource } from '@gw/identity-forwarding';
 import type { AuthorizationServer } from '@gw/oauth';
-import type { UpstreamAuthConfig, UpstreamConnectionStore } from '@gw/upstream-auth';
+import {
+  AuthorizationServerDiscovery,
+  TokenExchanger,
+  UpstreamConnections,
+  UpstreamOAuth,
+  createGuardedFetch,
+  type UpstreamAuthConfig,
+  type UpstreamConnectionEvent,
+  type UpstreamConnectionStore,
+} from '@gw/upstream-auth';
 import type { GatewayCatalog } from '../catalog/open-catalog';
 import type { GatewayMetrics } from '../observability/metrics';
 import { connectRoutes, type ConnectRouters } from './connect-routes';
-import { createUpstreamCredentials, type TokenExchanges } from './upstream-credentials';
-import {
-  createUserConnections,
-  type ConnectionEvent,
-  type UpstreamOAuthProtocol,
-  type UserConnectionsService,
-} from './user-connections';
+import { createUpstreamCredentials } from './upstream-credentials';
+import { userConnections, type UserConnectionsService } from './user-connections';
 
 /** What {@link createUpstreamAccess} is built from. */
 export interface UpstreamAccessOptions {
@@ -24,14 +28,14 @@ export interface UpstreamAccessOptions {
   publicBaseUrl: string | undefined;
   /** The servers' `upstream_auth` now, by slug (the catalog's snapshot). */
   servers: () => ReadonlyMap<string, UpstreamAuthConfig>;
+  /** The servers' URLs now, by slug. */
+  urls: () => ReadonlyMap<string, string>;
   /** The catalog (its database keeps the connections); without it, `oauth` servers are refused. */
   catalog: GatewayCatalog | undefined;
   /** The store of the connections, over the catalog's database. */
   store: UpstreamConnectionStore | undefined;
-  /** The OAuth protocol with the servers' authorization servers. */
-  protocol: UpstreamOAuthProtocol | undefined;
-  /** Token exchange at the identity provider. */
-  exchanges: TokenExchanges | undefined;
+  /** The `jwt_validation` issuer: where tokens are exchanged when a server names no other. */
+  identityProviderIssuer: string | undefined;
   /** Section 11's authorization server now (its sign-in serves the connections pages). */
   authorizationServer: () => AuthorizationServer | undefined;
   metrics: GatewayMetrics;
@@ -41,39 +45,43 @@ export interface UpstreamAccessOptions {
 /** The pieces the gateway mounts. */
 export interface UpstreamAccess {
   credentials: UpstreamCredentialSource;
-  /** The connections pages and the callback; undefined without a catalog. */
+  /** The connections pages and the callback; undefined without a catalog and `PUBLIC_BASE_URL`. */
   routes: ConnectRouters | undefined;
   connections: UserConnectionsService | undefined;
   /** Stops following the store's changes. */
   close(): Promise<void>;
 }
 
-const AUDIT_ACTIONS: Record<ConnectionEvent['type'], string | undefined> = {
-  connected: 'upstream.connected',
-  refreshed: undefined,
-  refreshed_after_failure: 'upstream.refreshed_after_failure',
-  refresh_refused: 'upstream.refresh_refused',
-  refresh_failed: undefined,
-  disconnected: 'upstream.disconnected',
-};
+/** The audit action of each connection event (refreshes are counted, not audited, unless they follow a refusal). */
+const AUDIT_ACTIONS: ReadonlyMap<UpstreamConnectionEvent['outcome'], string> = new Map([
+  ['connected', 'upstream.connected'],
+  ['refresh_refused', 'upstream.refresh_refused'],
+  ['disconnected', 'upstream.disconnected'],
+]);
 
 /** Builds the servers' credentials and the connections pages; starts following the store's changes. */
 export function createUpstreamAccess(options: UpstreamAccessOptions): UpstreamAccess {
-  const { catalog, store, protocol, metrics, logger } = options;
-  let connections: UserConnectionsService | undefined;
-  let listening: Promise<(() => Promise<void>) | undefined> = Promise.resolve(undefined);
-  if (catalog !== undefined && store !== undefined && protocol !== undefined) {
-    const audit = (event: ConnectionEvent) => {
-      const action = AUDIT_ACTIONS[event.type];
+  const { catalog, store, metrics, logger, publicBaseUrl } = options;
+  // One guarded fetch (no redirects, 5 s, 64 KiB, never link-local or metadata addresses) for every
+  // request to an authorization server or identity provider.
+  const discovery = new AuthorizationServerDiscovery({ fetch: createGuardedFetch() });
+  let service: UserConnectionsService | undefined;
+  let connections: UpstreamConnections | undefined;
+  if (catalog !== undefined && store !== undefined && publicBaseUrl !== undefined) {
+    const audit = (event: UpstreamConnectionEvent) => {
+      const action = AUDIT_ACTIONS.get(event.outcome);
       if (action === undefined) return;
-      const actor = event.actor ?? (event.type === 'connected' ? `user:${event.userId}` : 'gateway');
+      const actor = event.by ?? (event.outcome === 'connected' ? `user:${event.userId}` : 'gateway');
       catalog.db
         .query('INSERT INTO gw_audit (actor, action, kind, slug, fields) VALUES ($1, $2, $3, $4, $5)', [
           actor.slice(0, 200),
           action,
           'mcp-servers',
           event.server.slice(0, 300),
-          JSON.stringify([`user=${event.userId.slice(0, 200)}`]),
+          JSON.stringify([
+            `user=${event.userId.slice(0, 200)}`,
+            ...(event.reason ? [`reason=${event.reason.slice(0, 64)}`] : []),
+          ]),
         ])
         .catch((error: unknown) =>
           logger.warn(
@@ -82,49 +90,47 @@ export function createUpstreamAccess(options: UpstreamAccessOptions): UpstreamAc
           ),
         );
     };
-    connections = createUserConnections({
+    const oauth = new UpstreamOAuth({ publicBaseUrl, store, discovery });
+    connections = new UpstreamConnections({
+      oauth,
       store,
-      protocol,
-      servers: options.servers,
-      onEvent: (event) => {
-        if (event.type.startsWith('refresh')) metrics.recordUpstreamTokenRefresh(event.server, event.type);
-        audit(event);
+      servers: (slug) => {
+        const auth = options.servers().get(slug);
+        const url = options.urls().get(slug);
+        return auth?.type === 'oauth' && url !== undefined ? { slug, url, auth } : undefined;
       },
+      onEvent: audit,
+      onRefreshOutcome: (server, outcome) => metrics.recordUpstreamTokenRefresh(server, outcome),
     });
-    const service = connections;
-    // Another instance refreshed, connected or disconnected: what this one holds is dropped.
-    listening = store
-      .onConnectionChange((userId, server) => service.forget(userId, server))
-      .catch((error: unknown) => {
-        logger.error(
-          { err: { message: (error as Error).message } },
-          'upstream connections: changes made by other instances are not followed',
-        );
-        return undefined;
-      });
+    service = userConnections({ connections, oauth, store, servers: options.servers, urls: options.urls });
   }
+  const started = connections?.start().catch((error: unknown) => {
+    logger.error(
+      { err: { message: (error as Error).message } },
+      'upstream connections: changes made by other instances are not followed',
+    );
+  });
+  const exchanger = new TokenExchanger({ discovery, defaultIssuer: options.identityProviderIssuer });
   const credentials = createUpstreamCredentials({
-    publicBaseUrl: options.publicBaseUrl ?? '',
+    publicBaseUrl: publicBaseUrl ?? '',
     servers: options.servers,
-    connections,
-    exchanges: options.exchanges,
+    connections: service,
+    exchanges: {
+      exchange: (slug, auth, subjectToken, subjectTokenType) =>
+        exchanger.exchange({ slug, url: options.urls().get(slug) ?? '', auth }, subjectToken, subjectTokenType),
+    },
   });
   const routes =
-    connections === undefined
+    service === undefined
       ? undefined
-      : connectRoutes({
-          authorizationServer: options.authorizationServer,
-          servers: options.servers,
-          flows: connections,
-        });
+      : connectRoutes({ authorizationServer: options.authorizationServer, servers: options.servers, flows: service });
   return {
     credentials,
     routes,
-    connections,
+    connections: service,
     close: async () => {
-      await (
-        await listening
-      )?.();
+      await started;
+      await connections?.close();
     },
   };
 }

@@ -125,6 +125,15 @@ export class UpstreamConnections {
   }
 
   /**
+   * The access token held in memory for `(userId, server)` when it needs no refresh yet, else
+   * undefined (then {@link accessToken}): never waits, so a call with a good token costs no promise.
+   */
+  cachedAccessToken(userId: string, server: string): string | undefined {
+    const connection = this.#cache.get(`${userId}\n${server}`);
+    return connection !== undefined && !needsRefresh(connection, this.#now()) ? connection.accessToken : undefined;
+  }
+
+  /**
    * The access token to send to `server` for `userId`, refreshed first when less than
    * min(60 s, half its lifetime) is left; undefined when there is no usable connection (the
    * caller is to connect: `connection_required`). Throws {@link UpstreamAuthUnavailableError}
