@@ -72,6 +72,12 @@ export interface UpstreamCredentialsOptions {
   connections?: UserConnections;
   /** Token exchange; without it a `token_exchange` server is refused (`upstream_auth_unavailable`). */
   exchanges?: TokenExchanges;
+  /**
+   * The identity provider's access token of a caller signed in through section 11 with an OpenID
+   * Provider (a gateway OAuth token): kept sealed with its grant, renewed when it expires.
+   * Undefined when the caller's sign-in has none (an API-key sign-in). Default: none.
+   */
+  providerAccessToken?: (identity: GatewayIdentity) => Promise<string | undefined>;
   /** Millisecond clock. Default `Date.now`. */
   now?: () => number;
 }
@@ -153,23 +159,38 @@ export function createUpstreamCredentials(options: UpstreamCredentialsOptions): 
   ): UpstreamCredential | Promise<UpstreamCredential> => {
     const exchanges = options.exchanges;
     if (exchanges === undefined) throw unavailable(server);
-    if (identity.method !== 'identity_token' || identity.token === undefined)
-      throw new UpstreamCredentialFailure(
+    const identityTokenRequired = () =>
+      new UpstreamCredentialFailure(
         401,
         'identity_token_required',
         `The MCP server "${server}" takes a token minted from the caller's identity-provider token; sign in with one (a gateway API key cannot be exchanged).`,
       );
     const asCredential = (token: string): UpstreamCredential => ({ headers: { authorization: `Bearer ${token}` } });
-    let exchanged: string | Promise<string>;
-    try {
-      exchanged = exchanges.exchange(server, config, identity.token, 'access_token');
-    } catch (error) {
-      throw asJsonRpcFailure(error, server);
-    }
-    if (typeof exchanged === 'string') return asCredential(exchanged);
-    return exchanged.then(asCredential, (error: unknown) => {
-      throw asJsonRpcFailure(error, server);
-    });
+    const exchange = (subjectToken: string): UpstreamCredential | Promise<UpstreamCredential> => {
+      let exchanged: string | Promise<string>;
+      try {
+        exchanged = exchanges.exchange(server, config, subjectToken, 'access_token');
+      } catch (error) {
+        throw asJsonRpcFailure(error, server);
+      }
+      if (typeof exchanged === 'string') return asCredential(exchanged);
+      return exchanged.then(asCredential, (error: unknown) => {
+        throw asJsonRpcFailure(error, server);
+      });
+    };
+    if (identity.method === 'identity_token' && identity.token !== undefined) return exchange(identity.token);
+    // A gateway OAuth token of an OpenID sign-in: the provider's own access token of that sign-in.
+    const providerAccessToken = options.providerAccessToken;
+    if (identity.method !== 'oauth_token' || providerAccessToken === undefined) throw identityTokenRequired();
+    return providerAccessToken(identity).then(
+      (token) => {
+        if (token === undefined) throw identityTokenRequired();
+        return exchange(token);
+      },
+      (error: unknown) => {
+        throw asJsonRpcFailure(error, server);
+      },
+    );
   };
 
   return {

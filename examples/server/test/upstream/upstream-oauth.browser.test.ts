@@ -1,7 +1,5 @@
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
@@ -10,7 +8,7 @@ import { startPostgres, type RunningPostgres } from '../../../../packages/catalo
 import { rsaPem, startGateway, writeConfig, type RunningGateway } from '../support';
 import { adminClient } from '../catalog/catalog-support';
 import { freePort, within } from '../oauth/oauth-support';
-import { startHostedMcpServer } from './upstream-support';
+import { startHostedAuthorizationServer, startHostedMcpServer } from './upstream-support';
 
 jest.setTimeout(180_000);
 
@@ -22,43 +20,6 @@ const ADMIN_KEY = 'admin-upstream-oauth-000000000001';
 const CLIENT_SECRET = `tracker-secret-${randomBytes(8).toString('hex')}`;
 /** The access tokens' lifetime at the hosted server's authorization server: refreshed 4 s before. */
 const ACCESS_TOKEN_TTL = 8;
-
-/** The hosted authorization server (oidc-provider) in its own process. */
-async function startHostedAuthorizationServer(options: Record<string, unknown>) {
-  const child = spawn(process.execPath, [join(__dirname, 'hosted-authorization-server.mjs'), JSON.stringify(options)], {
-    stdio: 'pipe',
-  });
-  child.stderr.resume();
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const issuer = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('the authorization server did not start within 15 s')), 15_000);
-    let out = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const newline = out.indexOf('\n');
-      if (newline === -1) return;
-      clearTimeout(timer);
-      resolve((JSON.parse(out.slice(0, newline)) as { issuer: string }).issuer);
-    });
-    void exited.then(() => reject(new Error(`the authorization server exited with ${String(child.exitCode)}`)));
-  });
-  return {
-    issuer,
-    stats: async () =>
-      (await (await fetch(`${issuer}/test/stats`)).json()) as {
-        token: Record<string, number>;
-        refused: Record<string, number>;
-        revocations: number;
-      },
-    disable: (login: string) =>
-      fetch(`${issuer}/test/accounts/${login}`, { method: 'POST', body: JSON.stringify({ disabled: true }) }),
-    stop: async () => {
-      child.stdin.end();
-      child.kill();
-      await exited;
-    },
-  };
-}
 
 /** What a `-32042` answer carries. */
 interface Elicitation {

@@ -1,4 +1,6 @@
+import { spawn } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import type { Server } from 'node:http';
 import express from 'express';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -89,5 +91,52 @@ export async function startHostedMcpServer(): Promise<{
         server.closeAllConnections();
         server.close(() => resolve());
       }),
+  };
+}
+
+/**
+ * The hosted authorization server (`hosted-authorization-server.mjs`, oidc-provider) in its own
+ * process, with its test routes. Rejects when it has not started within 15 s.
+ */
+export async function startHostedAuthorizationServer(options: Record<string, unknown>) {
+  const child = spawn(process.execPath, [join(__dirname, 'hosted-authorization-server.mjs'), JSON.stringify(options)], {
+    stdio: 'pipe',
+  });
+  child.stderr.resume();
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const issuer = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('the authorization server did not start within 15 s')), 15_000);
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const newline = out.indexOf('\n');
+      if (newline === -1) return;
+      clearTimeout(timer);
+      resolve((JSON.parse(out.slice(0, newline)) as { issuer: string }).issuer);
+    });
+    void exited.then(() => reject(new Error(`the authorization server exited with ${String(child.exitCode)}`)));
+  });
+  return {
+    issuer,
+    stats: async () =>
+      (await (await fetch(`${issuer}/test/stats`)).json()) as {
+        token: Record<string, number>;
+        refused: Record<string, number>;
+        revocations: number;
+      },
+    /** An access token of this issuer for `sub` and `aud`, as the company's identity provider issues them. */
+    mint: async (sub: string, aud: string) =>
+      (
+        (await (await fetch(`${issuer}/test/mint`, { method: 'POST', body: JSON.stringify({ sub, aud }) })).json()) as {
+          access_token: string;
+        }
+      ).access_token,
+    disable: (login: string) =>
+      fetch(`${issuer}/test/accounts/${login}`, { method: 'POST', body: JSON.stringify({ disabled: true }) }),
+    stop: async () => {
+      child.stdin.end();
+      child.kill();
+      await exited;
+    },
   };
 }
