@@ -112,6 +112,8 @@ export function bedrockCall(
   const unsigned: Record<string, string> = {
     'content-type': 'application/json',
     accept: operation === 'stream' ? 'application/vnd.amazon.eventstream' : 'application/json',
+    // Signed, as AWS's SDKs sign it.
+    'content-length': String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength),
   };
   // A chunked body is hashed chunk by chunk and the hash sent with it, so it is never joined.
   if (typeof body !== 'string') unsigned['x-amz-content-sha256'] = hashBody(body);
