@@ -44,6 +44,8 @@ export {
 export { parseDataUrl } from './core/input-checks/data-url';
 export { acceptsImages, acceptsPdf } from './core/input-checks/model-capabilities';
 export * from './providers/anthropic';
+export * from './providers/bedrock';
+export { checkServesMessages } from './providers';
 export { ReasoningSeal, type ThinkingBlock } from './core/reasoning-seal';
 export {
   MemoryResponsesStore,

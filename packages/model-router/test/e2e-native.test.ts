@@ -235,7 +235,7 @@ describe('catalog, prompts, config header and errors', () => {
       400,
     ],
     [
-      'unknown_provider',
+      'unsupported_model',
       { model: '@kb/claude-sonnet-4-5', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] },
       {},
       400,

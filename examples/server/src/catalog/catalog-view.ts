@@ -53,6 +53,12 @@ function fields(record: OpenedRecord): Record<string, unknown> {
   return merged;
 }
 
+/** A bedrock record's knowledge-base integration: its fields less the model catalog's `knownModels`. */
+function awsIntegrationOf(data: Record<string, unknown>): AwsIntegration {
+  const { knownModels: _known, ...integration } = data;
+  return integration as unknown as AwsIntegration;
+}
+
 /**
  * Why a record's upstream address may not be used (a link-local or cloud metadata address: a
  * record stored before the admin API refused them, or written into the database directly), naming
@@ -105,9 +111,10 @@ export function buildCatalogView(
   const providerConfigs: ModelProviderConfig[] = [];
   const awsIntegrations = new Map<string, AwsIntegration>();
   const configSlugs = new Set((config.providers ?? []).map((p) => p.slug));
+  // A bedrock record serves knowledge bases (awsIntegrations) and Anthropic's models on Bedrock (the model catalog).
   for (const provider of config.providers ?? []) {
     if (provider.provider === 'bedrock') awsIntegrations.set(provider.slug, provider as AwsIntegration);
-    else providerConfigs.push(provider as ModelProviderConfig);
+    providerConfigs.push(provider as ModelProviderConfig);
   }
   for (const record of records('providers')) {
     if (configSlugs.has(record.slug)) {
@@ -116,8 +123,10 @@ export function buildCatalogView(
     }
     const { data, refusal } = checkedProvider(record);
     if (refusal !== undefined) skip('providers', record.slug, refusal);
-    else if (data.provider === 'bedrock') awsIntegrations.set(record.slug, data as unknown as AwsIntegration);
-    else providerConfigs.push(data as unknown as ModelProviderConfig);
+    else {
+      if (data.provider === 'bedrock') awsIntegrations.set(record.slug, awsIntegrationOf(data));
+      providerConfigs.push(data as unknown as ModelProviderConfig);
+    }
   }
   const modelCatalog = createInMemoryCatalog(providerConfigs);
   const modelProviderList = modelCatalog.listProviders();
@@ -200,7 +209,7 @@ export function buildCatalogView(
   const access = compileAccess({ mode: accessMode, policies });
 
   const counts = new Map([
-    ['providers', modelProviders.size + awsIntegrations.size],
+    ['providers', modelProviders.size],
     ['mcp-servers', mcpServers.length],
     ['prompts', prompts.size],
     ['api-keys', apiKeys.length],

@@ -7,7 +7,6 @@ import {
   isModelEnabled,
   type ModelProviderConfig,
 } from '@gw/model-router';
-import { resolveIntegration, type AwsIntegration } from '@gw/sigv4-proxy';
 import type { CatalogView } from './catalog-view';
 
 /** What the gateway can serve, for the checks of {@link catalogRecordChecks}. */
@@ -62,8 +61,8 @@ export function catalogRecordChecks(options: RecordCheckOptions): CatalogStoreHo
  */
 export function providerRefusal(data: Record<string, unknown>): string | undefined {
   try {
-    if (data.provider === 'bedrock') resolveIntegration(data as unknown as AwsIntegration);
-    else createInMemoryCatalog([data as unknown as ModelProviderConfig]);
+    // A bedrock record is checked as @gw/sigv4-proxy checks it, by the model catalog.
+    createInMemoryCatalog([data as unknown as ModelProviderConfig]);
     return undefined;
   } catch (error) {
     return (error as Error).message;

@@ -26,7 +26,7 @@ export async function testRecord(
   const target =
     kind === 'mcp-servers'
       ? view.mcpServers.find((s) => s.slug === slug)
-      : (view.modelProviders.get(slug) ?? view.awsIntegrations.get(slug));
+      : (view.awsIntegrations.get(slug) ?? view.modelProviders.get(slug));
   const forbidden = target === undefined ? undefined : forbiddenAddressOf(target as unknown as Record<string, unknown>);
   if (forbidden !== undefined)
     return { ok: false, status: 400, code: 'invalid_request', message: `Not tested: ${forbidden}.` };
@@ -49,7 +49,7 @@ export async function testRecord(
         clientInfo: { name: 'gateway-console', version: '1' },
       },
     };
-  } else if (view.modelProviders.has(slug)) {
+  } else if (view.modelProviders.has(slug) && !view.awsIntegrations.has(slug)) {
     const provider = view.modelProviders.get(slug);
     const model = provider ? (enabledModels(provider)[0] ?? 'claude-haiku-4-5') : 'claude-haiku-4-5';
     path = '/v1/messages/count_tokens';

@@ -16,7 +16,7 @@ import {
   type TokenUsage,
 } from '@gw/access';
 import type { CatalogSnapshot } from '@gw/catalog';
-import type { ModelAdmission } from '@gw/model-router';
+import { anthropicModelOf, type ModelAdmission } from '@gw/model-router';
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '../config/schema';
 import { requestState } from '../http/request-context';
@@ -132,7 +132,8 @@ export function priceMemo() {
     }
     const remembered = known.get(model);
     if (remembered !== undefined || known.has(model)) return remembered;
-    const found = priceOf(model, pricing);
+    // A Bedrock model id or inference profile id is priced as the Anthropic model it names.
+    const found = priceOf(model, pricing) ?? priceOf(anthropicModelOf(model) ?? model, pricing);
     if (model.length > MAX_REMEMBERED_MODEL_LENGTH) return found;
     if (known.size >= MAX_REMEMBERED_PRICES) known.clear();
     known.set(model, found);

@@ -3,6 +3,8 @@ import { AccessDeniedError, ModelNotEnabledError, ProviderRequiredError, Unknown
 import { KNOWN_ANTHROPIC_MODELS } from './known-models';
 import { rejectUnknownOptions } from '@gw/options';
 import { ProviderKey } from './secret';
+import { bedrockRuntimeOf, type BedrockRuntime } from '../providers/bedrock/runtime';
+import { KNOWN_BEDROCK_ANTHROPIC_MODELS } from '../providers/bedrock/model-ids';
 
 /** Which models a provider integration serves. */
 export type ModelSelection =
@@ -50,8 +52,9 @@ export interface AnthropicProviderConfig {
 }
 
 /**
- * An AWS integration in the config's `providers` (`provider: "bedrock"`): served by
- * `@gw/sigv4-proxy` (whose `AwsIntegration` validates it); `modelRouter` skips it.
+ * An AWS integration in the config's `providers` (`provider: "bedrock"`): its knowledge-base calls
+ * are served by `@gw/sigv4-proxy` (whose `AwsIntegration` validates it), and `modelRouter` serves
+ * Anthropic's models through its Bedrock Runtime (`@<slug>/<Bedrock model id>`).
  */
 export interface BedrockProviderConfig {
   /** Referenced as `@<slug>` in `x-gateway-provider`. Required. */
@@ -70,8 +73,14 @@ export interface BedrockProviderConfig {
   region: string;
   /** Extra exact origins requests may go to. Default `[]`. */
   allowedHosts?: readonly string[];
-  /** Which models the integration lists. Default `{ mode: "all" }`. */
+  /** Which models the integration serves. Default `{ mode: "all" }`. */
   models?: ModelSelection;
+  /**
+   * The integration's models when a custom selection was saved: with `autoEnableNew`, a model
+   * outside this list is new and enabled. Default: the gateway's bundled list of Anthropic's models
+   * on Bedrock.
+   */
+  knownModels?: readonly string[];
 }
 
 /** A provider of the config's `providers`, by its `provider` kind. */
@@ -92,8 +101,9 @@ export interface ProviderCacheSettings {
 export interface ProviderEntry {
   slug: string;
   name: string;
-  /** The provider kind, a folder under `providers/` (`anthropic`). */
+  /** The provider kind, a folder under `providers/` (`anthropic`, or `bedrock` for Anthropic's models on Bedrock Runtime). */
   provider: string;
+  /** The API key (empty for a `bedrock` provider, which signs with {@link ProviderEntry.bedrock}). */
   apiKey: ProviderKey;
   /** Base URL of the provider's API. Default per provider. */
   baseUrl: string | undefined;
@@ -104,6 +114,8 @@ export interface ProviderEntry {
   knownModels?: ReadonlySet<string>;
   /** The response cache settings, defaults applied. Absent means the defaults. */
   cache?: Required<ProviderCacheSettings>;
+  /** A `bedrock` provider's runtime: where its calls go and its signer. Absent for other kinds. */
+  bedrock?: BedrockRuntime;
 }
 
 /** Where providers come from: the config, or a host's own store. */
@@ -119,7 +131,10 @@ export interface Catalog {
   modelsOf?(provider: ProviderEntry): readonly string[] | undefined;
 }
 
-/** An in-memory catalog built from the config's `providers` (non-model providers such as `bedrock` are skipped). */
+/**
+ * An in-memory catalog built from the config's `providers`. A `bedrock` provider is validated as
+ * `@gw/sigv4-proxy` validates it and serves Anthropic's models through Bedrock Runtime.
+ */
 export function createInMemoryCatalog(
   providers: readonly ModelProviderConfig[],
   modelProviders: readonly string[] = ['anthropic'],
@@ -128,8 +143,12 @@ export function createInMemoryCatalog(
   for (const config of providers) {
     if (typeof config !== 'object' || config === null) throw new TypeError('Each provider must be an object.');
     const where = `providers[${String(config.slug).slice(0, 64)}]`;
-    // AWS integrations share the config's provider list; @gw/sigv4-proxy serves them.
-    if (config.provider === 'bedrock') continue;
+    if (config.provider === 'bedrock') {
+      const entry = bedrockEntry(config, where);
+      if (entries.has(entry.slug)) throw new TypeError(`providers has two entries with the slug "${entry.slug}".`);
+      entries.set(entry.slug, entry);
+      continue;
+    }
     if (!modelProviders.includes(config.provider)) {
       throw new TypeError(
         `${where}.provider must be ${modelProviders.map((p) => `"${p}"`).join(' or ')} (or "bedrock", served by @gw/sigv4-proxy); got "${String(config.provider).slice(0, 32)}".`,
@@ -189,6 +208,34 @@ export function createInMemoryCatalog(
   }
   const list = [...entries.values()];
   return { resolveProvider: (slug) => entries.get(slug), listProviders: () => list };
+}
+
+/** A `bedrock` provider as the router uses it: the integration checked by `@gw/sigv4-proxy`, its models checked here. */
+function bedrockEntry(config: BedrockProviderConfig, where: string): ProviderEntry {
+  const { knownModels, ...integration } = config;
+  const runtime = bedrockRuntimeOf(integration);
+  checkModelSelection(config.models, where);
+  if (knownModels !== undefined && (!Array.isArray(knownModels) || knownModels.some((m) => typeof m !== 'string'))) {
+    throw new TypeError(
+      `${where}.knownModels must be a list of model ids such as ["us.anthropic.claude-sonnet-4-5-20250929-v1:0"].`,
+    );
+  }
+  return {
+    slug: config.slug,
+    name: config.name ?? config.slug,
+    provider: 'bedrock',
+    apiKey: new ProviderKey(''),
+    baseUrl: undefined,
+    models: config.models ?? { mode: 'all' },
+    knownModels: knownModels ? new Set(knownModels) : undefined,
+    cache: { enabled: true, scope: 'caller' },
+    bedrock: runtime,
+  };
+}
+
+/** The gateway's bundled list of a provider kind's models. */
+export function bundledModelsOf(provider: Pick<ProviderEntry, 'provider'>): readonly string[] {
+  return provider.provider === 'bedrock' ? KNOWN_BEDROCK_ANTHROPIC_MODELS : KNOWN_ANTHROPIC_MODELS;
 }
 
 function isHttpUrl(value: unknown): boolean {
@@ -287,7 +334,7 @@ export function isModelEnabled(provider: ProviderEntry, model: string): boolean 
   if (selection.mode === 'all') return true;
   if (selection.models.includes(model)) return true;
   if (selection.autoEnableNew !== true) return false;
-  return provider.knownModels ? !provider.knownModels.has(model) : !KNOWN_ANTHROPIC_MODELS.includes(model);
+  return provider.knownModels ? !provider.knownModels.has(model) : !bundledModelsOf(provider).includes(model);
 }
 
 /**
@@ -296,7 +343,7 @@ export function isModelEnabled(provider: ProviderEntry, model: string): boolean 
  * models that are new since it was saved.
  */
 export function enabledModels(provider: ProviderEntry, available?: readonly string[]): string[] {
-  if (provider.models.mode === 'all') return [...(available ?? KNOWN_ANTHROPIC_MODELS)];
+  if (provider.models.mode === 'all') return [...(available ?? bundledModelsOf(provider))];
   const enabled = [...provider.models.models];
   if (provider.models.autoEnableNew === true && available) {
     const listed = new Set(enabled);

@@ -260,3 +260,9 @@ export class ItemNotFoundError extends ModelRouterError {
   readonly code = 'item_not_found';
   readonly status = 400;
 }
+
+/** A `bedrock` provider was asked for a model that is not one of Anthropic's models on Bedrock. */
+export class UnsupportedModelError extends ModelRouterError {
+  readonly code = 'unsupported_model';
+  readonly status = 400;
+}

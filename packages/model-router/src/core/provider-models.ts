@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { providerBase, readUpstreamText } from '../routes/upstream-call';
 import { KNOWN_ANTHROPIC_MODELS } from './known-models';
+import { KNOWN_BEDROCK_ANTHROPIC_MODELS } from '../providers/bedrock/model-ids';
 import { ProviderKey } from './secret';
 import { createDispatcher, type Dispatcher } from './upstream';
 
@@ -17,6 +18,8 @@ export interface ModelListProvider {
   apiKey: string | ProviderKey;
   /** Base URL of the provider's API. Default `https://api.anthropic.com`. */
   baseUrl?: string;
+  /** The provider kind: a `bedrock` provider's list is the bundled one, never fetched. Default `anthropic`. */
+  provider?: string;
 }
 
 /** The models of one provider, and where they come from. */
@@ -64,6 +67,12 @@ const RETRY_AFTER_FAILURE_MS = 60_000;
 /** The bundled list: {@link KNOWN_ANTHROPIC_MODELS} as models. */
 const BUNDLED: ProviderModelList = Object.freeze({
   models: Object.freeze(KNOWN_ANTHROPIC_MODELS.map((id) => Object.freeze({ id }))),
+  source: 'bundled' as const,
+});
+
+/** A `bedrock` provider's list: {@link KNOWN_BEDROCK_ANTHROPIC_MODELS} as models. */
+const BUNDLED_BEDROCK: ProviderModelList = Object.freeze({
+  models: Object.freeze(KNOWN_BEDROCK_ANTHROPIC_MODELS.map((id) => Object.freeze({ id }))),
   source: 'bundled' as const,
 });
 
@@ -179,6 +188,7 @@ export class ProviderModelLists {
    * minute later (or `refreshIntervalMs`). Never throws.
    */
   list(provider: ModelListProvider): ProviderModelList {
+    if (provider.provider === 'bedrock') return BUNDLED_BEDROCK;
     try {
       const key = this.#cacheKey(provider);
       const entry = this.#entries.get(key);
@@ -205,6 +215,7 @@ export class ProviderModelLists {
    * `timeoutMs`) it resolves with the previous list, or the bundled one. Never rejects.
    */
   refresh(provider: ModelListProvider): Promise<ProviderModelList> {
+    if (provider.provider === 'bedrock') return Promise.resolve(BUNDLED_BEDROCK);
     try {
       const key = this.#cacheKey(provider);
       if (this.#stopped) return Promise.resolve(this.#entries.get(key)?.list ?? BUNDLED);
@@ -219,8 +230,9 @@ export class ProviderModelLists {
    * `knownAtSave` (the models known when the selection was saved), or, without it, not in the
    * bundled {@link KNOWN_ANTHROPIC_MODELS}.
    */
-  isNewModel(_provider: ModelListProvider, model: string, knownAtSave?: readonly string[]): boolean {
-    return !(knownAtSave ?? KNOWN_ANTHROPIC_MODELS).includes(model);
+  isNewModel(provider: ModelListProvider, model: string, knownAtSave?: readonly string[]): boolean {
+    const bundled = provider.provider === 'bedrock' ? KNOWN_BEDROCK_ANTHROPIC_MODELS : KNOWN_ANTHROPIC_MODELS;
+    return !(knownAtSave ?? bundled).includes(model);
   }
 
   /** Aborts the fetches under way (clearing their timers), starts no more, and closes its own dispatcher. */

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { checkServesMessages } from '../providers';
 import type { Dispatcher } from 'undici';
 import {
   checkModelAccess,
@@ -11,7 +12,6 @@ import { receivedBodyBytes } from '../core/json-body';
 import type { CallerIdResolver } from '../core/caller';
 import { upstreamJson } from '../core/streaming-json';
 import type { RawStringPolicy } from '../core/json-reader';
-import { UnknownProviderError } from '../core/errors';
 import { gatewayHeader, isStrict, readGatewayConfig } from '../core/gateway-headers';
 import {
   anthropicApi,
@@ -22,6 +22,7 @@ import {
   toOpenAiError,
 } from '../providers/anthropic';
 import { sendJson } from './respond';
+import { bedrockCall, type BedrockRuntime } from '../providers/bedrock';
 import { StreamWriter } from './stream-writer';
 import { drainUpstream, pumpUpstreamEvents } from './upstream-events';
 import {
@@ -111,14 +112,15 @@ export function startEventStream(res: ServerResponse): void {
 
 /**
  * Sends a converted request to the provider's Anthropic Messages endpoint: the one upstream call of
- * chat completions, prompt templates and the Responses API.
+ * chat completions, prompt templates and the Responses API. A `bedrock` provider's goes to Bedrock
+ * Runtime (InvokeModel or InvokeModelWithResponseStream), whose answer comes back as Anthropic's.
  */
 export function callAnthropicMessages(
   context: ChatContext,
   req: IncomingMessage,
   res: ServerResponse,
   call: {
-    provider: { slug: string; baseUrl?: string } & Parameters<typeof anthropicApi.headers>[0];
+    provider: { slug: string; baseUrl?: string; bedrock?: BedrockRuntime } & Parameters<typeof anthropicApi.headers>[0];
     config: ReturnType<typeof readGatewayConfig>;
     request: Parameters<typeof upstreamJson>[0];
     model: string;
@@ -126,6 +128,28 @@ export function callAnthropicMessages(
   },
 ): ReturnType<typeof callProvider> {
   const { provider, config, request, model, stream } = call;
+  if (provider.bedrock !== undefined) {
+    const bedrock = bedrockCall(
+      provider.bedrock,
+      model,
+      stream ? 'stream' : 'invoke',
+      request as Record<string, unknown>,
+      req,
+    );
+    return callProvider({
+      dispatcher: context.dispatcher,
+      ...bedrock,
+      providerName: 'aws.bedrock',
+      timeoutMs: config.request_timeout ?? context.timeoutMs,
+      limits: context.limits,
+      config,
+      target: provider.slug,
+      res,
+      traceContext: requestTraceContext(req),
+      operation: 'chat',
+      model,
+    });
+  }
   const base = providerBase(provider.baseUrl ?? anthropicApi.defaultBaseUrl);
   return callProvider({
     dispatcher: context.dispatcher,
@@ -164,8 +188,7 @@ export async function runChatCompletion(
     gatewayLocals(res),
   );
   checkModelAccess(context.authorize, req, { provider: provider.slug, model });
-  if (provider.provider !== 'anthropic')
-    throw new UnknownProviderError(`@${provider.slug} does not serve chat completions.`, { param: 'model' });
+  checkServesMessages(provider, model, 'chat completions');
   const { request, ignoredParams, jsonTool } = await toAnthropicConversion(body, {
     model,
     callerId: context.callerId(req),

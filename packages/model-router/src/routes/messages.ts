@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { checkServesMessages } from '../providers';
 import type { Dispatcher } from 'undici';
 import {
   checkModelAccess,
@@ -8,9 +9,10 @@ import {
   type ModelAuthorizer,
 } from '../core/catalog';
 import { receivedBodyBytes } from '../core/json-body';
-import { InvalidRequestError, MaxTokensRequiredError, UnknownProviderError } from '../core/errors';
+import { InvalidRequestError, MaxTokensRequiredError } from '../core/errors';
 import { gatewayHeader, readGatewayConfig } from '../core/gateway-headers';
 import { anthropicApi } from '../providers/anthropic';
+import { bedrockCall } from '../providers/bedrock';
 import { upstreamJson } from '../core/streaming-json';
 import type { RawStringPolicy } from '../core/json-reader';
 import { callProvider, isBodyTimeout, providerBase, startStreamSpan, type UpstreamLimits } from './upstream-call';
@@ -95,8 +97,7 @@ export async function runNativeMessages(
     gatewayLocals(res),
   );
   checkModelAccess(context.authorize, req, { provider: provider.slug, model });
-  if (provider.provider !== 'anthropic')
-    throw new UnknownProviderError(`@${provider.slug} does not serve messages.`, { param: 'model' });
+  checkServesMessages(provider, model, 'messages');
   if (endpoint === 'messages' && (body.max_tokens === undefined || body.max_tokens === null)) {
     if (provider.defaultMaxTokens === undefined)
       throw new MaxTokensRequiredError('max_tokens is required.', { param: 'max_tokens' });
@@ -142,14 +143,29 @@ export async function runNativeMessages(
     res.end(messageEventStream(cached.message));
     return;
   }
+  const upstreamBody = { ...body, model, ...scopedMetadata(body.metadata, context.callerId(req)) };
   const base = providerBase(provider.baseUrl ?? anthropicApi.defaultBaseUrl);
   const accept = typeof req.headers.accept === 'string' ? req.headers.accept : 'application/json';
   const response = await callProvider({
     dispatcher: context.dispatcher,
-    origin: base.origin,
-    path: `${base.path}${anthropicApi.endpoints[endpoint]}${query === -1 ? '' : url.slice(query)}`,
-    headers: anthropicApi.headers(provider, req.headers, accept),
-    body: upstreamJson({ ...body, model, ...scopedMetadata(body.metadata, context.callerId(req)) }, req),
+    // A bedrock provider: the same body to Bedrock Runtime, its answer turned into Anthropic's.
+    ...(provider.bedrock !== undefined
+      ? {
+          ...bedrockCall(
+            provider.bedrock,
+            model,
+            endpoint === 'countTokens' ? 'countTokens' : body.stream === true ? 'stream' : 'invoke',
+            upstreamBody,
+            req,
+          ),
+          providerName: 'aws.bedrock',
+        }
+      : {
+          origin: base.origin,
+          path: `${base.path}${anthropicApi.endpoints[endpoint]}${query === -1 ? '' : url.slice(query)}`,
+          headers: anthropicApi.headers(provider, req.headers, accept),
+          body: upstreamJson(upstreamBody, req),
+        }),
     timeoutMs: config.request_timeout ?? context.timeoutMs,
     limits: context.limits,
     config,

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { checkServesMessages } from '../providers';
 import { checkModelAccess, resolveModel } from '../core/catalog';
-import { InvalidRequestError, ItemNotFoundError, ResponseNotFoundError, UnknownProviderError } from '../core/errors';
+import { InvalidRequestError, ItemNotFoundError, ResponseNotFoundError } from '../core/errors';
 import { gatewayHeader, readGatewayConfig } from '../core/gateway-headers';
 import { receivedBodyBytes } from '../core/json-body';
 import type { RawStringPolicy } from '../core/json-reader';
@@ -130,8 +131,7 @@ export async function runCreateResponse(
     gatewayHeader(req.headers, 'provider') ?? config.provider,
   );
   checkModelAccess(context.authorize, req, { provider: provider.slug, model });
-  if (provider.provider !== 'anthropic')
-    throw new UnknownProviderError(`@${provider.slug} does not serve responses.`, { param: 'model' });
+  checkServesMessages(provider, model, 'responses');
   if (present(body.store) && typeof body.store !== 'boolean')
     throw new InvalidRequestError('store must be a boolean.', { param: 'store' });
   const store = body.store !== false;

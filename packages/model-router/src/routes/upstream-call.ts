@@ -50,6 +50,13 @@ export interface ProviderCall {
   operation: string;
   /** The model asked for, as sent upstream. */
   model: string;
+  /** `gen_ai.provider.name` of the call's span. Default `anthropic`. */
+  providerName?: string;
+  /**
+   * Turns the provider's answer into the answer the `anthropic` provider gives (a second
+   * transport such as Bedrock Runtime), before its status is judged for a retry. Default: none.
+   */
+  adapt?: (response: Dispatcher.ResponseData) => Promise<Dispatcher.ResponseData>;
 }
 
 const upstreamSpans = new WeakMap<ServerResponse, { span: Span; context: Context }>();
@@ -129,7 +136,7 @@ export async function callProvider(call: ProviderCall): Promise<Dispatcher.Respo
   // gets a traceparent naming it.
   const upstream = startSpan(TRACER_NAME, `${call.operation} ${call.model}`, call.traceContext, SpanKind.CLIENT, {
     'gen_ai.operation.name': call.operation,
-    'gen_ai.provider.name': 'anthropic',
+    'gen_ai.provider.name': call.providerName ?? 'anthropic',
     'gen_ai.request.model': call.model,
     'gateway.provider.slug': call.target,
     'server.address': safeHost(call.origin),
@@ -179,6 +186,7 @@ export async function callProvider(call: ProviderCall): Promise<Dispatcher.Respo
       if (abort.aborted) throw new ClientAbortError();
       throw mapped;
     }
+    if (call.adapt !== undefined) response = await call.adapt(response);
     locals.upstreamStatus = response.statusCode;
     locals.upstreamMs = performance.now() - started;
     const retryAfter = response.headers['retry-after'];
