@@ -484,7 +484,32 @@ export function createGateway(options: GatewayOptions): Gateway {
       logger.error({ err: { message: (error as Error).message } }, 'catalog change not applied to API keys');
       return;
     }
+    endConnectionsOfRevokedKeys(view, next);
     view = next;
+  };
+  /**
+   * A user's upstream connections (CONTRACT section 15) end with their API key: every user whose
+   * key left the catalog loses them (each instance tries; the first one finds and revokes them).
+   */
+  const endConnectionsOfRevokedKeys = (before: CatalogView, after: CatalogView) => {
+    const connections = upstream.connections;
+    if (connections === undefined || after.upstreamAuth.size === 0) return;
+    // The catalog's keys have their record id; the config file's stay until a restart.
+    const kept = new Set(after.apiKeys.map((entry) => entry.id));
+    const users = new Set<string>();
+    for (const entry of before.apiKeys) {
+      const user = entry.user.user_id ?? entry.user.sub;
+      if (entry.id !== undefined && !kept.has(entry.id) && typeof user === 'string') users.add(user);
+    }
+    for (const user of users)
+      connections
+        .endUserConnections(user, 'gateway:api_key_revoked')
+        .catch((error: unknown) =>
+          logger.warn(
+            { err: { message: (error as Error).message } },
+            'upstream connections of a revoked key not ended',
+          ),
+        );
   };
   const unsubscribe = catalog?.live.onSnapshot(() => {
     apply();
