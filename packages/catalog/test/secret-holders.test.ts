@@ -25,7 +25,10 @@ describe('SECRET_HOLDERS, where each record shape with a secret sends it', () =>
     expect(SECRET_FIELDS.get('anthropic')).toEqual(['apiKey']);
     expect(SECRET_FIELDS.get('bedrock')).toEqual(['accessKeyId', 'secretAccessKey', 'sessionToken']);
     expect(secretHolderOf('settings', {})?.secrets).toEqual(['clientSecret']);
-    expect(secretHolderOf('mcp-servers', { url: 'http://x' })).toBeUndefined();
+    expect(secretHolderOf('mcp-servers', { url: 'http://x' })).toMatchObject({
+      secrets: ['upstream_auth.client.client_secret'],
+      secretMaps: ['upstream_auth.headers'],
+    });
     expect(secretHolderOf('providers', { provider: 'other' })).toBeUndefined();
   });
 });
@@ -73,6 +76,17 @@ describe('secretsMissingForRoutingChange', () => {
     expect(
       secretsMissingForRoutingChange('mcp-servers', { url: 'http://a' }, { url: 'http://b' }, [], []),
     ).toBeUndefined();
+    // An MCP server holding upstream_auth secrets: a moved url asks for each, map entries by name.
+    const held = ['upstream_auth.headers.X-B', 'upstream_auth.headers.X-A', 'upstream_auth.client.client_secret'];
+    expect(secretsMissingForRoutingChange('mcp-servers', { url: 'http://a' }, { url: 'http://b' }, held, [])).toEqual({
+      routingField: 'url',
+      secretField: 'upstream_auth.client.client_secret',
+    });
+    expect(
+      secretsMissingForRoutingChange('mcp-servers', { url: 'http://a' }, { url: 'http://b' }, held, [
+        'upstream_auth.client.client_secret',
+      ]),
+    ).toEqual({ routingField: 'url', secretField: 'upstream_auth.headers.X-A' });
   });
 
   it('is thrown as 400 invalid_request naming the secret as the caller spells it', () => {

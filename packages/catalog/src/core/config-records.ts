@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { SECRET_FIELDS, type RecordKind } from './records';
+import { SECRET_FIELDS, withHints, withoutSecrets, type RecordKind } from './records';
 import { secretHint } from './secret-box';
 import type { PublicRecord } from './store';
 
@@ -55,8 +55,12 @@ export class ConfigRecords {
       }
       this.add('providers', provider.slug, record);
     }
-    for (const server of config.mcpServers ?? [])
-      this.add('mcp-servers', server.slug, { ...base(server.slug), ...server });
+    for (const server of config.mcpServers ?? []) {
+      // `upstream_auth` secrets (a client secret, static header values) answered as hints only.
+      const { rest, secrets } = withoutSecrets('mcp-servers', server);
+      const hints = Object.fromEntries(Object.entries(secrets).map(([field, value]) => [field, secretHint(value)]));
+      this.add('mcp-servers', server.slug, { ...base(server.slug), ...withHints('mcp-servers', rest, hints) });
+    }
     for (const policy of config.policies ?? []) this.add('policies', policy.slug, { ...base(policy.slug), ...policy });
     for (const entry of config.limits ?? []) this.add('limits', entry.slug, { ...base(entry.slug), ...entry });
     for (const prompt of config.prompts ?? []) this.add('prompts', prompt.id, { ...prompt, ...base(prompt.id) });

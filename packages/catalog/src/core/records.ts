@@ -135,6 +135,91 @@ const bedrockProvider = z.strictObject({
   models: models.optional(),
 });
 
+/** An HTTP header name (an RFC 9110 token). */
+const headerName = z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'must be an HTTP header name');
+/** Headers a static `upstream_auth` may not set: the proxy's own framing and routing. */
+const RESERVED_UPSTREAM_HEADERS: ReadonlySet<string> = new Set([
+  'host',
+  'content-length',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'upgrade',
+  'te',
+  'trailer',
+  'proxy-authorization',
+]);
+/** Scopes an `upstream_auth` asks: RFC 6749 scope tokens. */
+const upstreamScopes = z
+  .array(z.string().regex(/^[\x21\x23-\x5B\x5D-\x7E]+$/, 'must be a scope token (no spaces or quotes)'))
+  .max(100);
+/** The gateway's client identity at an authorization server (`upstream_auth.client`); `client_secret` is a secret. */
+const upstreamClient = z
+  .strictObject({
+    client_id: z.string().min(1, 'must not be empty').max(1024),
+    client_secret: z.string().min(1, 'must not be empty').max(4096).optional(),
+    token_endpoint_auth_method: z.enum(['client_secret_basic', 'client_secret_post', 'none']).optional(),
+  })
+  .superRefine((client, ctx) => {
+    const method = client.token_endpoint_auth_method;
+    if (method === 'none' && client.client_secret !== undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['client_secret'],
+        message: 'must be left out with token_endpoint_auth_method "none"',
+      });
+    if (method !== undefined && method !== 'none' && client.client_secret === undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['client_secret'],
+        message: `is required with token_endpoint_auth_method "${method}"`,
+      });
+  });
+/**
+ * An MCP server's `upstream_auth` (CONTRACT section 15): `oauth`, `token_exchange` or `static`.
+ * Secrets: `client.client_secret` and every value of a `static` `headers` map.
+ */
+const upstreamAuth = z.discriminatedUnion(
+  'type',
+  [
+    z.strictObject({
+      type: z.literal('oauth'),
+      scopes: upstreamScopes.optional(),
+      authorization_server: upstreamUrl.optional(),
+      client: upstreamClient.optional(),
+    }),
+    z.strictObject({
+      type: z.literal('token_exchange'),
+      token_endpoint: upstreamUrl.optional(),
+      issuer: upstreamUrl.optional(),
+      audience: z.string().min(1).max(1024).optional(),
+      resource: z.string().min(1).max(2048).optional(),
+      scopes: upstreamScopes.optional(),
+      client: upstreamClient,
+    }),
+    z.strictObject({
+      type: z.literal('static'),
+      headers: z
+        .record(
+          headerName,
+          z
+            .string()
+            .min(1, 'must not be empty')
+            .max(8192)
+            .regex(/^[\t\x20-\x7E\x80-\xFF]*$/, 'must be a header value (no line breaks)'),
+        )
+        .superRefine((headers, ctx) => {
+          for (const name of Object.keys(headers))
+            if (RESERVED_UPSTREAM_HEADERS.has(name.toLowerCase()))
+              ctx.addIssue({ code: 'custom', path: [name], message: 'is a header the gateway sets itself' });
+        })
+        .refine((headers) => Object.keys(headers).length >= 1, 'must name at least one header')
+        .refine((headers) => Object.keys(headers).length <= 20, 'has more than 20 headers'),
+    }),
+  ],
+  { error: 'must have type "oauth", "token_exchange" or "static"' },
+);
+
 const mcpServer = z.strictObject({
   slug,
   url: upstreamUrl,
@@ -158,6 +243,7 @@ const mcpServer = z.strictObject({
   jwt_audience: z.string().min(1).optional(),
   bearer_audience: z.string().min(1).optional(),
   tool_pinning: z.boolean().optional(),
+  upstream_auth: upstreamAuth.optional(),
 });
 
 const prompt = z.looseObject({
@@ -257,6 +343,8 @@ export const recordSchemas = {
   anthropicProvider,
   bedrockProvider,
   mcpServer,
+  upstreamAuth,
+  upstreamClient,
   prompt,
   apiKeyUser,
   policy,
@@ -290,6 +378,12 @@ export interface SecretHolder {
   secrets: readonly string[];
   /** The fields (dotted paths, such as `value.login.issuer`) that say where the secrets are sent. Never empty. */
   routing: readonly string[];
+  /**
+   * Dotted paths of maps whose every value is a secret (a `static` `upstream_auth.headers`): the
+   * value of key `<name>` is the secret field `<path>.<name>`, answered in place as its hint
+   * (`"headers": {"<name>": "…<last 4>"}`). Default: none.
+   */
+  secretMaps?: readonly string[];
 }
 
 /**
@@ -307,6 +401,20 @@ export const SECRET_HOLDERS: readonly SecretHolder[] = [
   },
   // `settings/oauth`: the OpenID Provider's client secret goes to the token endpoint of `login.issuer`.
   { kind: 'settings', secrets: ['clientSecret'], routing: ['value.login.issuer'] },
+  // An MCP server's upstream credentials: the client secret goes to the authorization server's (or
+  // the identity provider's) token endpoint, the static headers to the server's `url`.
+  {
+    kind: 'mcp-servers',
+    secrets: ['upstream_auth.client.client_secret'],
+    secretMaps: ['upstream_auth.headers'],
+    routing: [
+      'url',
+      'upstream_auth.type',
+      'upstream_auth.authorization_server',
+      'upstream_auth.token_endpoint',
+      'upstream_auth.issuer',
+    ],
+  },
 ];
 
 /** The {@link SecretHolder} a record of `kind` with `data` is, or undefined when it holds no secret. */
@@ -323,6 +431,143 @@ export const SECRET_FIELDS: ReadonlyMap<string, readonly string[]> = new Map(
     holder.secrets,
   ]),
 );
+
+/**
+ * The steps of the path to a secret field of `holder`: a dotted field splits at its dots; an entry
+ * of a secret map (`upstream_auth.headers.X-Api.Key`) is the map's steps and the key as it is.
+ */
+export function secretFieldSteps(holder: SecretHolder | undefined, field: string): string[] {
+  const map = holder?.secretMaps?.find((path) => field.startsWith(`${path}.`));
+  return map === undefined ? field.split('.') : [...map.split('.'), field.slice(map.length + 1)];
+}
+
+/** Whether `field` is a secret of `holder`: one of its `secrets`, or an entry of one of its `secretMaps`. */
+export function isSecretField(holder: SecretHolder | undefined, field: string): boolean {
+  if (holder === undefined) return false;
+  return holder.secrets.includes(field) || (holder.secretMaps ?? []).some((path) => field.startsWith(`${path}.`));
+}
+
+/**
+ * The secret fields `data` (a record of `kind`) gives, as string values: its holder's `secrets`
+ * (dotted paths) in order, then each entry of its `secretMaps` (`<path>.<key>`).
+ */
+export function secretFieldsIn(kind: RecordKind, data: Record<string, unknown>): string[] {
+  const holder = secretHolderOf(kind, data);
+  if (holder === undefined) return [];
+  const fields = holder.secrets.filter((field) => typeof valueAtSteps(data, field.split('.')) === 'string');
+  for (const path of holder.secretMaps ?? []) {
+    const map = valueAtSteps(data, path.split('.'));
+    if (typeof map !== 'object' || map === null || Array.isArray(map)) continue;
+    for (const [key, value] of Object.entries(map)) if (typeof value === 'string') fields.push(`${path}.${key}`);
+  }
+  return fields;
+}
+
+/** A copy of `data` whose objects along `steps` are copies too (so setting or deleting there leaves `data` as it was). */
+function copyAlong(data: Record<string, unknown>, steps: readonly string[]): Record<string, unknown> {
+  const root = { ...data };
+  let at: Record<string, unknown> = root;
+  for (const step of steps.slice(0, -1)) {
+    const next = at[step];
+    if (typeof next !== 'object' || next === null || Array.isArray(next)) break;
+    at[step] = { ...(next as Record<string, unknown>) };
+    at = at[step] as Record<string, unknown>;
+  }
+  return root;
+}
+
+/** The object holding the last step of `steps` in `data`, or undefined when a step before it is missing. */
+function parentAt(data: Record<string, unknown>, steps: readonly string[]): Record<string, unknown> | undefined {
+  const parent = valueAtSteps(data, steps.slice(0, -1));
+  return typeof parent === 'object' && parent !== null && !Array.isArray(parent)
+    ? (parent as Record<string, unknown>)
+    : undefined;
+}
+
+/**
+ * `data` (a record of `kind`) without its secrets, and the secrets it gave by field
+ * ({@link secretFieldsIn}). A secret map left empty stays, empty: the record keeps saying its type.
+ */
+export function withoutSecrets(
+  kind: RecordKind,
+  data: Record<string, unknown>,
+): { rest: Record<string, unknown>; secrets: Record<string, string> } {
+  const holder = secretHolderOf(kind, data);
+  let rest = { ...data };
+  const secrets: Record<string, string> = {};
+  for (const field of secretFieldsIn(kind, data)) {
+    const steps = secretFieldSteps(holder, field);
+    secrets[field] = valueAtSteps(data, steps) as string;
+    rest = copyAlong(rest, steps);
+    const parent = parentAt(rest, steps);
+    if (parent !== undefined) delete parent[steps[steps.length - 1] as string];
+  }
+  // A secret field the record gives as something else than a string (left out, null) is no secret to keep.
+  for (const field of holder?.secrets ?? []) {
+    const steps = field.split('.');
+    const parent = parentAt(rest, steps);
+    if (parent !== undefined && Object.hasOwn(parent, steps[steps.length - 1] as string)) {
+      rest = copyAlong(rest, steps);
+      delete (parentAt(rest, steps) as Record<string, unknown>)[steps[steps.length - 1] as string];
+    }
+  }
+  return { rest, secrets };
+}
+
+/**
+ * `data` (a record of `kind` without its secrets) with `secrets` (by field) put back in place: what
+ * the gateway reads an MCP server's `upstream_auth` from (`OpenedRecord.data` and `.secrets`). A
+ * secret whose place is gone (its object left out) is dropped.
+ */
+export function withSecrets(
+  kind: RecordKind,
+  data: Record<string, unknown>,
+  secrets: Readonly<Record<string, string>>,
+): Record<string, unknown> {
+  const holder = secretHolderOf(kind, data);
+  let record = { ...data };
+  for (const [field, value] of Object.entries(secrets)) {
+    const steps = secretFieldSteps(holder, field);
+    if (parentAt(record, steps) === undefined) continue;
+    record = copyAlong(record, steps);
+    (parentAt(record, steps) as Record<string, unknown>)[steps[steps.length - 1] as string] = value;
+  }
+  return record;
+}
+
+/**
+ * `record` (as answered, no secret) with each hint in place: a top-level or nested secret field
+ * `a.b.field` as `a.b.fieldHint`, an entry of a secret map as the map's value itself
+ * (`"headers": {"Authorization": "…7f3a"}`). A hint whose place is gone is left out.
+ */
+export function withHints(
+  kind: RecordKind,
+  record: Record<string, unknown>,
+  hints: Readonly<Record<string, string>>,
+): Record<string, unknown> {
+  const holder = secretHolderOf(kind, record);
+  let answered = { ...record };
+  for (const [field, hint] of Object.entries(hints)) {
+    const steps = secretFieldSteps(holder, field);
+    const inMap = (holder?.secretMaps ?? []).some((path) => field.startsWith(`${path}.`));
+    const last = inMap ? (steps[steps.length - 1] as string) : `${steps[steps.length - 1] as string}Hint`;
+    if (steps.length > 1 && parentAt(answered, steps) === undefined) continue;
+    answered = copyAlong(answered, steps);
+    const parent = steps.length > 1 ? (parentAt(answered, steps) as Record<string, unknown>) : answered;
+    parent[last] = hint;
+  }
+  return answered;
+}
+
+/** The value at `steps` of `record` (undefined when any step is missing). */
+function valueAtSteps(record: Record<string, unknown>, steps: readonly string[]): unknown {
+  let value: unknown = record;
+  for (const step of steps) {
+    if (typeof value !== 'object' || value === null || !Object.hasOwn(value, step)) return undefined;
+    value = (value as Record<string, unknown>)[step];
+  }
+  return value;
+}
 
 /** The value at a dotted `path` of `record` (undefined when any step is missing). */
 function valueAt(record: Record<string, unknown>, path: string): unknown {
@@ -367,7 +612,12 @@ export function secretsMissingForRoutingChange(
   if (holder === undefined) return undefined;
   const routingField = holder.routing.find((path) => !sameJson(valueAt(stored, path), valueAt(next, path)));
   if (routingField === undefined) return undefined;
-  const secretField = holder.secrets.find((field) => heldSecrets.includes(field) && !givenSecrets.includes(field));
+  const mapEntries = heldSecrets
+    .filter((field) => !holder.secrets.includes(field) && isSecretField(holder, field))
+    .sort();
+  const secretField = [...holder.secrets, ...mapEntries].find(
+    (field) => heldSecrets.includes(field) && !givenSecrets.includes(field),
+  );
   return secretField === undefined ? undefined : { routingField, secretField };
 }
 
@@ -387,7 +637,10 @@ export function checkSecretsGivenForRoutingChange(
   const missing = secretsMissingForRoutingChange(kind, stored, next, heldSecrets, givenSecrets);
   if (missing === undefined) return;
   const holder = secretHolderOf(kind, stored) as SecretHolder;
-  const held = holder.secrets.filter((field) => heldSecrets.includes(field)).map(names);
+  const held = [
+    ...holder.secrets.filter((field) => heldSecrets.includes(field)),
+    ...heldSecrets.filter((field) => !holder.secrets.includes(field) && isSecretField(holder, field)).sort(),
+  ].map(names);
   throw new SecretsRequiredForRoutingChangeError(
     `Changing ${names(missing.routingField)} sends the stored secrets to a new place: give ${held.join(', ')} again in the same change.`,
     names(missing.secretField),

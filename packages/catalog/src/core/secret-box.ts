@@ -10,6 +10,9 @@ const IV_BYTES = 12;
 /** The fields of a record that say where its secrets are sent: a digest of them is bound to each secret. */
 export const ROUTING_FIELDS: readonly string[] = ['provider', 'baseUrl', 'allowedHosts', 'region', 'url'];
 
+/** The fields of an MCP server's `upstream_auth` that say where its secrets are sent, bound like {@link ROUTING_FIELDS}. */
+export const UPSTREAM_ROUTING_FIELDS: readonly string[] = ['type', 'authorization_server', 'token_endpoint', 'issuer'];
+
 /** What a sealed secret is bound to: its record (kind, id, version), its field, and where the record sends it. */
 export interface SecretBinding {
   kind: string;
@@ -25,12 +28,21 @@ export interface SecretBinding {
 /**
  * The additional data a secret is sealed with: the record's kind, id and version, the field, and
  * a SHA-256 of the record's routing fields ({@link ROUTING_FIELDS}: `provider`, `baseUrl`,
- * `allowedHosts`, `region`, `url`). A ciphertext moved to another field, another record or another
+ * `allowedHosts`, `region`, `url`; and an `upstream_auth`'s {@link UPSTREAM_ROUTING_FIELDS} when
+ * the record has one). A ciphertext moved to another field, another record or another
  * version of the same record, or left in a row whose routing fields were changed without sealing
  * it again, does not open.
  */
 export function secretContext(binding: SecretBinding): string {
-  const routing = JSON.stringify(ROUTING_FIELDS.map((field) => binding.data[field] ?? null));
+  const fields: unknown[] = ROUTING_FIELDS.map((field) => binding.data[field] ?? null);
+  // An MCP server's `upstream_auth` says where its secrets go too (bound only when present, so
+  // secrets sealed before it existed still open).
+  const upstream = binding.data.upstream_auth;
+  if (typeof upstream === 'object' && upstream !== null) {
+    const auth = upstream as Record<string, unknown>;
+    fields.push(UPSTREAM_ROUTING_FIELDS.map((field) => auth[field] ?? null));
+  }
+  const routing = JSON.stringify(fields);
   const digest = createHash('sha256').update(routing).digest('hex');
   return JSON.stringify(['gw-secret-v2', binding.kind, binding.id, binding.version, binding.field, digest]);
 }

@@ -12,9 +12,15 @@ import {
   LIMIT_REMOVABLE_FIELDS,
   checkApiKeyExpiry,
   checkSecretsGivenForRoutingChange,
+  isSecretField,
+  secretFieldSteps,
+  secretFieldsIn,
   secretHolderOf,
   slugOf,
   validateInput,
+  withHints,
+  withSecrets,
+  withoutSecrets,
   type RecordKind,
 } from './records';
 import { SecretBox, secretContext, secretHint } from './secret-box';
@@ -71,16 +77,98 @@ interface Row {
 const iso = (value: Date | string) => (value instanceof Date ? value : new Date(value)).toISOString();
 
 function publicRecord(row: Row): PublicRecord {
-  const record: PublicRecord = {
+  return {
     id: row.id,
     version: Number(row.version),
     createdAt: iso(row.created_at),
     updatedAt: iso(row.updated_at),
     source: 'admin',
-    ...publicData(row.data),
+    ...withHints(row.kind, publicData(row.data), row.hints),
   };
-  for (const [field, hint] of Object.entries(row.hints)) record[`${field}Hint`] = hint;
-  return record;
+}
+
+/** The value at `steps` of `data`, or undefined. */
+function valueAtSteps(data: unknown, steps: readonly string[]): unknown {
+  let value = data;
+  for (const step of steps) {
+    if (typeof value !== 'object' || value === null || !Object.hasOwn(value, step)) return undefined;
+    value = (value as Record<string, unknown>)[step];
+  }
+  return value;
+}
+
+/**
+ * The stored secrets (`opened`, by field) a change keeps, put into `merged` (the record after the
+ * change): a secret whose top-level field the change leaves out is kept; inside a field the change
+ * gives (`upstream_auth`), a secret it leaves out is kept where its object is still there, one it
+ * gives as null is removed; a secret map it leaves out is kept whole, an entry given as null keeps
+ * its value, an entry left out of a given map is removed. Also answers the held secrets not kept.
+ */
+function keepSecrets(
+  kind: RecordKind,
+  merged: Record<string, unknown>,
+  changes: Record<string, unknown>,
+  opened: Record<string, string>,
+): { record: Record<string, unknown>; dropped: string[] } {
+  const holder = secretHolderOf(kind, merged);
+  const kept: Record<string, string> = {};
+  let record = merged;
+  for (const [field, value] of Object.entries(opened)) {
+    const steps = secretFieldSteps(holder, field);
+    const top = steps[0] as string;
+    if (!Object.hasOwn(changes, top)) {
+      kept[field] = value;
+      continue;
+    }
+    const mapPath = holder?.secretMaps?.find((path) => field.startsWith(`${path}.`));
+    if (mapPath === undefined) {
+      const parent = valueAtSteps(changes, steps.slice(0, -1));
+      if (typeof parent === 'object' && parent !== null && !Object.hasOwn(parent, steps[steps.length - 1] as string))
+        kept[field] = value;
+      continue;
+    }
+    const mapSteps = mapPath.split('.');
+    const given = valueAtSteps(changes, mapSteps);
+    const container = valueAtSteps(record, mapSteps.slice(0, -1));
+    if (given === undefined && typeof container === 'object' && container !== null && holder !== undefined) {
+      // The map left out of a change of its object: kept whole (created again to put the entries in).
+      if (!Object.hasOwn(container, mapSteps[mapSteps.length - 1] as string)) record = withSecretMap(record, mapSteps);
+      kept[field] = value;
+    } else if (
+      typeof given === 'object' &&
+      given !== null &&
+      (given as Record<string, unknown>)[steps[steps.length - 1] as string] === null
+    ) {
+      kept[field] = value;
+    }
+  }
+  record = withSecrets(kind, record, kept);
+  // A secret given as null (and not kept) is removed.
+  for (const field of holder?.secrets ?? []) {
+    const steps = field.split('.');
+    const parent = valueAtSteps(record, steps.slice(0, -1));
+    if (
+      typeof parent === 'object' &&
+      parent !== null &&
+      (parent as Record<string, unknown>)[steps[steps.length - 1] as string] === null
+    ) {
+      record = withSecrets(kind, record, {});
+      delete (valueAtSteps(record, steps.slice(0, -1)) as Record<string, unknown>)[steps[steps.length - 1] as string];
+    }
+  }
+  return { record, dropped: Object.keys(opened).filter((field) => !Object.hasOwn(kept, field)) };
+}
+
+/** `record` with an empty object at `steps` (its objects on the way copied). */
+function withSecretMap(record: Record<string, unknown>, steps: readonly string[]): Record<string, unknown> {
+  const root = { ...record };
+  let at = root;
+  for (const [index, step] of steps.entries()) {
+    const next = at[step];
+    at[step] = index === steps.length - 1 ? {} : { ...(next as Record<string, unknown>) };
+    at = at[step] as Record<string, unknown>;
+  }
+  return root;
 }
 
 /** The fields of a record's data an answer may carry: not the digest of an API key, not the `_` fields the gateway keeps for itself. */
@@ -105,11 +193,6 @@ function underscored(internal: Record<string, unknown>): Record<string, unknown>
   const named: Record<string, unknown> = {};
   for (const [field, value] of Object.entries(internal)) named[field.startsWith('_') ? field : `_${field}`] = value;
   return named;
-}
-
-/** Which fields of `data` are secrets (its {@link SECRET_HOLDERS} entry's). */
-function secretFieldsOf(kind: RecordKind, data: Record<string, unknown>): readonly string[] {
-  return secretHolderOf(kind, data)?.secrets ?? [];
 }
 
 /** What the host adds to the store's own checks. */
@@ -239,14 +322,18 @@ export class CatalogStore {
         throw new InvalidRecordError('provider cannot be changed.', 'provider');
       }
       // A secret the change gives again need not open (a record whose secret no longer opens is mended so).
-      const opened = this.openSecrets(kind, row, Object.keys(changes));
-      const merged: Record<string, unknown> = { ...publicData(row.data), ...opened, ...changes };
+      const givenSecrets = secretFieldsIn(kind, { ...row.data, ...changes });
+      const opened = this.openSecrets(kind, row, [...Object.keys(changes), ...givenSecrets]);
+      const kept = keepSecrets(kind, { ...publicData(row.data), ...changes }, changes, opened);
+      const merged: Record<string, unknown> = kept.record;
       // An API key's expiry or name given as null is removed.
       if (kind === 'api-keys')
         for (const field of API_KEY_CHANGEABLE_FIELDS) if (merged[field] === null) delete merged[field];
       // A limit's name or cap given as null is removed (that cap is no longer enforced).
       if (kind === 'limits')
         for (const field of LIMIT_REMOVABLE_FIELDS) if (merged[field] === null) delete merged[field];
+      // An MCP server's upstream_auth given as null is removed (its secrets with it).
+      if (kind === 'mcp-servers' && merged.upstream_auth === null) delete merged.upstream_auth;
       const validated = validateInput(kind, merged);
       // A change of where the secrets go (a routing field) gives every secret again: a stored secret
       // is never sent to a place it was not given for (a field's own errors are named first).
@@ -255,8 +342,13 @@ export class CatalogStore {
         row.data,
         { ...row.data, ...changes },
         Object.keys(row.secrets),
-        // Given again, or removed by the host (given as undefined): either way not carried to the new place.
-        Object.keys(changes),
+        // Given again, removed by the host (given as undefined) or dropped with the object holding
+        // it: either way not carried to the new place.
+        [
+          ...Object.keys(changes),
+          ...givenSecrets.filter((field) => isSecretField(secretHolderOf(kind, merged), field)),
+          ...kept.dropped,
+        ],
       );
       // The digest of an API key is not an operator field: it stays as stored.
       if (kind === 'api-keys') validated.keySha256 = row.data.keySha256;
@@ -552,16 +644,14 @@ export class CatalogStore {
     data: Record<string, unknown>,
     previous: Partial<Pick<Row, 'hints'>>,
   ): { stored: Record<string, unknown>; secrets: Record<string, string>; hints: Record<string, string> } {
-    const stored = { ...data };
+    const holder = secretHolderOf(kind, data);
+    const { rest: stored, secrets: plain } = withoutSecrets(kind, data);
     const secrets: Record<string, string> = {};
-    const hints: Record<string, string> = { ...(previous.hints ?? {}) };
-    for (const field of secretFieldsOf(kind, data)) {
-      const value = stored[field];
-      delete stored[field];
-      if (typeof value !== 'string') {
-        delete hints[field];
-        continue;
-      }
+    // The hints of secrets the record no longer holds go; others (an API key's `key`) stay.
+    const hints: Record<string, string> = {};
+    for (const [field, hint] of Object.entries(previous.hints ?? {}))
+      if (!isSecretField(holder, field)) hints[field] = hint;
+    for (const [field, value] of Object.entries(plain)) {
       secrets[field] = this.box.seal(value, this.context(kind, id, version, field, stored));
       hints[field] = secretHint(value);
     }
