@@ -1,6 +1,12 @@
 import type { UpstreamAuthConfig } from '@gw/upstream-auth';
 import { compileAccess, type AccessMode, type AccessPolicy, type AccessSnapshot } from '@gw/access';
-import { configApiKeyId, forbiddenUpstreamAddress, type CatalogSnapshot, type OpenedRecord } from '@gw/catalog';
+import {
+  configApiKeyId,
+  forbiddenUpstreamAddress,
+  withSecrets,
+  type CatalogSnapshot,
+  type OpenedRecord,
+} from '@gw/catalog';
 import type { ApiKeyEntry, McpServerConfig } from '@gw/identity-forwarding';
 import {
   createInMemoryCatalog,
@@ -48,7 +54,9 @@ const checked = new WeakMap<OpenedRecord, { data: Record<string, unknown>; refus
 /** A record of the database as the packages take it: its fields with its secrets opened. */
 function fields(record: OpenedRecord): Record<string, unknown> {
   const { _knownModels, ...data } = record.data;
-  const merged: Record<string, unknown> = { ...data, ...record.secrets };
+  // Every secret back in its place: top-level ones (a provider's `apiKey`) and nested ones (an MCP
+  // server's `upstream_auth.client.client_secret`, its `headers` values).
+  const merged: Record<string, unknown> = withSecrets(record.kind, data, record.secrets);
   if (Array.isArray(_knownModels)) merged.knownModels = _knownModels;
   return merged;
 }
