@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { McpError, UrlElicitationRequiredError } from '@modelcontextprotocol/sdk/types.js';
 import { chromium, type Browser } from 'playwright-core';
 import { startPostgres, type RunningPostgres } from '../../../../packages/catalog/test/postgres';
 import { rsaPem, startGateway, writeConfig, type RunningGateway } from '../support';
@@ -37,12 +37,16 @@ describe("an MCP server that takes each user's own token (upstream_auth oauth), 
   let b: RunningGateway;
   let browser: Browser;
   let base: string;
+  let baseB: string;
+  /** Each instance's PUBLIC_BASE_URL (its own address here). */
+  const publicBaseOf = (gateway: RunningGateway) => (gateway === a ? base : baseB);
 
   beforeAll(async () => {
     if (!existsSync(CHROMIUM))
       throw new Error('No Chromium at /usr/bin/chromium: the test command installs it (scripts/system-deps.sh).');
-    const port = await freePort();
+    const [port, portB] = [await freePort(), await freePort()];
     base = `http://127.0.0.1:${port}`;
+    baseB = `http://127.0.0.1:${portB}`;
     [postgres, hosted, browser] = await Promise.all([
       startPostgres(),
       startHostedMcpServer(),
@@ -55,7 +59,7 @@ describe("an MCP server that takes each user's own token (upstream_auth oauth), 
         {
           client_id: 'gw-prod',
           client_secret: CLIENT_SECRET,
-          redirect_uris: [`${base}/oauth/upstream/callback`],
+          redirect_uris: [`${base}/oauth/upstream/callback`, `${baseB}/oauth/upstream/callback`],
         },
       ],
     });
@@ -86,11 +90,10 @@ describe("an MCP server that takes each user's own token (upstream_auth oauth), 
       GATEWAY_ADMIN_KEY: ADMIN_KEY,
       GATEWAY_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
       JWT_PRIVATE_KEY: rsaPem().privateKey,
-      PUBLIC_BASE_URL: base,
       NODE_ENV: 'production',
     };
-    a = await startGateway({ ...env, PORT: String(port) });
-    b = await startGateway(env);
+    a = await startGateway({ ...env, PORT: String(port), PUBLIC_BASE_URL: base });
+    b = await startGateway({ ...env, PORT: String(portB), PUBLIC_BASE_URL: baseB });
   });
 
   afterAll(async () => {
@@ -116,14 +119,11 @@ describe("an MCP server that takes each user's own token (upstream_auth oauth), 
       () => undefined,
       (e: unknown) => e,
     );
-    expect(error).toBeInstanceOf(McpError);
-    const mcpError = error as McpError;
-    expect(mcpError.code).toBe(-32042);
-    const data = mcpError.data as { code: string; elicitations: Elicitation[] };
-    expect(data.code).toBe('connection_required');
-    const [elicitation] = data.elicitations;
+    // The SDK reads the gateway's answer as MCP 2025-11-25's URL elicitation request.
+    expect(error).toBeInstanceOf(UrlElicitationRequiredError);
+    const [elicitation] = (error as UrlElicitationRequiredError).elicitations as Elicitation[];
     expect(elicitation?.mode).toBe('url');
-    expect(elicitation?.url.startsWith(`${base}/connect/tracker?request=`)).toBe(true);
+    expect(elicitation?.url.startsWith(`${publicBaseOf(gateway)}/connect/tracker?request=`)).toBe(true);
     expect(elicitation?.message).toContain(elicitation?.url);
     return elicitation as Elicitation;
   }
@@ -160,7 +160,8 @@ describe("an MCP server that takes each user's own token (upstream_auth oauth), 
       // The gateway's sign-in (section 11's login, api_key).
       await page.locator('input[name="api_key"]').fill(gatewayKey);
       await page.locator('button[type="submit"]').click();
-      await page.waitForLoadState();
+      // The gateway's "signed in" page goes on by itself to the link.
+      await page.waitForURL((u) => u.pathname !== '/oauth/authorize/sign-in', { waitUntil: 'load', timeout: 15_000 });
       let sawServerPage = false;
       for (let step = 0; step < 4 && new URL(page.url()).origin === as.issuer; step++) {
         sawServerPage = true;
@@ -168,8 +169,10 @@ describe("an MCP server that takes each user's own token (upstream_auth oauth), 
           await page.locator('input[name="login"]').fill(upstreamLogin);
           await page.locator('input[name="password"]').fill('any password');
         }
-        await page.locator('button[type="submit"]').click();
-        await page.waitForLoadState();
+        await Promise.all([
+          page.waitForNavigation({ waitUntil: 'load' }),
+          page.locator('button[type="submit"]').click(),
+        ]);
       }
       return { status, text: await page.locator('body').innerText(), sawServerPage };
     } finally {
@@ -184,6 +187,26 @@ describe("an MCP server that takes each user's own token (upstream_auth oauth), 
 
   it('asks a caller without a connection to connect, with a single-use link on the gateway (-32042, URL elicitation)', async () => {
     link = await connectionRequired(a, ALICE_KEY);
+    // Its data as sent: the gateway's code beside the elicitations.
+    const raw = await fetch(`${a.url}/mcp/tracker`, {
+      method: 'POST',
+      headers: {
+        'x-gateway-api-key': ALICE_KEY,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list' }),
+    });
+    expect(raw.status).toBe(200);
+    const answer = (await raw.json()) as {
+      id: number;
+      error: { code: number; data: { code: string; elicitations: Elicitation[] } };
+    };
+    expect(answer.id).toBe(9);
+    expect(answer.error.code).toBe(-32042);
+    expect(answer.error.data.code).toBe('connection_required');
+    // The same link while it is unused: one per caller and server, not one per call.
+    expect(answer.error.data.elicitations[0]?.url).toBe(link.url);
     expect(hosted.seen).toHaveLength(0);
   });
 

@@ -36,7 +36,7 @@ import {
 } from './errors';
 import type { ClientMetadataDocument } from './client-metadata';
 import type { LoginMethod, SignedInUser } from './login';
-import { consentPage, errorPage, pageCsp, signInPage } from './pages';
+import { consentPage, continuePage, errorPage, pageCsp, signInPage } from './pages';
 import { RevokedGrants } from './revoked-grants';
 import { Sealer, digest, randomToken } from './sealed';
 import { OAuthStore, type Grant, type StoredClient } from './store';
@@ -742,8 +742,9 @@ export class AuthorizationServer {
       const { loginTokens: _provider, ...pageUser } = user;
       const sealed = this.sealer.seal('page-login', pageUser, LOGIN_TTL_SECONDS);
       return {
-        kind: 'redirect',
-        location: `${this.issuer}${returnTo}`,
+        kind: 'page',
+        status: 200,
+        html: continuePage(returnTo),
         csp: pageCsp(),
         cookies: [
           ...cookies.filter((c) => !c.startsWith(`${LOGIN_COOKIE}=`)),

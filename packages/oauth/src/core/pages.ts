@@ -22,8 +22,8 @@ export function escapeHtml(value: string): string {
   return value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
-function page(title: string, body: string): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="referrer" content="same-origin"><title>${escapeHtml(title)}</title><style>${STYLE}</style></head><body>${body}</body></html>`;
+function page(title: string, body: string, head = ''): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="referrer" content="same-origin">${head}<title>${escapeHtml(title)}</title><style>${STYLE}</style></head><body>${body}</body></html>`;
 }
 
 function hidden(fields: Record<string, string>): string {
@@ -80,4 +80,20 @@ export function errorPage(code: string, message: string): string {
 /** A page of the gateway's own (the connections pages): a title and body HTML the caller escaped. */
 export function gatewayPage(title: string, bodyHtml: string): string {
   return page(title, `<h1>${escapeHtml(title)}</h1>${bodyHtml}`);
+}
+
+/**
+ * The page after a sign-in for a page of the gateway: it goes on to `location` (a path of this
+ * gateway) at once by a meta refresh, with a link for browsers that do not follow one. A redirect
+ * would not do: the sign-in form's Content-Security-Policy (`form-action`) covers every redirect
+ * after the form, and the next page may send the browser to another site (an MCP server's
+ * authorization server).
+ */
+export function continuePage(location: string): string {
+  const href = escapeHtml(location);
+  return page(
+    'Signed in',
+    `<h1>Signed in</h1><p><a href="${href}">Continue</a></p>`,
+    `<meta http-equiv="refresh" content="0;url=${href}">`,
+  );
 }
