@@ -14,6 +14,7 @@ import {
   openEmbeddedDatabase,
   type CatalogDatabase,
 } from '../src';
+import { expectMatchesOpenApi } from './openapi';
 
 jest.setTimeout(60_000);
 
@@ -72,7 +73,10 @@ describe('the admin routes of upstream connections', () => {
 
   const call = async (method: string, path: string, key = KEY) => {
     const res = await fetch(`${base}${path}`, { method, headers: { authorization: `Bearer ${key}` } });
-    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+    const body = (await res.json()) as Record<string, unknown>;
+    // Every answer of a documented operation is as the OpenAPI document says.
+    if (res.status !== 405) expectMatchesOpenApi(method, `/admin/v1${path}`, res.status, body);
+    return { status: res.status, body };
   };
 
   it("lists a server's connections oldest first, page by page, with no token", async () => {
