@@ -20,10 +20,12 @@ import {
   RoleForbiddenError,
   SlugTakenError,
   UnsupportedMediaTypeError,
+  UpstreamConnectionNotFoundError,
 } from './errors';
 import { RECORD_KINDS, type RecordKind } from './records';
 import type { CatalogStore, PublicRecord } from './store';
 import type { ToolPinView } from './tool-pins';
+import type { ConnectionSummary } from '@gw/upstream-auth';
 
 /** The question of `GET /admin/v1/access/explain`. */
 export interface AccessQuestion {
@@ -114,12 +116,57 @@ export interface AdminApiOptions {
    * limit. Default: none (404).
    */
   limitStatus?: (slug: string, counterOf: { user?: string; apiKey?: string }) => Promise<unknown>;
+  /**
+   * The upstream connections of MCP servers (CONTRACT section 15):
+   * `GET /admin/v1/mcp-servers/<slug>/connections` (`limit`, default 100, at most 500; `after`, the
+   * last user id of the page before) and `DELETE /admin/v1/mcp-servers/<slug>/connections/<user>`.
+   * `list` is a store's `listConnections`; `disconnect` deletes the connection and revokes its token
+   * at the server, resolving false when there was none. The admin API writes the audit line
+   * (`upstream_disconnected`, by the admin): `disconnect` must not. Default: none (404).
+   */
+  upstreamConnections?: {
+    list(server: string, page: { limit: number; after?: string }): Promise<ConnectionSummary[]>;
+    disconnect(userId: string, server: string, actor: string): Promise<boolean>;
+  };
   /** Called with every failure that is not the admin API's own (answered `503 catalog_unavailable`), for the host's log. Default: none. */
   onInternalError?: (error: unknown) => void;
 }
 
 /** The admin API's handler: `path` is below the mount point (`/providers/claude?x=1`). Never rejects. */
 export type AdminApiHandler = (req: IncomingMessage, res: ServerResponse, path: string) => Promise<void>;
+
+/** Most upstream connections one page of `GET /admin/v1/mcp-servers/<slug>/connections` answers. */
+export const MAX_CONNECTIONS_LIMIT = 500;
+
+/** An upstream connection as the admin API answers it: who, since when, what scopes, no token. */
+export interface AdminUpstreamConnection {
+  object: 'upstream_connection';
+  user_id: string;
+  server: string;
+  issuer: string;
+  scopes: string[];
+  /** ISO 8601. */
+  createdAt: string;
+  /** ISO 8601, or null when the server did not say. */
+  expiresAt: string | null;
+  /** ISO 8601, or null when never refreshed. */
+  lastRefreshedAt: string | null;
+}
+
+/** A connection summary as {@link AdminUpstreamConnection}. */
+export function adminUpstreamConnection(summary: ConnectionSummary): AdminUpstreamConnection {
+  const at = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString());
+  return {
+    object: 'upstream_connection',
+    user_id: summary.userId,
+    server: summary.server,
+    issuer: summary.issuer,
+    scopes: summary.scopes,
+    createdAt: new Date(summary.createdAt).toISOString(),
+    expiresAt: at(summary.expiresAt),
+    lastRefreshedAt: at(summary.lastRefreshedAt),
+  };
+}
 
 /** Most records an audit query answers. */
 export const MAX_AUDIT_LIMIT = 500;
@@ -264,6 +311,39 @@ export function createAdminApi(options: AdminApiOptions): AdminApiHandler {
         const approved = await options.toolPins.approve(second, fourth, digest, principal.actor);
         await written('mcp-servers');
         send(res, 200, approved);
+        return;
+      }
+      throw new AdminRouteNotFoundError('No admin route has this path.');
+    }
+    if (first === 'mcp-servers' && second !== undefined && third === 'connections' && options.upstreamConnections) {
+      // An unknown server is 404 not_found, as for its record.
+      if (configRecords?.get('mcp-servers', second) === undefined) await store.get('mcp-servers', second);
+      if (segments.length === 3) {
+        allow(method, ['GET']);
+        const limitParam = query.get('limit');
+        const count = limitParam === null ? 100 : Number(limitParam);
+        if (!Number.isInteger(count) || count < 1 || count > MAX_CONNECTIONS_LIMIT)
+          throw new InvalidRecordError(`limit must be a whole number from 1 to ${MAX_CONNECTIONS_LIMIT}.`, 'limit');
+        const after = query.get('after') ?? undefined;
+        if (after !== undefined && (after === '' || after.length > 256))
+          throw new InvalidRecordError('after must be the user_id of the last connection of the page before.', 'after');
+        // One more than asked says whether there is a next page.
+        const page = await options.upstreamConnections.list(second, { limit: count + 1, after });
+        send(res, 200, {
+          object: 'list',
+          data: page.slice(0, count).map(adminUpstreamConnection),
+          has_more: page.length > count,
+        });
+        return;
+      }
+      if (segments.length === 4 && fourth !== undefined) {
+        allow(method, ['DELETE']);
+        if (!(await options.upstreamConnections.disconnect(fourth, second, principal.actor)))
+          throw new UpstreamConnectionNotFoundError(
+            `User "${fourth.slice(0, 64)}" has no connection to MCP server "${second.slice(0, 64)}".`,
+          );
+        await store.auditUpstreamConnection(principal.actor, 'upstream_disconnected', second, fourth);
+        send(res, 200, { object: 'upstream_connection', user_id: fourth, server: second, deleted: true });
         return;
       }
       throw new AdminRouteNotFoundError('No admin route has this path.');
@@ -575,6 +655,7 @@ const ADMIN_API_OPTIONS = [
   'limitStatus',
   'onInternalError',
   'accessMode',
+  'upstreamConnections',
 ];
 
 /** Refuses an unknown option, or one of the wrong type, when the admin API is created. */
@@ -593,6 +674,10 @@ function checkAdminApiOptions(options: AdminApiOptions): void {
   if (options.toolPins !== undefined && !has(options.toolPins, ['list', 'approve']))
     throw new TypeError(
       'adminApi toolPins must be an object with list(server) and approve(server, name, digest, actor), such as a ToolPins.',
+    );
+  if (options.upstreamConnections !== undefined && !has(options.upstreamConnections, ['list', 'disconnect']))
+    throw new TypeError(
+      'adminApi upstreamConnections must be an object with list(server, page) and disconnect(userId, server, actor).',
     );
   if (options.accessMode !== undefined && !has(options.accessMode, ['read', 'write']))
     throw new TypeError('adminApi accessMode must be an object with read() and write(mode, actor).');

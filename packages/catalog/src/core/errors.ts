@@ -58,6 +58,9 @@ export class RecordNotFoundError extends CatalogError {
   override readonly type = 'not_found_error';
 }
 
+/** The MCP server exists but the user has no upstream connection to it: `404 not_found`. */
+export class UpstreamConnectionNotFoundError extends RecordNotFoundError {}
+
 /** A stored secret cannot be opened with any configured encryption key. */
 export class SecretUnreadableError extends CatalogError {
   readonly code = 'secret_unreadable';

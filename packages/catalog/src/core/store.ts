@@ -56,7 +56,16 @@ export interface AuditEntry {
   id: number;
   at: string;
   actor: string;
-  action: 'create' | 'update' | 'delete' | 'revoke' | 'approve_tool';
+  action:
+    | 'create'
+    | 'update'
+    | 'delete'
+    | 'revoke'
+    | 'approve_tool'
+    | 'upstream_connected'
+    | 'upstream_refreshed_after_failure'
+    | 'upstream_refresh_refused'
+    | 'upstream_disconnected';
   record: string;
   version: number | null;
   fields: string[];
@@ -423,6 +432,27 @@ export class CatalogStore {
        ON CONFLICT (key_id) DO UPDATE SET last_used_at = GREATEST(gw_api_key_use.last_used_at, EXCLUDED.last_used_at)`,
       [JSON.stringify([...uses].map(([keyId, at]) => ({ key_id: keyId, at: at.toISOString() })))],
     );
+  }
+
+  /**
+   * Writes an audit line about an MCP server's upstream connection of `userId` (CONTRACT section
+   * 15: connected, refreshed after a failure, refresh refused, disconnected), by `actor` (the
+   * admin, the user, or `gateway`): kind `mcp-servers`, the server's slug, `fields` naming the
+   * user as `connections.<user id>`. Never a token.
+   */
+  async auditUpstreamConnection(
+    actor: string,
+    action: Extract<AuditEntry['action'], `upstream_${string}`>,
+    server: string,
+    userId: string,
+  ): Promise<void> {
+    await this.db.query('INSERT INTO gw_audit (actor, action, kind, slug, fields) VALUES ($1, $2, $3, $4, $5)', [
+      actor.slice(0, 300),
+      action,
+      'mcp-servers',
+      server,
+      JSON.stringify([`connections.${userId.slice(0, 256)}`]),
+    ]);
   }
 
   /** The audit log, newest first; of one record when `record` is `<kind>/<slug-or-id>`. At most `limit` lines. */
