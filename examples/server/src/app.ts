@@ -661,6 +661,7 @@ export function createGateway(options: GatewayOptions): Gateway {
         });
       },
       onInternalError: (error) => logUnhandled(logger, error),
+      upstreamConnections: upstream.admin,
       accessMode: accessModeSetting({
         store: catalog.store,
         fixed: fixedMode === undefined ? undefined : { mode: fixedMode, source: options.accessModeSource ?? 'config' },

@@ -17,8 +17,11 @@ export const URL_ELICITATION_REQUIRED = -32042;
 export const UPSTREAM_AUTH_JSON_RPC_CODE = -32001;
 /** How long a connect link works: 10 minutes. */
 export const CONNECT_LINK_TTL_MS = 10 * 60 * 1000;
-/** A caller without a connection gets the same link again for this long, instead of a new one per call. */
-const CONNECT_LINK_REUSE_MS = 5 * 60 * 1000;
+/**
+ * A caller without a connection gets the same link again for this long (a client that retries at
+ * once makes no new link each time); a call that finds a token forgets it.
+ */
+const CONNECT_LINK_REUSE_MS = 60 * 1000;
 /** Most links remembered for reuse (one per caller and server). */
 const MAX_REMEMBERED_LINKS = 10_000;
 
@@ -144,6 +147,8 @@ export function createUpstreamCredentials(options: UpstreamCredentialsOptions): 
     return connections.accessToken(userId, server).then(
       async (token) => {
         if (token === undefined) throw await connectionRequired(userId, server);
+        // Connected (here or on another instance): a link handed out before is used up.
+        if (links.size > 0) links.delete(`${userId}\n${server}`);
         return oauthCredential(userId, server, token);
       },
       (error: unknown) => {

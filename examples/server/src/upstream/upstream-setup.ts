@@ -12,6 +12,7 @@ import {
   UpstreamConnections,
   UpstreamOAuth,
   createGuardedFetch,
+  type ConnectionSummary,
   type UpstreamAuthConfig,
   type UpstreamConnectionEvent,
   type UpstreamConnectionStore,
@@ -48,16 +49,39 @@ export interface UpstreamAccess {
   /** The connections pages and the callback; undefined without a catalog and `PUBLIC_BASE_URL`. */
   routes: ConnectRouters | undefined;
   connections: UserConnectionsService | undefined;
+  /** The admin API's view of the connections (`GET`/`DELETE /admin/v1/mcp-servers/<slug>/connections`); undefined without a catalog. */
+  admin:
+    | {
+        list(server: string, page: { limit: number; after?: string }): Promise<ConnectionSummary[]>;
+        disconnect(userId: string, server: string, actor: string): Promise<boolean>;
+      }
+    | undefined;
   /** Stops following the store's changes. */
   close(): Promise<void>;
 }
 
-/** The audit action of each connection event (refreshes are counted, not audited, unless they follow a refusal). */
-const AUDIT_ACTIONS: ReadonlyMap<UpstreamConnectionEvent['outcome'], string> = new Map([
-  ['connected', 'upstream.connected'],
-  ['refresh_refused', 'upstream.refresh_refused'],
-  ['disconnected', 'upstream.disconnected'],
-]);
+/** The audit action of a connection event, or undefined (refreshes are counted, and audited only after a refusal). */
+function auditAction(
+  event: UpstreamConnectionEvent,
+):
+  | 'upstream_connected'
+  | 'upstream_refreshed_after_failure'
+  | 'upstream_refresh_refused'
+  | 'upstream_disconnected'
+  | undefined {
+  switch (event.outcome) {
+    case 'connected':
+      return 'upstream_connected';
+    case 'refreshed':
+      return event.reason === 'unauthorized' ? 'upstream_refreshed_after_failure' : undefined;
+    case 'refresh_refused':
+      return 'upstream_refresh_refused';
+    case 'disconnected':
+      return 'upstream_disconnected';
+    default:
+      return undefined;
+  }
+}
 
 /** Builds the servers' credentials and the connections pages; starts following the store's changes. */
 export function createUpstreamAccess(options: UpstreamAccessOptions): UpstreamAccess {
@@ -66,23 +90,19 @@ export function createUpstreamAccess(options: UpstreamAccessOptions): UpstreamAc
   // request to an authorization server or identity provider.
   const discovery = new AuthorizationServerDiscovery({ fetch: createGuardedFetch() });
   let service: UserConnectionsService | undefined;
+  /** Disconnections the admin API is making (it writes their audit entry itself). */
+  const adminDisconnects = new Set<string>();
   let connections: UpstreamConnections | undefined;
   if (catalog !== undefined && store !== undefined && publicBaseUrl !== undefined) {
     const audit = (event: UpstreamConnectionEvent) => {
-      const action = AUDIT_ACTIONS.get(event.outcome);
+      const action = auditAction(event);
+      const key = `${event.userId}\n${event.server}`;
+      // The admin API audits its own disconnections, with the administrator.
+      if (event.outcome === 'disconnected' && adminDisconnects.delete(key)) return;
       if (action === undefined) return;
       const actor = event.by ?? (event.outcome === 'connected' ? `user:${event.userId}` : 'gateway');
-      catalog.db
-        .query('INSERT INTO gw_audit (actor, action, kind, slug, fields) VALUES ($1, $2, $3, $4, $5)', [
-          actor.slice(0, 200),
-          action,
-          'mcp-servers',
-          event.server.slice(0, 300),
-          JSON.stringify([
-            `user=${event.userId.slice(0, 200)}`,
-            ...(event.reason ? [`reason=${event.reason.slice(0, 64)}`] : []),
-          ]),
-        ])
+      catalog.store
+        .auditUpstreamConnection(actor, action, event.server, event.userId)
         .catch((error: unknown) =>
           logger.warn(
             { err: { message: (error as Error).message } },
@@ -124,9 +144,25 @@ export function createUpstreamAccess(options: UpstreamAccessOptions): UpstreamAc
     service === undefined
       ? undefined
       : connectRoutes({ authorizationServer: options.authorizationServer, servers: options.servers, flows: service });
+  const adminHook =
+    service === undefined || store === undefined
+      ? undefined
+      : {
+          list: (server: string, page: { limit: number; after?: string }) => store.listConnections(server, page),
+          disconnect: async (userId: string, server: string, actor: string) => {
+            const key = `${userId}\n${server}`;
+            adminDisconnects.add(key);
+            try {
+              return await (service as UserConnectionsService).disconnect(userId, server, actor);
+            } finally {
+              adminDisconnects.delete(key);
+            }
+          },
+        };
   return {
     credentials,
     routes,
+    admin: adminHook,
     connections: service,
     close: async () => {
       await started;

@@ -22,7 +22,10 @@ export interface UpstreamConnectionEvent {
   at: number;
   /** Who disconnected (`disconnected`), when the host said. */
   by?: string;
-  /** The authorization server's `error` code (`refresh_refused`), or the failure's reason (`refresh_failed`). */
+  /**
+   * The authorization server's `error` code (`refresh_refused`), the failure's reason
+   * (`refresh_failed`), or `unauthorized` for a refresh after the server refused the token (`refreshed`).
+   */
   reason?: string;
 }
 
@@ -221,7 +224,9 @@ export class UpstreamConnections {
     this.#onRefreshOutcome(server.slug, result.outcome);
     if (result.connection) this.#remember(result.connection);
     else this.evict(userId, server.slug);
-    if (result.outcome === 'refreshed') this.#event({ outcome: 'refreshed', userId, server: server.slug });
+    // A refresh after the server refused a token is told apart (audited: "refreshed after a failure").
+    if (result.outcome === 'refreshed')
+      this.#event({ outcome: 'refreshed', userId, server: server.slug, ...(force ? { reason: 'unauthorized' } : {}) });
     if (result.outcome === 'refused')
       this.#event({ outcome: 'refresh_refused', userId, server: server.slug, reason: result.reason });
     return result.connection;
