@@ -51,6 +51,8 @@ describe("the provider's access token of an OpenID sign-in, kept with the grant"
   let serverA: AuthorizationServer;
   let serverB: AuthorizationServer;
   const box = new SecretBox(randomBytes(32));
+  /** When set, the provider's access token of a sign-in is replaced by one this long (a large JWT). */
+  let inflatedAccessTokenChars: number | undefined;
   const signingKey = SigningKey.generate();
 
   /** The gateway's OpenID login method, as examples/server builds it (one OidcLogin per instance). */
@@ -70,7 +72,12 @@ describe("the provider's access token of an OpenID sign-in, kept with the grant"
         return { url, state: { ...state } };
       },
       finish: (url, state) => oidc.finish(url, state as never),
-      finishWithTokens: (url, state) => oidc.finishWithTokens(url, state as never),
+      finishWithTokens: async (url, state) => {
+        const signIn = await oidc.finishWithTokens(url, state as never);
+        return inflatedAccessTokenChars === undefined
+          ? signIn
+          : { ...signIn, accessToken: 'a'.repeat(inflatedAccessTokenChars) };
+      },
       renew: (refreshToken, sub) => oidc.renew(refreshToken, sub),
       toUser: (claims) => userFromIdTokenClaims(provider.issuer, claims),
     };
@@ -138,7 +145,9 @@ describe("the provider's access token of an OpenID sign-in, kept with the grant"
    * A client's whole authorization as `user`: the gateway's authorize page, the sign-in at the
    * provider, the consent, the code exchange. Resolves with the grant id and the gateway's tokens.
    */
-  async function signedInGrant(user: string): Promise<{ grantId: string; clientId: string; refreshToken: string }> {
+  async function signedInGrant(
+    user: string,
+  ): Promise<{ grantId: string; clientId: string; refreshToken: string; callbackCookies: string[] }> {
     const clientId = await registerClient(base, CLIENT_REDIRECT);
     const { verifier, challenge } = pkcePair();
     const jar = new CookieJar();
@@ -171,7 +180,12 @@ describe("the provider's access token of an OpenID sign-in, kept with the grant"
     expect(answer.status).toBe(200);
     const token = answer.body.access_token as string;
     const payload = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString('utf8')) as { gid: string };
-    return { grantId: payload.gid, clientId, refreshToken: answer.body.refresh_token as string };
+    return {
+      grantId: payload.gid,
+      clientId,
+      refreshToken: answer.body.refresh_token as string,
+      callbackCookies: run.consent?.headers.getSetCookie() ?? [],
+    };
   }
 
   async function storedValue(grantId: string): Promise<string | null> {
@@ -361,6 +375,26 @@ describe("the provider's access token of an OpenID sign-in, kept with the grant"
     expect(text).not.toContain(kept.accessToken);
     expect((await serverA.store.getGrant(grantId))!.revokedAt).toBeNull();
     expect(await storedValue(grantId)).not.toBeNull();
+  });
+
+  it("keeps a large access token out of the sign-in cookie (under browsers' 4096-byte limit): the grant has the refresh token and renews the access token when first needed", async () => {
+    inflatedAccessTokenChars = 2500;
+    let grantId: string;
+    let callbackCookies: string[];
+    try {
+      ({ grantId, callbackCookies } = await signedInGrant('olivia'));
+    } finally {
+      inflatedAccessTokenChars = undefined;
+    }
+    expect(callbackCookies.some((c) => c.startsWith('gw_oauth_login='))).toBe(true);
+    for (const set of callbackCookies) expect(set.length).toBeLessThan(4096);
+    const kept = await storedTokens(grantId, 'olivia');
+    expect(kept.accessToken).toBeUndefined();
+    expect(typeof kept.refreshToken).toBe('string');
+    const before = await refreshesAtProvider();
+    const token = await serverA.providerAccessToken(grantId);
+    expect(await providerAccepts(token!, 'olivia')).toBe(true);
+    expect(await refreshesAtProvider()).toBe(before + 1);
   });
 
   it('answers undefined for a grant without provider tokens and an unknown grant; a revoked grant is refused', async () => {
