@@ -6,10 +6,13 @@
  * authorization servers, as two gateway instances share it.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
-import { SecretBox, migrate, openPostgres, type CatalogDatabase } from '@gw/catalog';
+import { SecretBox, migrate, openEmbeddedDatabase, openPostgres, type CatalogDatabase } from '@gw/catalog';
 import { SigningKey } from '@gw/jwks';
 import { startPostgres, type RunningPostgres } from '../../catalog/test/postgres';
 import {
@@ -395,6 +398,32 @@ describe("the provider's access token of an OpenID sign-in, kept with the grant"
     const token = await serverA.providerAccessToken(grantId);
     expect(await providerAccepts(token!, 'olivia')).toBe(true);
     expect(await refreshesAtProvider()).toBe(before + 1);
+  });
+
+  it('renews once for concurrent needs of one grant on an instance with the embedded database (no transaction held across the provider call)', async () => {
+    const { grantId } = await signedInGrant('peggy');
+    await expireKeptAccessToken(grantId, 'peggy');
+    const dir = mkdtempSync(join(tmpdir(), 'gw-oauth-embedded-'));
+    const embedded = await openEmbeddedDatabase(dir);
+    const server = new AuthorizationServer(options(embedded));
+    try {
+      await migrate(embedded);
+      // The same grant, copied into the embedded database as it is stored.
+      const grant = (await serverA.store.getGrant(grantId))!;
+      const copy = await server.store.createGrantWithCode(
+        { ...grant },
+        { digest: randomUUID(), redirectUri: CLIENT_REDIRECT, codeChallenge: 'c', expiresAt: new Date() },
+      );
+      const before = await refreshesAtProvider();
+      const tokens = await Promise.all([1, 2, 3].map(() => server.providerAccessToken(copy)));
+      expect(await refreshesAtProvider()).toBe(before + 1);
+      expect(new Set(tokens).size).toBe(1);
+      expect(await providerAccepts(tokens[0]!, 'peggy')).toBe(true);
+    } finally {
+      await server.stop();
+      await embedded.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('answers undefined for a grant without provider tokens and an unknown grant; a revoked grant is refused', async () => {

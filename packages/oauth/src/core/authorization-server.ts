@@ -329,6 +329,27 @@ export class AuthorizationServer {
   }
 
   private purgeTimer: NodeJS.Timeout | undefined;
+  /** Per grant, the last renewal at the OpenID Provider queued on this instance (they run one at a time). */
+  private readonly renewals = new Map<string, Promise<void>>();
+
+  /**
+   * Runs `work` (a renewal of grant `grantId` at the provider, under its row lock) after the ones
+   * queued before it on this instance: one per grant at a time here, so waiting calls hold no
+   * database connection, and on the embedded database (no row lock held) they never overlap.
+   */
+  private oneRenewalAtATime<T>(grantId: string, work: () => Promise<T>): Promise<T> {
+    const previous = this.renewals.get(grantId) ?? Promise.resolve();
+    const run = previous.then(work);
+    const done = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.renewals.set(grantId, done);
+    void done.then(() => {
+      if (this.renewals.get(grantId) === done) this.renewals.delete(grantId);
+    });
+    return run;
+  }
 
   /**
    * Loads the revoked grants and keeps them fresh; call before serving. Also deletes, every hour,
@@ -955,16 +976,18 @@ export class AuthorizationServer {
     if (login.type === 'oidc' && login.renew && this.options.loginTokenBox && grant.loginTokens !== null) {
       // Under the grant's row lock: another instance renewing the provider's access token of this
       // grant at the same moment has stored the provider's next refresh token before this reads it.
-      claims = await this.store.withLockedGrant(grant.id, async (locked, tx) => {
-        if (locked === undefined || locked.revokedAt !== null || locked.loginTokens === null) return undefined;
-        try {
-          const renewed = await this.renewAtProvider(locked, login);
-          await this.store.renewSignIn(locked.id, renewed.claims, renewed.loginTokens, tx);
-          return renewed.claims;
-        } catch {
-          return undefined;
-        }
-      });
+      claims = await this.oneRenewalAtATime(grant.id, () =>
+        this.store.withLockedGrant(grant.id, async (locked, tx) => {
+          if (locked === undefined || locked.revokedAt !== null || locked.loginTokens === null) return undefined;
+          try {
+            const renewed = await this.renewAtProvider(locked, login);
+            await this.store.renewSignIn(locked.id, renewed.claims, renewed.loginTokens, tx);
+            return renewed.claims;
+          } catch {
+            return undefined;
+          }
+        }),
+      );
     }
     if (claims === undefined) {
       await this.revokeGrant(grant.id, 'gateway', 'sign_in_not_renewed');
@@ -1039,6 +1062,15 @@ export class AuthorizationServer {
       throw new IdentityTokenUnavailableError('grant_revoked', 'The grant was revoked; sign in again.');
     const kept = usableAccessToken(openProviderTokens(box, grant.subject, grant.loginTokens), Date.now());
     if (kept !== undefined) return kept;
+    return this.oneRenewalAtATime(grantId, () => this.lockedProviderAccessToken(grantId, login, box));
+  }
+
+  /** {@link AuthorizationServer.providerAccessToken} once the grant is locked: the winner's token, or a renewal. */
+  private lockedProviderAccessToken(
+    grantId: string,
+    login: RedirectLoginMethod,
+    box: LoginTokenBox,
+  ): Promise<string | undefined> {
     return this.store.withLockedGrant(grantId, async (locked, tx) => {
       if (locked === undefined || locked.loginTokens === null) return undefined;
       if (locked.revokedAt !== null)

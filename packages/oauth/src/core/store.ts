@@ -332,12 +332,15 @@ export class OAuthStore {
    * sharing the database waits for the lock (at most `lockTimeoutMs`, default 15000, then the
    * database's error is thrown): whoever renews the sign-in at the OpenID Provider under it is the
    * only one presenting the provider's refresh token, and the next one reads what it stored.
+   * On the embedded database (one instance, one connection, where an open transaction holds up
+   * every other query) no transaction is held: the caller runs one `work` per grant at a time.
    */
   async withLockedGrant<T>(
     grantId: string,
     work: (grant: Grant | undefined, tx: SqlExecutor) => Promise<T>,
     lockTimeoutMs = 15_000,
   ): Promise<T> {
+    if (this.db.kind === 'embedded') return work(await this.getGrant(grantId), this.db);
     return this.db.transaction(async (tx) => {
       await tx.query(`SET LOCAL lock_timeout = ${Math.max(1, Math.floor(lockTimeoutMs))}`);
       const [row] = await tx.query<GrantRow>('SELECT * FROM gw_oauth_grants WHERE id = $1 FOR UPDATE', [grantId]);
