@@ -12,6 +12,7 @@ export * from './core/store';
 export * from './core/access-tokens';
 export * from './core/revoked-grants';
 export * from './core/login';
+export * from './core/provider-tokens';
 export * from './core/pages';
 export * from './core/authorization-server';
 export * from './core/admin';

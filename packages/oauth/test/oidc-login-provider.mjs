@@ -5,8 +5,12 @@
 //
 // Options: redirectUri, clientId, clientSecret, wrongKey (publish another key under the signing
 // key's kid), idTokenClaims (put the scope's claims in the ID token, not only in userinfo).
+// accessTokenTtls ({"<account>": seconds}: access-token lifetimes, default 3600 s), rotateRefreshTokens
+// (every refresh token is used once; a used one presented again revokes the provider's grant).
 // It issues refresh tokens to its client. `POST /test/accounts/<name>` with {"groups": [...]} or
 // {"disabled": true} changes an account, as an administrator of the company's provider would.
+// `GET /test/token-requests` answers how many token requests of each grant type it has handled
+// ({"refresh_token": 2, ...}), refused ones included.
 import { createServer } from 'node:http';
 import { createPrivateKey, createPublicKey, generateKeyPairSync } from 'node:crypto';
 import Provider from 'oidc-provider';
@@ -35,6 +39,8 @@ const publicOf = (jwk) => ({
 
 /** Accounts changed by the test: name → { groups?, disabled? }. */
 const accounts = new Map();
+/** Token requests handled, by grant type. */
+const tokenRequests = {};
 
 const server = createServer();
 server.listen(0, '127.0.0.1', () => {
@@ -57,6 +63,10 @@ server.listen(0, '127.0.0.1', () => {
     pkce: { required: () => true },
     // A refresh token to every sign-in of its client (no offline_access needed), as many providers are set up.
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+    ...(options.rotateRefreshTokens ? { rotateRefreshToken: true } : {}),
+    ttl: {
+      AccessToken: (_ctx, token) => options.accessTokenTtls?.[token.accountId] ?? 3600,
+    },
     conformIdTokenClaims: !options.idTokenClaims,
     claims: {
       openid: ['sub'],
@@ -81,6 +91,12 @@ server.listen(0, '127.0.0.1', () => {
       };
     },
   });
+  const count = (ctx) => {
+    const type = String(ctx.oidc?.params?.grant_type ?? 'unknown');
+    tokenRequests[type] = (tokenRequests[type] ?? 0) + 1;
+  };
+  provider.on('grant.success', count);
+  provider.on('grant.error', count);
   const handle = provider.callback();
   server.on('request', (req, res) => {
     const account = /^\/test\/accounts\/([\w.-]+)$/.exec(req.url ?? '');
@@ -91,6 +107,11 @@ server.listen(0, '127.0.0.1', () => {
         accounts.set(account[1], JSON.parse(body));
         res.writeHead(204).end();
       });
+      return;
+    }
+    if (req.method === 'GET' && req.url === '/test/token-requests') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(tokenRequests));
       return;
     }
     if (options.wrongKey && req.method === 'GET' && req.url === '/jwks') {

@@ -2,60 +2,29 @@
  * The gateway's sign-in at a real OpenID Provider (panva's oidc-provider, run on 127.0.0.1 by
  * oidc-login-provider.mjs), its login and consent pages driven with plain HTTP form posts.
  */
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createServer, type Server, type Socket } from 'node:net';
-import { join } from 'node:path';
 import { inspect } from 'node:util';
 import { OidcLogin, OidcLoginError, callerClaimsFromIdToken, type OidcLoginOptions } from '../src';
+import {
+  signInAs as signInAtProvider,
+  startProvider as startProviderProcess,
+  type ProviderProcess,
+} from './oidc-provider-support';
 
 const REDIRECT_URI = 'http://127.0.0.1:9/oauth/callback';
 const CLIENT_ID = 'gateway';
 const CLIENT_SECRET = 'oidc-login-test-client-secret-5f2c';
 
-interface ProviderProcess {
-  issuer: string;
-  stop(): Promise<void>;
-}
-
 const running: ProviderProcess[] = [];
 
 async function startProvider(extra: { wrongKey?: boolean; idTokenClaims?: boolean } = {}): Promise<ProviderProcess> {
-  const options = { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, redirectUri: REDIRECT_URI, ...extra };
-  const child: ChildProcessWithoutNullStreams = spawn(
-    process.execPath,
-    [join(__dirname, 'oidc-login-provider.mjs'), JSON.stringify(options)],
-    {
-      stdio: 'pipe',
-    },
-  );
-  child.stderr.resume();
-  const issuer = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('the OpenID Provider did not start within 15 s')), 15_000);
-    let out = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const line = out.split('\n')[0];
-      if (out.includes('\n') && line) {
-        clearTimeout(timer);
-        resolve((JSON.parse(line) as { issuer: string }).issuer);
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`the OpenID Provider exited with ${String(code)}`));
-    });
+  const provider = await startProviderProcess({
+    clientId: CLIENT_ID,
+    clientSecret: CLIENT_SECRET,
+    redirectUri: REDIRECT_URI,
+    ...extra,
   });
-  const provider: ProviderProcess = {
-    issuer,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null || child.signalCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.stdin.end();
-        child.kill();
-      }),
-  };
   running.push(provider);
   return provider;
 }
@@ -72,53 +41,9 @@ function loginFor(issuer: string, extra: Partial<OidcLoginOptions> = {}): OidcLo
   });
 }
 
-/**
- * Plays the user's browser: follows the provider's redirects with its cookies, signs in as
- * `user` on the development login form and approves the consent form, and stops at the redirect
- * to the gateway's callback, which it returns. At most 20 steps.
- */
-async function signInAs(user: string, authorizationUrl: string): Promise<URL> {
-  const cookies = new Map<string, string>();
-  let request: { url: string; init: RequestInit } = { url: authorizationUrl, init: { method: 'GET' } };
-  for (let step = 0; step < 20; step++) {
-    const cookie = [...cookies].map(([k, v]) => `${k}=${v}`).join('; ');
-    const res = await fetch(request.url, {
-      ...request.init,
-      redirect: 'manual',
-      headers: { ...(request.init.headers as Record<string, string>), cookie },
-    });
-    for (const set of res.headers.getSetCookie()) {
-      const [pair] = set.split(';');
-      const eq = pair!.indexOf('=');
-      const name = pair!.slice(0, eq).trim();
-      const value = pair!.slice(eq + 1).trim();
-      if (value === '' || /expires=Thu, 01 Jan 1970/i.test(set)) cookies.delete(name);
-      else cookies.set(name, value);
-    }
-    const location = res.headers.get('location');
-    if (res.status >= 300 && res.status < 400 && location) {
-      await res.arrayBuffer();
-      const next = new URL(location, request.url);
-      if (next.href.startsWith(REDIRECT_URI)) return next;
-      request = { url: next.href, init: { method: 'GET' } };
-      continue;
-    }
-    const html = await res.text();
-    const action = /<form[^>]*action="([^"]+)"/.exec(html)?.[1];
-    const prompt = /name="prompt" value="([^"]+)"/.exec(html)?.[1];
-    if (res.status !== 200 || !action || !prompt)
-      throw new Error(`unexpected provider page (${res.status}): ${html.slice(0, 300)}`);
-    const form = new URLSearchParams({ prompt });
-    if (prompt === 'login') {
-      form.set('login', user);
-      form.set('password', 'any password');
-    }
-    request = {
-      url: new URL(action.replace(/&amp;/g, '&'), request.url).href,
-      init: { method: 'POST', body: form.toString(), headers: { 'content-type': 'application/x-www-form-urlencoded' } },
-    };
-  }
-  throw new Error('the sign-in did not reach the callback within 20 steps');
+/** The user's browser at the provider, up to the gateway's callback. */
+function signInAs(user: string, authorizationUrl: string): Promise<URL> {
+  return signInAtProvider(user, authorizationUrl, REDIRECT_URI);
 }
 
 async function expectLoginError(promise: Promise<unknown>, code: OidcLoginError['code']): Promise<OidcLoginError> {
@@ -180,6 +105,31 @@ describe('OidcLogin against a real OpenID Provider', () => {
       name: 'User alice',
       groups: ['engineering', 'mcp-admins'],
     });
+  });
+
+  it("returns the provider's access token and when it expires, from the sign-in and from each renewal", async () => {
+    const login = loginFor(provider.issuer);
+    const { url, state } = await login.start();
+    const callback = await signInAs('erin', url);
+    const before = Date.now();
+    const signIn = await login.finishWithTokens(callback, state);
+    const after = Date.now();
+    // The provider's token answer says expires_in 3600 (its default): the expiry is that from now.
+    expect(typeof signIn.accessToken).toBe('string');
+    expect(signIn.accessToken.length).toBeGreaterThan(20);
+    expect(signIn.accessTokenExpiresAt).toBeGreaterThanOrEqual(before + 3_599_000);
+    expect(signIn.accessTokenExpiresAt).toBeLessThanOrEqual(after + 3_600_000);
+    // The provider accepts it: its userinfo answers for that user.
+    const userinfo = await fetch(`${provider.issuer}/me`, {
+      headers: { authorization: `Bearer ${signIn.accessToken}` },
+    });
+    expect(userinfo.status).toBe(200);
+    expect(((await userinfo.json()) as { sub: string }).sub).toBe('erin');
+    const renewed = await login.renew(signIn.refreshToken!, 'erin');
+    expect(renewed.accessToken).not.toBe(signIn.accessToken);
+    expect(renewed.accessTokenExpiresAt).toBeGreaterThanOrEqual(after + 3_599_000);
+    const again = await fetch(`${provider.issuer}/me`, { headers: { authorization: `Bearer ${renewed.accessToken}` } });
+    expect(again.status).toBe(200);
   });
 
   it('refuses a callback whose state is not the sign-in state, before any token request', async () => {

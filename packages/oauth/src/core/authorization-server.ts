@@ -33,9 +33,11 @@ import {
   UnknownClientError,
   ClientMetadataError,
   ClientMetadataRefusedError,
+  IdentityTokenUnavailableError,
 } from './errors';
 import type { ClientMetadataDocument } from './client-metadata';
-import type { LoginMethod, SignedInUser } from './login';
+import type { LoginMethod, ProviderSignIn, RedirectLoginMethod, SignedInUser } from './login';
+import { openProviderTokens, sealProviderTokens, type ProviderTokens } from './provider-tokens';
 import { consentPage, continuePage, errorPage, pageCsp, signInPage } from './pages';
 import { RevokedGrants } from './revoked-grants';
 import { Sealer, digest, randomToken } from './sealed';
@@ -123,9 +125,44 @@ const REDIRECT_LOGIN_COOKIE = 'gw_oauth_signin';
 const REQUEST_TTL_SECONDS = 600;
 const LOGIN_TTL_SECONDS = 600;
 
-/** What the provider's refresh token of a sign-in is encrypted to (a token sealed for one user opens for no other). */
-function loginTokensContext(subject: string): string {
-  return `oauth-login-refresh-token:${subject}`;
+/** The provider's access token is used as is while more than this remains of it (30 s); else it is renewed. */
+export const PROVIDER_ACCESS_TOKEN_MARGIN_MS = 30_000;
+/** How long a provider access token whose answer had no `expires_in` is used (5 minutes). */
+const UNKNOWN_ACCESS_TOKEN_LIFETIME_MS = 5 * 60_000;
+/**
+ * Longest sign-in cookie kept with the provider's access token inside: a longer one (a large JWT
+ * access token) is kept without it, under browsers' 4096-byte cookie limit, and the grant renews
+ * the access token when it is first needed.
+ */
+const MAX_LOGIN_COOKIE_CHARS = 3800;
+
+/** The provider's tokens of a sign-in or renewal as a grant keeps them (an access token always with an expiry). */
+function keptTokens(answer: ProviderSignIn, obtainedAt: number, refreshToken?: string): ProviderTokens {
+  const tokens: ProviderTokens = {};
+  const refresh = answer.refreshToken ?? refreshToken;
+  if (refresh !== undefined && refresh !== '') tokens.refreshToken = refresh;
+  if (typeof answer.accessToken === 'string' && answer.accessToken !== '') {
+    tokens.accessToken = answer.accessToken;
+    tokens.accessTokenExpiresAt =
+      typeof answer.accessTokenExpiresAt === 'number' && Number.isFinite(answer.accessTokenExpiresAt)
+        ? answer.accessTokenExpiresAt
+        : obtainedAt + UNKNOWN_ACCESS_TOKEN_LIFETIME_MS;
+  }
+  return tokens;
+}
+
+/** The access token of `tokens` when more than {@link PROVIDER_ACCESS_TOKEN_MARGIN_MS} of it remain at `now`. */
+function usableAccessToken(tokens: ProviderTokens, now: number): string | undefined {
+  return tokens.accessToken !== undefined &&
+    tokens.accessTokenExpiresAt !== undefined &&
+    tokens.accessTokenExpiresAt - now > PROVIDER_ACCESS_TOKEN_MARGIN_MS
+    ? tokens.accessToken
+    : undefined;
+}
+
+/** Whether a failure of the login method's `renew` is the provider being unreachable (`OidcLoginError` code). */
+function providerUnreachable(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === 'provider_unreachable';
 }
 const CODE_TTL_MS = 60_000;
 const MAX_PARAM_CHARS = 2048;
@@ -292,6 +329,27 @@ export class AuthorizationServer {
   }
 
   private purgeTimer: NodeJS.Timeout | undefined;
+  /** Per grant, the last renewal at the OpenID Provider queued on this instance (they run one at a time). */
+  private readonly renewals = new Map<string, Promise<void>>();
+
+  /**
+   * Runs `work` (a renewal of grant `grantId` at the provider, under its row lock) after the ones
+   * queued before it on this instance: one per grant at a time here, so waiting calls hold no
+   * database connection, and on the embedded database (no row lock held) they never overlap.
+   */
+  private oneRenewalAtATime<T>(grantId: string, work: () => Promise<T>): Promise<T> {
+    const previous = this.renewals.get(grantId) ?? Promise.resolve();
+    const run = previous.then(work);
+    const done = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.renewals.set(grantId, done);
+    void done.then(() => {
+      if (this.renewals.get(grantId) === done) this.renewals.delete(grantId);
+    });
+    return run;
+  }
 
   /**
    * Loads the revoked grants and keeps them fresh; call before serving. Also deletes, every hour,
@@ -623,18 +681,19 @@ export class AuthorizationServer {
           "The sign-in took too long or was not started here: open the application's sign-in link again.",
         );
       let user: SignedInUser;
+      let tokens: ProviderTokens = {};
       try {
-        const signIn = login.finishWithTokens
+        const obtainedAt = Date.now();
+        const signIn: ProviderSignIn = login.finishWithTokens
           ? await login.finishWithTokens(callbackUrl, kept.state)
           : { claims: await login.finish(callbackUrl, kept.state) };
         user = login.toUser(signIn.claims);
-        if (signIn.refreshToken !== undefined && this.options.loginTokenBox)
-          user.loginTokens = this.options.loginTokenBox.seal(signIn.refreshToken, loginTokensContext(user.subject));
+        tokens = keptTokens(signIn, obtainedAt);
       } catch {
         throw new SignInFailedError("The identity provider's answer could not be verified.");
       }
       await this.audit(user, 'oauth.sign_in', 'oauth-clients', kept.pending.clientId, ['method=oidc']);
-      const sealed = this.sealer.seal('login', user, LOGIN_TTL_SECONDS);
+      const sealed = this.sealLogin(user, tokens);
       return this.afterSignIn(user, kept.pending, sealed, [
         cookie(LOGIN_COOKIE, sealed, LOGIN_TTL_SECONDS, this.secureCookies),
         cookie(REDIRECT_LOGIN_COOKIE, '', 0, this.secureCookies),
@@ -642,6 +701,22 @@ export class AuthorizationServer {
     } catch (error) {
       return this.errorAnswer(error);
     }
+  }
+
+  /**
+   * The sign-in cookie's value: the user with the provider's tokens encrypted inside (when there is
+   * a box and a token), the access token left out when the cookie would be too long for a browser.
+   */
+  private sealLogin(user: SignedInUser, tokens: ProviderTokens): string {
+    const box = this.options.loginTokenBox;
+    if (box === undefined || (tokens.refreshToken === undefined && tokens.accessToken === undefined))
+      return this.sealer.seal('login', user, LOGIN_TTL_SECONDS);
+    user.loginTokens = sealProviderTokens(box, user.subject, tokens);
+    const sealed = this.sealer.seal('login', user, LOGIN_TTL_SECONDS);
+    if (sealed.length <= MAX_LOGIN_COOKIE_CHARS || tokens.accessToken === undefined) return sealed;
+    if (tokens.refreshToken === undefined) delete user.loginTokens;
+    else user.loginTokens = sealProviderTokens(box, user.subject, { refreshToken: tokens.refreshToken });
+    return this.sealer.seal('login', user, LOGIN_TTL_SECONDS);
   }
 
   private async signInStep(pending: PendingRequest, error: string | undefined, status = 200): Promise<PageAnswer> {
@@ -898,26 +973,121 @@ export class AuthorizationServer {
    */
   private async renewSignIn(grant: Grant): Promise<Record<string, unknown>> {
     const login = this.options.login;
-    const box = this.options.loginTokenBox;
-    let renewed: { claims: Record<string, unknown>; loginTokens: string } | undefined;
-    if (login.type === 'oidc' && login.renew && box && grant.loginTokens !== null) {
-      const context = loginTokensContext(grant.subject);
-      try {
-        const current = box.open(grant.loginTokens, context);
-        const answer = await login.renew(current, grant.userId);
-        const user = login.toUser(answer.claims);
-        if (user.sub === grant.userId && user.subject === grant.subject)
-          renewed = { claims: user.claims, loginTokens: box.seal(answer.refreshToken ?? current, context) };
-      } catch {
-        renewed = undefined;
-      }
+    let claims: Record<string, unknown> | undefined;
+    if (login.type === 'oidc' && login.renew && this.options.loginTokenBox && grant.loginTokens !== null) {
+      // Under the grant's row lock: another instance renewing the provider's access token of this
+      // grant at the same moment has stored the provider's next refresh token before this reads it.
+      claims = await this.oneRenewalAtATime(grant.id, () =>
+        this.store.withLockedGrant(grant.id, async (locked, tx) => {
+          if (locked === undefined || locked.revokedAt !== null || locked.loginTokens === null) return undefined;
+          try {
+            const renewed = await this.renewAtProvider(locked, login);
+            await this.store.renewSignIn(locked.id, renewed.claims, renewed.loginTokens, tx);
+            return renewed.claims;
+          } catch {
+            return undefined;
+          }
+        }),
+      );
     }
-    if (renewed === undefined) {
+    if (claims === undefined) {
       await this.revokeGrant(grant.id, 'gateway', 'sign_in_not_renewed');
       throw new InvalidGrantError('The sign-in at the identity provider could not be renewed; sign in again.');
     }
-    await this.store.renewSignIn(grant.id, renewed.claims, renewed.loginTokens);
-    return renewed.claims;
+    return claims;
+  }
+
+  /**
+   * Presents the grant's provider refresh token to the provider (call under the grant's row lock):
+   * the user's claims now and the provider's new tokens, encrypted. Throws
+   * {@link IdentityTokenUnavailableError} when the grant has no refresh token, the provider refuses
+   * or cannot be reached, or it renewed another user's sign-in.
+   */
+  private async renewAtProvider(
+    grant: Grant,
+    login: RedirectLoginMethod,
+  ): Promise<{ claims: Record<string, unknown>; tokens: ProviderTokens; loginTokens: string }> {
+    const box = this.options.loginTokenBox;
+    if (box === undefined || grant.loginTokens === null || login.renew === undefined)
+      throw new IdentityTokenUnavailableError('no_refresh_token', 'The grant has no identity-provider tokens.');
+    const current = openProviderTokens(box, grant.subject, grant.loginTokens);
+    if (current.refreshToken === undefined)
+      throw new IdentityTokenUnavailableError(
+        'no_refresh_token',
+        'The identity provider gave this sign-in no refresh token; sign in again.',
+      );
+    const obtainedAt = Date.now();
+    let answer: ProviderSignIn;
+    try {
+      answer = await login.renew(current.refreshToken, grant.userId);
+    } catch (error) {
+      if (providerUnreachable(error))
+        throw new IdentityTokenUnavailableError(
+          'provider_unreachable',
+          'The identity provider could not be reached to renew the sign-in.',
+        );
+      throw new IdentityTokenUnavailableError(
+        'renewal_refused',
+        'The identity provider refused to renew the sign-in; sign in again.',
+      );
+    }
+    const user = login.toUser(answer.claims);
+    if (user.sub !== grant.userId || user.subject !== grant.subject)
+      throw new IdentityTokenUnavailableError(
+        'renewal_refused',
+        'The identity provider renewed the sign-in of another user.',
+      );
+    const tokens = keptTokens(answer, obtainedAt, current.refreshToken);
+    return { claims: user.claims, tokens, loginTokens: sealProviderTokens(box, grant.subject, tokens) };
+  }
+
+  /**
+   * The OpenID Provider's access token of grant `grantId` (the caller's identity-provider token of
+   * an OAuth-token caller signed in with `login.type: "oidc"`, for `upstream_auth.type:
+   * "token_exchange"`, CONTRACT section 15): the kept one while more than 30 s of it remain, else
+   * a new one got with the provider's refresh token and kept (the sign-in's claims too). The
+   * renewal runs under the grant's row lock in the catalog's database, so of several instances
+   * (or calls) needing it at once only one presents the refresh token; the others wait and use
+   * its result. Resolves with undefined for API-key sign-ins, an unknown grant, and grants with no
+   * provider tokens (or without a `loginTokenBox`). Throws {@link IdentityTokenUnavailableError}
+   * when the grant is revoked or the renewal fails (nothing is revoked by it). Never logs or
+   * returns the provider's refresh token.
+   */
+  async providerAccessToken(grantId: string): Promise<string | undefined> {
+    const login = this.options.login;
+    const box = this.options.loginTokenBox;
+    if (login.type !== 'oidc' || box === undefined || typeof grantId !== 'string') return undefined;
+    const grant = await this.store.getGrant(grantId);
+    if (grant === undefined || grant.loginTokens === null) return undefined;
+    if (grant.revokedAt !== null)
+      throw new IdentityTokenUnavailableError('grant_revoked', 'The grant was revoked; sign in again.');
+    const kept = usableAccessToken(openProviderTokens(box, grant.subject, grant.loginTokens), Date.now());
+    if (kept !== undefined) return kept;
+    return this.oneRenewalAtATime(grantId, () => this.lockedProviderAccessToken(grantId, login, box));
+  }
+
+  /** {@link AuthorizationServer.providerAccessToken} once the grant is locked: the winner's token, or a renewal. */
+  private lockedProviderAccessToken(
+    grantId: string,
+    login: RedirectLoginMethod,
+    box: LoginTokenBox,
+  ): Promise<string | undefined> {
+    return this.store.withLockedGrant(grantId, async (locked, tx) => {
+      if (locked === undefined || locked.loginTokens === null) return undefined;
+      if (locked.revokedAt !== null)
+        throw new IdentityTokenUnavailableError('grant_revoked', 'The grant was revoked; sign in again.');
+      // Renewed by another instance (or call) while this one waited for the lock: its result.
+      const now = usableAccessToken(openProviderTokens(box, locked.subject, locked.loginTokens), Date.now());
+      if (now !== undefined) return now;
+      const renewed = await this.renewAtProvider(locked, login);
+      if (renewed.tokens.accessToken === undefined)
+        throw new IdentityTokenUnavailableError(
+          'renewal_refused',
+          'The identity provider renewed the sign-in without an access token.',
+        );
+      await this.store.renewSignIn(locked.id, renewed.claims, renewed.loginTokens, tx);
+      return renewed.tokens.accessToken;
+    });
   }
 
   /** Whether the sign-in `subject` (`api_key:<key id>`, `oidc:…`) still holds. */

@@ -172,3 +172,40 @@ export class ClientMetadataError extends Error {
     this.code = code;
   }
 }
+
+/** Why {@link IdentityTokenUnavailableError} was thrown. */
+export type IdentityTokenUnavailableReason =
+  'renewal_refused' | 'provider_unreachable' | 'no_refresh_token' | 'grant_revoked';
+
+/**
+ * The OpenID Provider's access token of a grant (the caller's identity-provider token, CONTRACT
+ * section 15 `token_exchange`) is needed but none can be had: the kept one expires within 30 s and
+ * renewing it with the provider's refresh token failed. Nothing is revoked by it; the caller's
+ * request is refused. `code` is always `identity_token_unavailable`; `reason` says why:
+ *
+ * - `renewal_refused` (401): the provider refused the refresh token (the user was removed or
+ *   disabled, the provider's grant revoked) or renewed the sign-in of another user.
+ * - `provider_unreachable` (502): the provider could not be reached or did not answer in time.
+ * - `no_refresh_token` (401): the grant has no provider refresh token to renew with.
+ * - `grant_revoked` (401): the gateway's grant was revoked.
+ *
+ * The message never holds a token.
+ */
+export class IdentityTokenUnavailableError extends Error {
+  /** Stable, machine-readable code. */
+  readonly code = 'identity_token_unavailable' as const;
+  /** Why no token could be had. */
+  readonly reason: IdentityTokenUnavailableReason;
+  /** HTTP status: 502 when the provider could not be reached, else 401. */
+  readonly status: number;
+  /** OpenAI-style error type (CONTRACT section 7). */
+  readonly type: 'authentication_error' | 'api_error';
+
+  constructor(reason: IdentityTokenUnavailableReason, message: string) {
+    super(message);
+    this.name = 'IdentityTokenUnavailableError';
+    this.reason = reason;
+    this.status = reason === 'provider_unreachable' ? 502 : 401;
+    this.type = reason === 'provider_unreachable' ? 'api_error' : 'authentication_error';
+  }
+}

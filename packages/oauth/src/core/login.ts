@@ -7,19 +7,35 @@ export interface SignedInUser {
   /** The user's claims (CONTRACT section 5), copied into the access tokens. */
   claims: Record<string, unknown>;
   /**
-   * The OpenID Provider's refresh token of this sign-in, encrypted with the authorization server's
-   * `loginTokenBox` (never in clear); kept with the grant to renew the sign-in on each refresh.
-   * Absent for API-key sign-ins.
+   * The OpenID Provider's tokens of this sign-in (its refresh token, its access token and when that
+   * expires), encrypted with the authorization server's `loginTokenBox` (never in clear); kept
+   * with the grant to renew the sign-in on each refresh and for token exchange. Absent for API-key
+   * sign-ins.
    */
   loginTokens?: string;
 }
 
-/** What a sign-in at the OpenID Provider, or its renewal, gives: the verified claims and the provider's refresh token. */
+/**
+ * What a sign-in at the OpenID Provider, or its renewal, gives: the verified claims and the
+ * provider's tokens.
+ */
 export interface ProviderSignIn {
   /** The verified ID token's claims, completed from userinfo. */
   claims: Record<string, unknown>;
   /** The provider's refresh token, when it issued one. A secret: encrypted before it is kept anywhere. */
   refreshToken?: string;
+  /**
+   * The provider's access token of this sign-in or renewal (exchanged for MCP servers with
+   * `upstream_auth.type: "token_exchange"`, CONTRACT section 15). A secret: encrypted before it is
+   * kept anywhere. Default: none (the grant then has no provider access token).
+   */
+  accessToken?: string;
+  /**
+   * When {@link ProviderSignIn.accessToken} expires, in milliseconds since the epoch (from the
+   * token answer's `expires_in`). Default: unknown, and the gateway uses the token for at most
+   * 5 minutes after it was obtained.
+   */
+  accessTokenExpiresAt?: number;
 }
 
 /**

@@ -211,6 +211,27 @@ function checkedState(state: OidcLoginState, now: number): OidcLoginState {
   return state;
 }
 
+/** The provider's tokens of a sign-in or of its renewal, as {@link OidcLogin} returns them. */
+export interface OidcProviderTokens {
+  /** The verified claims (ID token, completed from userinfo). */
+  claims: Record<string, unknown>;
+  /** The provider's access token (a secret: encrypted before it is kept anywhere). */
+  accessToken: string;
+  /**
+   * When the access token expires (milliseconds since the epoch), from the token answer's
+   * `expires_in`; absent when the provider did not say.
+   */
+  accessTokenExpiresAt?: number;
+}
+
+/** When an access token obtained at `obtainedAt` expires, from the token answer's `expires_in`; undefined when absent. */
+function accessTokenExpiry(tokens: oidc.TokenEndpointResponse, obtainedAt: number): number | undefined {
+  const seconds = tokens.expires_in;
+  return typeof seconds === 'number' && Number.isFinite(seconds) && seconds >= 0
+    ? obtainedAt + seconds * 1000
+    : undefined;
+}
+
 /**
  * The gateway's sign-in at the company's OpenID Provider. One instance per provider; it caches the
  * discovery document (1 hour) and the provider's keys.
@@ -297,13 +318,14 @@ export class OidcLogin {
   }
 
   /**
-   * {@link OidcLogin.finish} with the provider's refresh token (when it issued one: many providers
-   * issue one only for the `offline_access` scope). Throws {@link OidcLoginError}.
+   * {@link OidcLogin.finish} with the provider's tokens: its access token and when it expires, and
+   * its refresh token when it issued one (many providers issue one only for the `offline_access`
+   * scope). Throws {@link OidcLoginError}.
    */
   async finishWithTokens(
     callbackUrl: URL,
     state: OidcLoginState,
-  ): Promise<{ claims: Record<string, unknown>; refreshToken?: string }> {
+  ): Promise<OidcProviderTokens & { refreshToken?: string }> {
     const expected = checkedState(state, Date.now());
     const returned = callbackUrl.searchParams.getAll('state');
     if (returned.length !== 1 || !sameText(returned[0] ?? '', expected.state))
@@ -316,6 +338,7 @@ export class OidcLogin {
     const current = new URL(this.#options.redirectUri);
     current.search = callbackUrl.search;
     try {
+      const obtainedAt = Date.now();
       const tokens = await oidc.authorizationCodeGrant(config, current, {
         pkceCodeVerifier: expected.codeVerifier,
         expectedState: expected.state,
@@ -324,7 +347,13 @@ export class OidcLogin {
       });
       const claims: Record<string, unknown> = { ...tokens.claims() };
       await this.#fillFromUserinfo(config, tokens.access_token, claims);
-      return { claims, ...(tokens.refresh_token ? { refreshToken: tokens.refresh_token } : {}) };
+      const expiresAt = accessTokenExpiry(tokens, obtainedAt);
+      return {
+        claims,
+        accessToken: tokens.access_token,
+        ...(expiresAt === undefined ? {} : { accessTokenExpiresAt: expiresAt }),
+        ...(tokens.refresh_token ? { refreshToken: tokens.refresh_token } : {}),
+      };
     } catch (err) {
       if (err instanceof OidcLoginError) throw err;
       if (isUnreachable(err))
@@ -339,14 +368,15 @@ export class OidcLogin {
   /**
    * Renews the sign-in of user `sub` with the provider's refresh token: the provider's refresh
    * grant, its new ID token verified (when it sends one), the claims read again from userinfo.
-   * Resolves with the claims as they are now and the provider's next refresh token (the same one
-   * when it does not rotate). Throws {@link OidcLoginError}: `login_failed` when the provider
+   * Resolves with the claims as they are now, the provider's new access token and when it expires,
+   * and the provider's next refresh token (the same one when it does not rotate). Throws {@link OidcLoginError}: `login_failed` when the provider
    * refuses (the account was removed or disabled, its grant revoked) or names another user,
    * `provider_unreachable` when it cannot be reached.
    */
-  async renew(refreshToken: string, sub: string): Promise<{ claims: Record<string, unknown>; refreshToken: string }> {
+  async renew(refreshToken: string, sub: string): Promise<OidcProviderTokens & { refreshToken: string }> {
     const config = await this.#configuration();
     try {
+      const obtainedAt = Date.now();
       const tokens = await oidc.refreshTokenGrant(config, refreshToken);
       const fromIdToken = tokens.claims();
       if (fromIdToken !== undefined && fromIdToken.sub !== sub)
@@ -355,7 +385,13 @@ export class OidcLogin {
       const claims: Record<string, unknown> = { ...fromIdToken, sub };
       if (fromIdToken === undefined || claims.email === undefined || claims[this.#options.groupsClaim] === undefined)
         await this.#fillFromUserinfo(config, tokens.access_token, claims, true);
-      return { claims, refreshToken: tokens.refresh_token ?? refreshToken };
+      const expiresAt = accessTokenExpiry(tokens, obtainedAt);
+      return {
+        claims,
+        accessToken: tokens.access_token,
+        ...(expiresAt === undefined ? {} : { accessTokenExpiresAt: expiresAt }),
+        refreshToken: tokens.refresh_token ?? refreshToken,
+      };
     } catch (err) {
       if (err instanceof OidcLoginError) throw err;
       if (isUnreachable(err))

@@ -39,8 +39,10 @@ export interface Grant {
   /** The user's claims at sign-in (section 5), or at the last renewal at the OpenID Provider; copied into each access token. */
   claims: Record<string, unknown>;
   /**
-   * The OpenID Provider's refresh token of the sign-in, encrypted (never in clear), renewed on each
-   * refresh of the grant; null for API-key sign-ins and providers that gave none.
+   * The OpenID Provider's tokens of the sign-in (refresh token, access token and its expiry; see
+   * `provider-tokens.ts`), encrypted (never in clear), renewed on each refresh of the grant and
+   * when the access token is needed and expiring; null for API-key sign-ins and providers that
+   * gave none.
    */
   loginTokens: string | null;
   resource: string;
@@ -307,13 +309,43 @@ export class OAuthStore {
     return seen ? { state: 'reused', grantId: seen.grant_id, expiresAt: date(seen.expires_at) } : { state: 'unknown' };
   }
 
-  /** Stores the claims and the (encrypted) provider refresh token of a sign-in renewed at the OpenID Provider. */
-  async renewSignIn(grantId: string, claims: Record<string, unknown>, loginTokens: string): Promise<void> {
-    await this.db.query('UPDATE gw_oauth_grants SET claims = $2, login_tokens = $3 WHERE id = $1', [
+  /**
+   * Stores the claims and the (encrypted) provider tokens of a sign-in renewed at the OpenID
+   * Provider; inside {@link OAuthStore.withLockedGrant}, pass its executor.
+   */
+  async renewSignIn(
+    grantId: string,
+    claims: Record<string, unknown>,
+    loginTokens: string,
+    executor: SqlExecutor = this.db,
+  ): Promise<void> {
+    await executor.query('UPDATE gw_oauth_grants SET claims = $2, login_tokens = $3 WHERE id = $1', [
       grantId,
       JSON.stringify(claims),
       loginTokens,
     ]);
+  }
+
+  /**
+   * Runs `work` in one transaction holding the grant's row lock (`SELECT … FOR UPDATE`), with the
+   * grant as it is once the lock is held (undefined when there is no such grant). Every instance
+   * sharing the database waits for the lock (at most `lockTimeoutMs`, default 15000, then the
+   * database's error is thrown): whoever renews the sign-in at the OpenID Provider under it is the
+   * only one presenting the provider's refresh token, and the next one reads what it stored.
+   * On the embedded database (one instance, one connection, where an open transaction holds up
+   * every other query) no transaction is held: the caller runs one `work` per grant at a time.
+   */
+  async withLockedGrant<T>(
+    grantId: string,
+    work: (grant: Grant | undefined, tx: SqlExecutor) => Promise<T>,
+    lockTimeoutMs = 15_000,
+  ): Promise<T> {
+    if (this.db.kind === 'embedded') return work(await this.getGrant(grantId), this.db);
+    return this.db.transaction(async (tx) => {
+      await tx.query(`SET LOCAL lock_timeout = ${Math.max(1, Math.floor(lockTimeoutMs))}`);
+      const [row] = await tx.query<GrantRow>('SELECT * FROM gw_oauth_grants WHERE id = $1 FOR UPDATE', [grantId]);
+      return work(row ? grantOf(row) : undefined, tx);
+    });
   }
 
   /** The grant id of a refresh token (used or not), for revocation. */
