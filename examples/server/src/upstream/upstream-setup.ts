@@ -135,6 +135,12 @@ export function createUpstreamAccess(options: UpstreamAccessOptions): UpstreamAc
     publicBaseUrl: publicBaseUrl ?? '',
     servers: options.servers,
     connections: service,
+    // A gateway OAuth token of an OpenID sign-in: the provider's access token kept with its grant.
+    providerAccessToken: async (identity) => {
+      const grantId = identity.claims.gid;
+      const server = options.authorizationServer();
+      return typeof grantId === 'string' && server !== undefined ? server.providerAccessToken(grantId) : undefined;
+    },
     exchanges: {
       exchange: (slug, auth, subjectToken, subjectTokenType) =>
         exchanger.exchange({ slug, url: options.urls().get(slug) ?? '', auth }, subjectToken, subjectTokenType),
