@@ -225,4 +225,26 @@ describe('UpstreamOAuth against a real authorization server', () => {
     expect(err.code).toBe('upstream_refresh_refused');
     expect(await gw.connections.disconnect('alice', server)).toBe(false);
   });
+  it('a connection without a refresh token is used until it expires, then ends', async () => {
+    const store = new MemoryConnectionStore();
+    const now = Date.now();
+    await store.saveConnection({
+      userId: 'erin',
+      server: 'tracker',
+      issuer: as.issuer,
+      clientId: 'any',
+      accessToken: 'access-without-refresh',
+      expiresAt: now + 20_000,
+      scopes: ['read'],
+      createdAt: now - 3_600_000,
+    });
+    const clock = { offset: 0 };
+    const gw = instance(store, clock);
+    expect(await gw.connections.accessToken('erin', server)).toBe('access-without-refresh');
+    expect(gw.outcomes).toEqual([]);
+    clock.offset = 25_000;
+    expect(await gw.connections.accessToken('erin', server)).toBeUndefined();
+    expect(await store.getConnection('erin', 'tracker')).toBeUndefined();
+    expect(gw.events).toEqual([expect.objectContaining({ outcome: 'refresh_refused', reason: 'no_refresh_token' })]);
+  });
 });

@@ -60,7 +60,10 @@ export async function startAuthorizationServer(
   );
   const server: UpstreamAuthorizationServer = {
     ...printed,
-    stats: async () => (await fetch(`${printed.issuer}/test/stats`, { signal: AbortSignal.timeout(5000) })).json(),
+    stats: async () =>
+      (await (await fetch(`${printed.issuer}/test/stats`, { signal: AbortSignal.timeout(5000) })).json()) as Awaited<
+        ReturnType<UpstreamAuthorizationServer['stats']>
+      >,
     subjectToken: async (sub) => {
       const res = await fetch(`${printed.issuer}/test/subject-token`, {
         method: 'POST',
