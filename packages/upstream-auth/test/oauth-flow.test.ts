@@ -247,4 +247,30 @@ describe('UpstreamOAuth against a real authorization server', () => {
     expect(await store.getConnection('erin', 'tracker')).toBeUndefined();
     expect(gw.events).toEqual([expect.objectContaining({ outcome: 'refresh_refused', reason: 'no_refresh_token' })]);
   });
+  it('drops a cached connection when the store says it changed (any instance), and holds a bounded number', async () => {
+    const store = new MemoryConnectionStore();
+    const now = Date.now();
+    const row = (userId: string, accessToken: string) => ({
+      userId,
+      server: 'tracker',
+      issuer: as.issuer,
+      clientId: 'any',
+      accessToken,
+      scopes: [],
+      createdAt: now,
+    });
+    const oauth = new UpstreamOAuth({ publicBaseUrl: PUBLIC_BASE_URL, store });
+    const connections = new UpstreamConnections({ oauth, store, servers: () => server, maxCachedConnections: 2 });
+    await connections.start();
+    await store.saveConnection(row('u1', 'first'));
+    expect(await connections.accessToken('u1', server)).toBe('first');
+    await store.saveConnection(row('u1', 'second'));
+    expect(await connections.accessToken('u1', server)).toBe('second');
+    await store.saveConnection(row('u2', 'x'));
+    await store.saveConnection(row('u3', 'y'));
+    await connections.accessToken('u2', server);
+    await connections.accessToken('u3', server);
+    expect(connections.cachedConnections).toBe(2);
+    await connections.close();
+  });
 });
