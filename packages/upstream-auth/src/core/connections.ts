@@ -153,6 +153,8 @@ export class UpstreamConnections {
     }
     const now = this.#now();
     if (!needsRefresh(connection, now)) return connection.accessToken;
+    // Without a refresh token the token is used until it expires; then the connection ends.
+    if (connection.refreshToken === undefined && connection.expiresAt! > now) return connection.accessToken;
     try {
       return (await this.#refresh(userId, server, connection.accessToken, false))?.accessToken;
     } catch (error) {
@@ -221,7 +223,8 @@ export class UpstreamConnections {
       this.#event({ outcome: 'refresh_failed', userId, server: server.slug, reason });
       throw error;
     }
-    this.#onRefreshOutcome(server.slug, result.outcome);
+    // No connection any more (deleted meanwhile): nothing was attempted, nothing to count.
+    if (result.connection || result.outcome !== 'reused') this.#onRefreshOutcome(server.slug, result.outcome);
     if (result.connection) this.#remember(result.connection);
     else this.evict(userId, server.slug);
     // A refresh after the server refused a token is told apart (audited: "refreshed after a failure").

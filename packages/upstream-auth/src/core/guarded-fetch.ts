@@ -7,7 +7,7 @@
  * plain http only when every address is loopback.
  */
 import { lookup as dnsLookup } from 'node:dns/promises';
-import { request as httpRequest, type IncomingHttpHeaders, type RequestOptions } from 'node:http';
+import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
 import {
@@ -152,10 +152,12 @@ export function createGuardedFetch(options: GuardedFetchOptions = {}): GuardedFe
       };
       if (url.protocol === 'https:' && options.ca !== undefined) requestOptions.ca = options.ca;
       let settled = false;
-      const fail = (error: Error) => {
+      // The first outcome wins: destroying the request to refuse an answer raises errors of its own.
+      const fail = (error: Error, res?: IncomingMessage) => {
         if (settled) return;
         settled = true;
         reject(error);
+        res?.destroy();
         req.destroy();
       };
       const failed = () =>
@@ -166,28 +168,22 @@ export function createGuardedFetch(options: GuardedFetchOptions = {}): GuardedFe
         new UpstreamAuthUnavailableError('too_large', `${url.host} answered more than ${maxBytes} bytes.`);
       const req = (url.protocol === 'https:' ? httpsRequest : httpRequest)(requestOptions, (res) => {
         const status = res.statusCode ?? 0;
-        if (status >= 300 && status < 400) {
-          res.destroy();
+        if (status >= 300 && status < 400)
           return fail(
             new UpstreamAuthUnavailableError(
               'redirect',
               `${url.host} answered a redirect (${status}); redirects are not followed.`,
             ),
+            res,
           );
-        }
         const declared = Number(res.headers['content-length']);
-        if (Number.isFinite(declared) && declared > maxBytes) {
-          res.destroy();
-          return fail(tooLarge());
-        }
+        if (Number.isFinite(declared) && declared > maxBytes) return fail(tooLarge(), res);
         const chunks: Buffer[] = [];
         let received = 0;
         res.on('data', (chunk: Buffer) => {
           received += chunk.length;
-          if (received > maxBytes) {
-            res.destroy();
-            fail(tooLarge());
-          } else chunks.push(chunk);
+          if (received > maxBytes) fail(tooLarge(), res);
+          else chunks.push(chunk);
         });
         res.on('end', () => {
           if (settled) return;

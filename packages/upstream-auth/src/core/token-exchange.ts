@@ -102,6 +102,9 @@ export class TokenExchanger {
       if (error instanceof UpstreamAuthUnavailableError) throw error;
       if (error instanceof oauth.ResponseBodyError && error.status < 500 && error.error !== 'temporarily_unavailable')
         throw new TokenExchangeFailedError(error.error);
+      // A refused client authentication comes as a 401 with a WWW-Authenticate challenge.
+      if (error instanceof oauth.WWWAuthenticateChallengeError && error.status < 500)
+        throw new TokenExchangeFailedError(error.cause[0]?.parameters.error ?? 'invalid_client');
       throw new UpstreamAuthUnavailableError(
         'bad_status',
         `The identity provider could not exchange the token for "${server.slug}" just now.`,
