@@ -145,6 +145,40 @@ describe('Bedrock streams', () => {
   });
 });
 
+describe('Bedrock streams that go silent', () => {
+  let quiet: Awaited<ReturnType<typeof gatewayFor>>;
+  beforeAll(async () => {
+    quiet = await gatewayFor('http://127.0.0.1:9', {
+      providers: [bedrockProvider(bedrock.url)],
+      streamIdleTimeoutMs: 300,
+    });
+  });
+  afterAll(() => quiet.close());
+
+  it('end with the idle-timeout error event on both routes, and the Bedrock connection is closed', async () => {
+    const start = framesOf(thinkingEvents()).slice(0, 3);
+    bedrock.reply({ frames: start, hold: true });
+    const native = await new Anthropic({ apiKey: GATEWAY_KEY, baseURL: quiet.url, maxRetries: 0 }).messages
+      .stream(ask())
+      .finalMessage()
+      .catch((e: unknown) => e);
+    expect(native).toBeInstanceOf(Anthropic.APIError);
+    expect(String((native as Error).message)).toContain('sent nothing for 300 ms');
+    await bedrock.closed.at(-1);
+
+    bedrock.reply({ frames: start, hold: true });
+    const chat = await (async () => {
+      const client = new OpenAI({ apiKey: GATEWAY_KEY, baseURL: `${quiet.url}/v1`, maxRetries: 0 });
+      for await (const _chunk of await client.chat.completions.create({ ...ask(), stream: true })) {
+        // read on
+      }
+    })().catch((e: unknown) => e);
+    expect(chat).toBeInstanceOf(OpenAI.APIError);
+    expect(String((chat as Error).message)).toContain('sent nothing for 300 ms');
+    await bedrock.closed.at(-1);
+  });
+});
+
 describe('Bedrock requests', () => {
   it('signs a large body sent in chunks with its SHA-256 (x-amz-content-sha256)', async () => {
     bedrock.reply({ json: message([{ type: 'text', text: 'read it' }]) });

@@ -61,7 +61,7 @@ export interface BedrockReceived {
 export type BedrockScripted =
   | { json: unknown; status?: number; headers?: Record<string, string> }
   | { exception: string; status: number; message?: string }
-  | { frames: Buffer[]; split?: 'bytes' | 'halves' };
+  | { frames: Buffer[]; split?: 'bytes' | 'halves'; hold?: boolean };
 
 /**
  * A Bedrock Runtime test double on 127.0.0.1: re-verifies each request's SigV4 signature with
@@ -72,6 +72,7 @@ export type BedrockScripted =
 export async function mockBedrockRuntime() {
   const requests: BedrockReceived[] = [];
   const script: BedrockScripted[] = [];
+  const closed: Promise<void>[] = [];
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -131,6 +132,11 @@ export async function mockBedrockRuntime() {
         } else {
           res.write(all);
         }
+        // hold: the frames, then silence with the connection open (until the gateway closes it).
+        if (next.hold) {
+          closed.push(new Promise((resolve) => res.once('close', () => resolve())));
+          return;
+        }
         res.end();
         return;
       }
@@ -143,6 +149,8 @@ export async function mockBedrockRuntime() {
   return {
     url,
     requests,
+    /** One promise per held stream, resolved when its connection closes. */
+    closed,
     reply: (...answers: BedrockScripted[]) => script.push(...answers),
     last: () => requests.at(-1) as BedrockReceived,
     close: () =>

@@ -3,6 +3,7 @@ import type { IdentityTokenSigner } from '@gw/jwks';
 import { identityForwarding, type McpServerConfig } from '@gw/identity-forwarding';
 import {
   KNOWN_ANTHROPIC_MODELS,
+  KNOWN_BEDROCK_ANTHROPIC_MODELS,
   createInMemoryCatalog,
   isModelEnabled,
   type ModelProviderConfig,
@@ -50,7 +51,8 @@ export function catalogRecordChecks(options: RecordCheckOptions): CatalogStoreHo
     annotate(kind, data, changed) {
       const models = data.models as { mode?: string } | undefined;
       if (kind !== 'providers' || models?.mode !== 'custom' || !changed.includes('models')) return {};
-      return { knownModels: [...currentModels(data)] };
+      // A bedrock record's models are Bedrock ids: the bundled list of Anthropic's models on Bedrock.
+      return { knownModels: [...(data.provider === 'bedrock' ? KNOWN_BEDROCK_ANTHROPIC_MODELS : currentModels(data))] };
     },
   };
 }

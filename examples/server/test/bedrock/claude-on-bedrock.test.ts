@@ -14,6 +14,8 @@ import { createGateway } from '../../src/app';
 import { parseConfig } from '../../src/config/load';
 import { createLogger } from '../../src/observability/logger';
 import { priceMemo } from '../../src/limits/limit-step';
+import { catalogRecordChecks } from '../../src/catalog/record-checks';
+import { KNOWN_BEDROCK_ANTHROPIC_MODELS } from '@gw/model-router';
 import { AWS_CREDENTIALS, framesOf, mockBedrockRuntime } from '../../../../packages/model-router/test/bedrock-support';
 import { message, mockAnthropic, thinkingEvents } from '../../../../packages/model-router/test/support';
 
@@ -150,5 +152,21 @@ describe('prices of Bedrock ids', () => {
     const price = priceMemo();
     expect(price(id, undefined)).toBeDefined();
     expect(price(id, undefined)).toEqual(price(model, undefined));
+  });
+});
+
+describe('a bedrock record saved with a custom model selection', () => {
+  it('is accepted, and remembers the Bedrock ids known then (for autoEnableNew)', () => {
+    const hooks = catalogRecordChecks({ signer: () => undefined, acceptsIdentityTokens: false });
+    const record = {
+      slug: 'aws2',
+      provider: 'bedrock',
+      ...AWS_CREDENTIALS,
+      region: 'us-east-1',
+      models: { mode: 'custom', models: [BEDROCK_ID], autoEnableNew: true },
+    };
+    const annotated = hooks.annotate?.('providers', record, ['models']) as { knownModels: string[] };
+    expect(annotated.knownModels).toEqual([...KNOWN_BEDROCK_ANTHROPIC_MODELS]);
+    expect(() => hooks.check?.('providers', { ...record, knownModels: annotated.knownModels })).not.toThrow();
   });
 });

@@ -34,6 +34,8 @@ function header(message: Message, name: string): string | undefined {
 
 /** Bedrock's own field of the last event, not part of Anthropic's stream. */
 const BEDROCK_METRICS_KEY = 'amazon-bedrock-invocationMetrics';
+/** The `bytes` field of a chunk payload, when it comes first (as Bedrock sends it). */
+const LEADING_BYTES = /^\{"bytes":"([A-Za-z0-9+/=]*)"[,}]/;
 /** The `type` of an Anthropic event, read without parsing the event when it comes first (as Bedrock sends it). */
 const LEADING_TYPE = /^\{\s*"type"\s*:\s*"([a-z_]{1,64})"/;
 
@@ -42,13 +44,15 @@ const LEADING_TYPE = /^\{\s*"type"\s*:\s*"([a-z_]{1,64})"/;
  * frame Anthropic would have sent; undefined when it is not such a payload.
  */
 function chunkToSse(body: Uint8Array): string | undefined {
-  let bytes: unknown;
-  try {
-    bytes = (
-      JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8')) as { bytes?: unknown }
-    ).bytes;
-  } catch {
-    return undefined;
+  const text = Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('latin1');
+  // Base64 needs no JSON unescaping: the field is read without parsing the payload when it comes first.
+  let bytes: unknown = LEADING_BYTES.exec(text)?.[1];
+  if (bytes === undefined) {
+    try {
+      bytes = (JSON.parse(text) as { bytes?: unknown }).bytes;
+    } catch {
+      return undefined;
+    }
   }
   if (typeof bytes !== 'string') return undefined;
   let data = Buffer.from(bytes, 'base64').toString('utf8');
@@ -128,7 +132,9 @@ export class BedrockEventStreamDecoder extends Transform {
     callback();
   }
 
+  /** The pending bytes as one buffer (copied only when they came in several chunks). */
   private join(): Buffer {
+    if (this.pending.length === 1) return this.pending[0] as Buffer;
     const whole = Buffer.concat(this.pending, this.pendingBytes);
     this.pending = [whole];
     return whole;
