@@ -33,7 +33,6 @@ const packageDirs = [
   'packages/oauth',
   'packages/upstream-auth',
   'packages/console',
-  'packages/oauth',
   'examples/server',
 ];
 

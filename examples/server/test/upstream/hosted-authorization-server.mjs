@@ -16,7 +16,8 @@
 //   clients           pre-registered clients: [{client_id, client_secret?, redirect_uris, token_endpoint_auth_method?, grant_types?}]
 //   cimd              advertise client_id_metadata_document_supported (default false)
 // Test routes:
-//   GET  /test/stats               {"token": {<grant_type>: n}, "refused": {<grant_type>: n}, "revocations": n, "registrations": n}
+//   GET  /test/stats               {"token": {<grant_type>: n}, "refused": {<grant_type>: n}, "revocations": n,
+//                                   "registrations": n, "refreshTokens": [every refresh token issued]}
 //   POST /test/accounts/<name>     {"disabled": true}: the account is gone (its refresh is refused)
 //   POST /test/mint                {"sub", "aud", "ttl"?}: an RS256 access token of this issuer
 // Every login name is an account whose `sub` is that name; the password is not checked.
@@ -44,7 +45,7 @@ const publicJwk = {
 };
 
 const accounts = new Map();
-const stats = { token: {}, refused: {}, revocations: 0, registrations: 0 };
+const stats = { token: {}, refused: {}, revocations: 0, registrations: 0, refreshTokens: [] };
 const count = (bucket, key) => (bucket[key] = (bucket[key] ?? 0) + 1);
 const ttl = options.accessTokenTtl ?? 60;
 
@@ -107,6 +108,8 @@ server.listen(0, '127.0.0.1', async () => {
   provider.on('grant.success', (ctx) => count(stats.token, ctx.oidc.params.grant_type));
   provider.on('grant.error', (ctx) => count(stats.refused, ctx.oidc.params?.grant_type ?? 'unknown'));
   provider.on('registration_create.success', () => stats.registrations++);
+  // The refresh tokens issued (an opaque token's value is its jti), for the tests that look for them.
+  provider.on('refresh_token.saved', (token) => stats.refreshTokens.push(token.jti));
   provider.on('server_error', (_ctx, error) => process.stderr.write(`server_error: ${error?.stack ?? error}\n`));
 
   // RFC 8693: a token for `audience` (or `resource`) from a valid access token of this issuer.

@@ -3,7 +3,8 @@ import { existsSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError, UrlElicitationRequiredError } from '@modelcontextprotocol/sdk/types.js';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext } from 'playwright-core';
+import { openPostgres } from '@gw/catalog';
 import { startPostgres, type RunningPostgres } from '../../../../packages/catalog/test/postgres';
 import { rsaPem, startGateway, writeConfig, type RunningGateway } from '../support';
 import { adminClient } from '../catalog/catalog-support';
@@ -18,6 +19,8 @@ const ALICE_KEY = 'gw-upstream-alice-key-0001';
 const BOB_KEY = 'gw-upstream-bob-key-00001';
 const ADMIN_KEY = 'admin-upstream-oauth-000000000001';
 const CLIENT_SECRET = `tracker-secret-${randomBytes(8).toString('hex')}`;
+/** A shared service credential of a `static` server. */
+const CRM_TOKEN = `crm-static-${randomBytes(12).toString('hex')}`;
 /** The access tokens' lifetime at the hosted server's authorization server: refreshed 4 s before. */
 const ACCESS_TOKEN_TTL = 8;
 
@@ -38,6 +41,7 @@ describe("an MCP server that takes each user's own token (upstream_auth oauth), 
   let browser: Browser;
   let base: string;
   let baseB: string;
+  let databaseUrl: string;
   /** Each instance's PUBLIC_BASE_URL (its own address here). */
   const publicBaseOf = (gateway: RunningGateway) => (gateway === a ? base : baseB);
 
@@ -64,8 +68,9 @@ describe("an MCP server that takes each user's own token (upstream_auth oauth), 
       ],
     });
     hosted.trust(as.issuer, `${as.issuer}/jwks`);
+    databaseUrl = await postgres.createDatabase();
     const env = {
-      DATABASE_URL: await postgres.createDatabase(),
+      DATABASE_URL: databaseUrl,
       GATEWAY_CONFIG: writeConfig({
         auth: {
           apiKeys: [
@@ -83,10 +88,16 @@ describe("an MCP server that takes each user's own token (upstream_auth oauth), 
               client: { client_id: 'gw-prod', client_secret: '${TRACKER_SECRET}' },
             },
           },
+          {
+            slug: 'crm',
+            url: hosted.resource,
+            upstream_auth: { type: 'static', headers: { Authorization: 'Bearer ${CRM_TOKEN}' } },
+          },
         ],
         oauth: { login: { type: 'api_key' } },
       }),
       TRACKER_SECRET: CLIENT_SECRET,
+      CRM_TOKEN,
       GATEWAY_ADMIN_KEY: ADMIN_KEY,
       GATEWAY_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
       JWT_PRIVATE_KEY: rsaPem().privateKey,
@@ -148,8 +159,10 @@ describe("an MCP server that takes each user's own token (upstream_auth oauth), 
     url: string,
     gatewayKey: string,
     upstreamLogin: string,
+    /** A browser context of the caller's (kept open); default a fresh one, closed after. */
+    given?: BrowserContext,
   ): Promise<{ status: number; text: string; sawServerPage: boolean }> {
-    const context = await browser.newContext({ locale: 'en-US' });
+    const context = given ?? (await browser.newContext({ locale: 'en-US' }));
     try {
       const page = await context.newPage();
       let status = 0;
@@ -170,13 +183,21 @@ describe("an MCP server that takes each user's own token (upstream_auth oauth), 
           await page.locator('input[name="password"]').fill('any password');
         }
         await Promise.all([
-          page.waitForNavigation({ waitUntil: 'load' }),
+          // A navigation the test stops (a caught callback) ends the walk.
+          page.waitForNavigation({ waitUntil: 'load' }).catch(() => undefined),
           page.locator('button[type="submit"]').click(),
         ]);
       }
-      return { status, text: await page.locator('body').innerText(), sawServerPage };
+      return {
+        status,
+        text: await page
+          .locator('body')
+          .innerText()
+          .catch(() => ''),
+        sawServerPage,
+      };
     } finally {
-      await context.close();
+      if (given === undefined) await context.close();
     }
   }
 
@@ -283,5 +304,91 @@ describe("an MCP server that takes each user's own token (upstream_auth oauth), 
     await new Promise((resolve) => setTimeout(resolve, (ACCESS_TOKEN_TTL / 2) * 1000 + 200));
     await connectionRequired(a, ALICE_KEY);
     expect((await as.stats()).refused.refresh_token).toBeGreaterThanOrEqual(1);
+  });
+
+  it('refuses a callback opened in another browser than the one that started the authorization (a code injected from another session)', async () => {
+    const bobLink = await connectionRequired(a, BOB_KEY);
+    const started = await browser.newContext();
+    const other = await browser.newContext();
+    try {
+      let caught: (url: string) => void = () => undefined;
+      const callback = new Promise<string>((resolve) => (caught = resolve));
+      // The authorization server's redirect back is caught in the browser that started it.
+      await started.route(`${base}/oauth/upstream/callback**`, async (route) => {
+        caught(route.request().url());
+        await route.abort();
+      });
+      await openConnectLink(bobLink.url, BOB_KEY, 'bob-upstream', started);
+      const url = await callback;
+      // Another browser (an attacker's victim, or the attacker) opens it: refused, nothing stored.
+      const injected = await (await other.newPage()).goto(url);
+      expect(injected?.status()).toBe(400);
+      expect(await injected?.text()).toContain('connect_state_invalid');
+      expect(
+        (await admin('GET', '/mcp-servers/tracker/connections')).body.data.map((c: { user_id: string }) => c.user_id),
+      ).not.toContain('bob');
+      // The browser that started it still completes it.
+      await started.unroute(`${base}/oauth/upstream/callback**`);
+      const completed = await (await started.newPage()).goto(url);
+      expect(completed?.status()).toBe(200);
+      expect(await whoami(a, BOB_KEY)).toBe('bob-upstream');
+    } finally {
+      await Promise.all([started.close(), other.close()]);
+    }
+  });
+
+  it('sends a static server its shared header, and keeps every upstream secret out of logs, answers, records, audit entries and the database', async () => {
+    // The static server's header reaches it (the hosted server refuses it: not its JWT).
+    const answer = await fetch(`${a.url}/mcp/crm`, {
+      method: 'POST',
+      headers: {
+        'x-gateway-api-key': ALICE_KEY,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    await answer.text();
+    expect(hosted.seen.some((s) => s.authorization === `Bearer ${CRM_TOKEN}`)).toBe(true);
+    const crm = (await admin('GET', '/mcp-servers/crm')).body;
+    expect(crm.upstream_auth.headers).toEqual({ Authorization: `…${CRM_TOKEN.slice(-4)}` });
+
+    const stats = await as.stats();
+    const accessTokens = [
+      ...new Set(
+        hosted.seen
+          .map((s) => /^Bearer (.+)$/.exec(s.authorization ?? '')?.[1])
+          .filter((t): t is string => t !== undefined && t !== CRM_TOKEN),
+      ),
+    ];
+    expect(accessTokens.length).toBeGreaterThan(2);
+    expect(stats.refreshTokens.length).toBeGreaterThan(2);
+    const secrets = [CLIENT_SECRET, CRM_TOKEN, ...accessTokens, ...stats.refreshTokens];
+    const places: Record<string, string> = {
+      'logs of A': a.logs.join('\n'),
+      'logs of B': b.logs.join('\n'),
+      'MCP servers': JSON.stringify((await admin('GET', '/mcp-servers')).body),
+      connections: JSON.stringify((await admin('GET', '/mcp-servers/tracker/connections')).body),
+      audit: JSON.stringify((await admin('GET', '/audit')).body),
+      'request records': JSON.stringify((await admin('GET', '/requests')).body),
+    };
+    const db = await openPostgres(databaseUrl);
+    try {
+      const tables = (
+        await db.query<{ table_name: string }>(
+          "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_name LIKE 'gw\\_%'",
+        )
+      ).map((row) => row.table_name);
+      expect(tables).toEqual(expect.arrayContaining(['gw_upstream_connections', 'gw_records', 'gw_audit']));
+      for (const table of tables) places[`table ${table}`] = JSON.stringify(await db.query(`SELECT * FROM ${table}`));
+    } finally {
+      await db.close();
+    }
+    // The audit log tells who connected and disconnected, and the refusals.
+    expect(places.audit).toContain('upstream_connected');
+    expect(places.audit).toContain('upstream_disconnected');
+    expect(places.audit).toContain('upstream_refresh_refused');
+    for (const [place, text] of Object.entries(places))
+      for (const secret of secrets) expect([place, text.includes(secret)]).toEqual([place, false]);
   });
 });

@@ -123,6 +123,7 @@ export async function startHostedAuthorizationServer(options: Record<string, unk
         token: Record<string, number>;
         refused: Record<string, number>;
         revocations: number;
+        refreshTokens: string[];
       },
     /** An access token of this issuer for `sub` and `aud`, as the company's identity provider issues them. */
     mint: async (sub: string, aud: string) =>
