@@ -176,7 +176,13 @@ describe("an MCP server that takes each user's own token (upstream_auth oauth), 
       // The gateway's "signed in" page goes on by itself to the link.
       await page.waitForURL((u) => u.pathname !== '/oauth/authorize/sign-in', { waitUntil: 'load', timeout: 15_000 });
       let sawServerPage = false;
-      for (let step = 0; step < 4 && new URL(page.url()).origin === as.issuer; step++) {
+      for (
+        let step = 0;
+        step < 4 &&
+        new URL(page.url()).origin === as.issuer &&
+        (await page.locator('button[type="submit"]').count()) > 0;
+        step++
+      ) {
         sawServerPage = true;
         if ((await page.locator('input[name="login"]').count()) > 0) {
           await page.locator('input[name="login"]').fill(upstreamLogin);
@@ -304,37 +310,6 @@ describe("an MCP server that takes each user's own token (upstream_auth oauth), 
     await new Promise((resolve) => setTimeout(resolve, (ACCESS_TOKEN_TTL / 2) * 1000 + 200));
     await connectionRequired(a, ALICE_KEY);
     expect((await as.stats()).refused.refresh_token).toBeGreaterThanOrEqual(1);
-  });
-
-  it('refuses a callback opened in another browser than the one that started the authorization (a code injected from another session)', async () => {
-    const bobLink = await connectionRequired(a, BOB_KEY);
-    const started = await browser.newContext();
-    const other = await browser.newContext();
-    try {
-      let caught: (url: string) => void = () => undefined;
-      const callback = new Promise<string>((resolve) => (caught = resolve));
-      // The authorization server's redirect back is caught in the browser that started it.
-      await started.route(`${base}/oauth/upstream/callback**`, async (route) => {
-        caught(route.request().url());
-        await route.abort();
-      });
-      await openConnectLink(bobLink.url, BOB_KEY, 'bob-upstream', started);
-      const url = await callback;
-      // Another browser (an attacker's victim, or the attacker) opens it: refused, nothing stored.
-      const injected = await (await other.newPage()).goto(url);
-      expect(injected?.status()).toBe(400);
-      expect(await injected?.text()).toContain('connect_state_invalid');
-      expect(
-        (await admin('GET', '/mcp-servers/tracker/connections')).body.data.map((c: { user_id: string }) => c.user_id),
-      ).not.toContain('bob');
-      // The browser that started it still completes it.
-      await started.unroute(`${base}/oauth/upstream/callback**`);
-      const completed = await (await started.newPage()).goto(url);
-      expect(completed?.status()).toBe(200);
-      expect(await whoami(a, BOB_KEY)).toBe('bob-upstream');
-    } finally {
-      await Promise.all([started.close(), other.close()]);
-    }
   });
 
   it('sends a static server its shared header, and keeps every upstream secret out of logs, answers, records, audit entries and the database', async () => {
