@@ -13,7 +13,7 @@ import { SECRET_HOLDERS, type SecretHolder } from '@gw/catalog';
 import { rsaPem, startGateway, writeConfig, type RunningGateway } from '../support';
 import { CookieJar, freePort } from '../oauth/oauth-support';
 import { startIdentityProvider, type TestIdentityProvider } from '../mcp-2026/idp';
-import { adminClient, newAdminKey, newEncryptionKey } from './catalog-support';
+import { adminClient, newAdminKey, newEncryptionKey, within } from './catalog-support';
 
 jest.setTimeout(120_000);
 
@@ -152,8 +152,26 @@ async function consoleSignInExchange(gateway: string): Promise<void> {
   await back.arrayBuffer();
 }
 
-/** The secret-holding shapes the admin API's record routes write (settings have their own routes, walked below). */
-const RECORD_HOLDERS = SECRET_HOLDERS.filter((holder) => holder.kind !== 'settings');
+/**
+ * An MCP server's `upstream_auth` secrets (nested, and a map of header values), walked below: per
+ * routing field, the change that points it at `attacker`, for a record whose secrets are `secrets`.
+ */
+const MCP_SERVER_WALKS: Record<string, (attacker: string) => Record<string, unknown>> = {
+  url: (attacker) => ({ url: `${attacker}/mcp` }),
+  'upstream_auth.type': () => ({ upstream_auth: { type: 'oauth' } }),
+  'upstream_auth.authorization_server': (attacker) => ({
+    upstream_auth: { type: 'oauth', authorization_server: attacker, client: { client_id: 'gw' } },
+  }),
+  'upstream_auth.token_endpoint': (attacker) => ({
+    upstream_auth: { type: 'token_exchange', token_endpoint: `${attacker}/token`, client: { client_id: 'gw' } },
+  }),
+  'upstream_auth.issuer': (attacker) => ({
+    upstream_auth: { type: 'token_exchange', issuer: attacker, client: { client_id: 'gw' } },
+  }),
+};
+
+/** The secret-holding shapes the admin API's record routes write (settings have their own routes, MCP servers their own walk, below). */
+const RECORD_HOLDERS = SECRET_HOLDERS.filter((holder) => holder.kind !== 'settings' && holder.kind !== 'mcp-servers');
 const nameOf = (holder: SecretHolder) => `${holder.kind}/${holder.provider ?? '*'}`;
 
 let idp: TestIdentityProvider;
@@ -202,6 +220,12 @@ describe('a change of where a record sends its secrets (as an operator)', () => 
         // Walked through the OAuth settings' own route, below.
         for (const field of holder.routing)
           expect([nameOf(holder), field, typeof SETTINGS_WALKS[field]]).toEqual([nameOf(holder), field, 'function']);
+        continue;
+      }
+      if (holder.kind === 'mcp-servers') {
+        // Walked with upstream_auth's nested secrets, below.
+        for (const field of holder.routing)
+          expect([nameOf(holder), field, typeof MCP_SERVER_WALKS[field]]).toEqual([nameOf(holder), field, 'function']);
         continue;
       }
       const walk = WALKS[`${holder.kind}/${holder.provider}`];
@@ -315,4 +339,76 @@ describe('a change of the OpenID Provider of the OAuth settings', () => {
     for (const text of answers) for (const secret of [original, renewed]) expect(text).not.toContain(secret);
     expect((await admin('DELETE', '/oauth/settings')).status).toBe(200);
   });
+});
+
+describe("a change of where an MCP server's upstream_auth sends its secrets (as an operator)", () => {
+  /** POSTs a tools/list to the server `slug` as a caller: its upstream_auth goes with it. */
+  const callMcp = async (slug: string) =>
+    (
+      await fetch(`${gateway.url}/mcp/${slug}`, {
+        method: 'POST',
+        headers: {
+          'x-api-key': KEY,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      })
+    ).status;
+
+  it('static headers: moving url needs every header value again; the old ones never reach the new host', async () => {
+    const stamp = Date.now();
+    const original = `ORIGINAL-crm-${stamp}`;
+    const renewed = `RENEWED-crm-${stamp}`;
+    const created = await operator('POST', '/mcp-servers', {
+      slug: 'r-static',
+      url: `${home.url}/mcp`,
+      upstream_auth: { type: 'static', headers: { 'x-crm-key': original } },
+    });
+    expect([created.status, created.body.error]).toEqual([201, undefined]);
+    expect(created.body.upstream_auth.headers).toEqual({ 'x-crm-key': `…${original.slice(-4)}` });
+    // The capture is live: the home server gets the header.
+    await within(5_000, async () => (await callMcp('r-static')) === 200);
+    expect(home.requests.join('\n')).toContain(original);
+
+    const refused = await operator('PATCH', '/mcp-servers/r-static', { version: 1, url: `${attacker.url}/mcp` });
+    expect([refused.status, refused.body.error?.code]).toEqual([400, 'invalid_request']);
+    expect(refused.body.error.message).toContain('Changing url');
+    await callMcp('r-static');
+    expect(attacker.requests.join('\n')).not.toContain(original);
+
+    const accepted = await operator('PATCH', '/mcp-servers/r-static', {
+      version: 1,
+      url: `${attacker.url}/mcp`,
+      upstream_auth: { type: 'static', headers: { 'x-crm-key': renewed } },
+    });
+    expect([accepted.status, accepted.body.version]).toEqual([200, 2]);
+    await within(5_000, async () => {
+      await callMcp('r-static');
+      return attacker.requests.join('\n').includes(renewed);
+    });
+    expect(attacker.requests.join('\n')).not.toContain(original);
+  });
+
+  it.each(Object.keys(MCP_SERVER_WALKS).filter((field) => field !== 'url'))(
+    'a client secret: moving %s needs it again',
+    async (field) => {
+      const slug = `r-client-${field.split('.').pop()}`.replace(/_/g, '-');
+      const secret = `ORIGINAL-client-secret-${Date.now()}`;
+      const created = await operator('POST', '/mcp-servers', {
+        slug,
+        url: `${home.url}/mcp`,
+        upstream_auth: { type: 'token_exchange', issuer: home.url, client: { client_id: 'gw', client_secret: secret } },
+      });
+      expect(created.status).toBe(201);
+      const move = (MCP_SERVER_WALKS[field] as (attacker: string) => Record<string, unknown>)(attacker.url);
+      const refused = await operator('PATCH', `/mcp-servers/${slug}`, { version: 1, ...move });
+      expect([refused.status, refused.body.error?.code, refused.body.error?.param]).toEqual([
+        400,
+        'invalid_request',
+        'upstream_auth.client.client_secret',
+      ]);
+      for (const text of answers) expect(text).not.toContain(secret);
+    },
+  );
 });
