@@ -1,5 +1,12 @@
 import { compileAccess, type AccessMode, type AccessPolicy, type AccessSnapshot } from '@gw/access';
-import { configApiKeyId, forbiddenUpstreamAddress, type CatalogSnapshot, type OpenedRecord } from '@gw/catalog';
+import {
+  configApiKeyId,
+  forbiddenUpstreamAddress,
+  withSecrets,
+  type CatalogSnapshot,
+  type OpenedRecord,
+} from '@gw/catalog';
+import type { UpstreamAuthConfig } from '@gw/upstream-auth';
 import type { ApiKeyEntry, McpServerConfig } from '@gw/identity-forwarding';
 import {
   createInMemoryCatalog,
@@ -33,6 +40,8 @@ export interface CatalogView {
   readonly access: AccessSnapshot;
   /** The slugs of the MCP servers with `tool_pinning: true`. */
   readonly pinnedMcpServers: ReadonlySet<string>;
+  /** The `upstream_auth` of each MCP server that has one (secrets opened), by slug: the upstream-credential core's, not the MCP proxy's. */
+  readonly mcpUpstreamAuth: ReadonlyMap<string, UpstreamAuthConfig>;
   /** Records of each kind, for metrics. */
   readonly counts: ReadonlyMap<string, number>;
 }
@@ -118,11 +127,14 @@ export function buildCatalogView(
   const modelProviderList = modelCatalog.listProviders();
   const modelProviders = new Map(modelProviderList.map((p) => [p.slug, p]));
 
-  // `tool_pinning` is the gateway's, not the MCP proxy's: it is kept aside.
+  // `tool_pinning` and `upstream_auth` are the gateway's, not the MCP proxy's: they are kept aside.
   const pinnedMcpServers = new Set<string>();
+  const mcpUpstreamAuth = new Map<string, UpstreamAuthConfig>();
   const mcpServer = (server: Record<string, unknown>): McpServerConfig => {
-    const { tool_pinning, ...rest } = server;
+    const { tool_pinning, upstream_auth, ...rest } = server;
     if (tool_pinning === true) pinnedMcpServers.add(String(rest.slug));
+    if (typeof upstream_auth === 'object' && upstream_auth !== null)
+      mcpUpstreamAuth.set(String(rest.slug), upstream_auth as UpstreamAuthConfig);
     return rest as unknown as McpServerConfig;
   };
   const mcpServers: McpServerConfig[] = (config.mcpServers ?? []).map((s) => mcpServer(s));
@@ -137,7 +149,8 @@ export function buildCatalogView(
       skip('mcp-servers', record.slug, forbidden);
       continue;
     }
-    mcpServers.push(mcpServer(fields(record)));
+    // The secrets of `upstream_auth` are nested: put back in place, not merged as fields.
+    mcpServers.push(mcpServer(withSecrets('mcp-servers', record.data, record.secrets)));
     mcpSlugs.add(record.slug);
   }
 
@@ -209,6 +222,7 @@ export function buildCatalogView(
     apiKeyExpiry,
     access,
     pinnedMcpServers,
+    mcpUpstreamAuth,
     counts,
   };
 }
