@@ -430,7 +430,7 @@ function upstreamFieldsOf(type: string, upstream: UpstreamAuth, editing: boolean
       scopes,
       {
         name: 'authorization_server',
-        label: 'Authorization server (issuer URL)',
+        label: 'Authorization server (issuer)',
         type: 'url',
         hint: "Default: discovered from the server's protected resource metadata.",
         param: 'upstream_auth.authorization_server',
@@ -477,7 +477,7 @@ function upstreamFieldsOf(type: string, upstream: UpstreamAuth, editing: boolean
     return [
       {
         name: 'static_headers',
-        label: 'Headers',
+        label: 'Service headers',
         type: 'textarea',
         required: !editing || stored.length === 0,
         hint: stored.length
