@@ -361,6 +361,9 @@ function serverForm(container: HTMLElement | undefined, server: Json | undefined
     upstreamFields.replaceChildren(
       ...upstreamFieldsOf(upstreamSelect.value, upstream, server !== undefined).map(field),
     );
+    // Header values are secrets: never kept in a draft when the session ends (drafts.ts).
+    const headersInput = form.elements.namedItem('static_headers') as HTMLTextAreaElement | null;
+    if (headersInput) headersInput.dataset.secret = '';
   };
   upstreamSelect.addEventListener('change', showUpstreamFields);
   showUpstreamFields();
