@@ -140,7 +140,6 @@ export function buildCatalogView(
   const modelProviderList = modelCatalog.listProviders();
   const modelProviders = new Map(modelProviderList.map((p) => [p.slug, p]));
 
-  // `tool_pinning` is the gateway's, not the MCP proxy's: it is kept aside.
   const pinnedMcpServers = new Set<string>();
   const upstreamAuth = new Map<string, UpstreamAuthConfig>();
   const mcpServer = (server: Record<string, unknown>): McpServerConfig => {
@@ -163,7 +162,8 @@ export function buildCatalogView(
       skip('mcp-servers', record.slug, forbidden);
       continue;
     }
-    mcpServers.push(mcpServer(fields(record)));
+    // The secrets of `upstream_auth` are nested: put back in place, not merged as fields.
+    mcpServers.push(mcpServer(withSecrets('mcp-servers', record.data, record.secrets)));
     mcpSlugs.add(record.slug);
   }
 

@@ -34,8 +34,8 @@ export function catalogRecordChecks(options: RecordCheckOptions): CatalogStoreHo
       let refusal: string | undefined;
       if (kind === 'providers') refusal = providerRefusal(data);
       else if (kind === 'mcp-servers') {
-        // `tool_pinning` is the gateway's own field, not the MCP proxy's.
-        const { tool_pinning: _pinning, ...server } = data;
+        // `tool_pinning` and `upstream_auth` are the gateway's own fields, not the MCP proxy's.
+        const { tool_pinning: _pinning, upstream_auth: _upstreamAuth, ...server } = data;
         try {
           identityForwarding({
             mcpServers: [server as unknown as McpServerConfig],

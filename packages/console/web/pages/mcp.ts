@@ -361,6 +361,9 @@ function serverForm(container: HTMLElement | undefined, server: Json | undefined
     upstreamFields.replaceChildren(
       ...upstreamFieldsOf(upstreamSelect.value, upstream, server !== undefined).map(field),
     );
+    // Header values are secrets: never kept in a draft when the session ends (drafts.ts).
+    const headersInput = form.elements.namedItem('static_headers') as HTMLTextAreaElement | null;
+    if (headersInput) headersInput.dataset.secret = '';
   };
   upstreamSelect.addEventListener('change', showUpstreamFields);
   showUpstreamFields();
@@ -430,7 +433,7 @@ function upstreamFieldsOf(type: string, upstream: UpstreamAuth, editing: boolean
       scopes,
       {
         name: 'authorization_server',
-        label: 'Authorization server (issuer URL)',
+        label: 'Authorization server (issuer)',
         type: 'url',
         hint: "Default: discovered from the server's protected resource metadata.",
         param: 'upstream_auth.authorization_server',
@@ -477,7 +480,7 @@ function upstreamFieldsOf(type: string, upstream: UpstreamAuth, editing: boolean
     return [
       {
         name: 'static_headers',
-        label: 'Headers',
+        label: 'Service headers',
         type: 'textarea',
         required: !editing || stored.length === 0,
         hint: stored.length
