@@ -158,7 +158,7 @@ async function consoleSignInExchange(gateway: string): Promise<void> {
  */
 const MCP_SERVER_WALKS: Record<string, (attacker: string) => Record<string, unknown>> = {
   url: (attacker) => ({ url: `${attacker}/mcp` }),
-  'upstream_auth.type': () => ({ upstream_auth: { type: 'oauth' } }),
+  'upstream_auth.type': () => ({ upstream_auth: { type: 'oauth', client: { client_id: 'gw' } } }),
   'upstream_auth.authorization_server': (attacker) => ({
     upstream_auth: { type: 'oauth', authorization_server: attacker, client: { client_id: 'gw' } },
   }),
