@@ -94,6 +94,21 @@ async function identityProvider(audience) {
   return { server, issuer, jwksUri: `http://127.0.0.1:${server.address().port}/jwks.json`, token };
 }
 
+/**
+ * Stores a user's upstream connection in the embedded catalog at `dataDir` (migrated first), sealed
+ * with `encryptionKey` as the gateway will open it: what a user's connect flow leaves behind.
+ */
+async function storeUpstreamConnection(dataDir, encryptionKey, connection) {
+  const catalog = await import(pathToFileURL(join(here, '..', 'packages/catalog/dist/index.js')).href);
+  const db = await catalog.openEmbeddedDatabase(dataDir);
+  try {
+    await catalog.migrate(db);
+    await catalog.createUpstreamConnectionStore(db, new catalog.SecretBox(encryptionKey)).saveConnection(connection);
+  } finally {
+    await db.close();
+  }
+}
+
 /** The hidden fields of an authorization page's form. */
 function hiddenFields(html) {
   const fields = {};
@@ -221,13 +236,33 @@ export async function mcpAuthBenchmarks({ mock, bare, rounds, count, cpuCount })
             url: `http://127.0.0.1:${mock.port}/mcp`,
             user_identity_forwarding: { method: 'jwt_header' },
           },
+          // A server that takes each user's own token (CONTRACT section 15), on the same mock.
+          {
+            slug: 'owntoken',
+            url: `http://127.0.0.1:${mock.port}/mcp`,
+            upstream_auth: { type: 'oauth', client: { client_id: 'gw-bench' } },
+          },
         ],
         oauth: { login: { type: 'api_key' } },
       }),
     );
+    const dataDir = mkdtempSync(join(tmpdir(), 'gw-mcp-auth-bench-data-'));
+    const encryptionKey = randomBytes(32);
+    await storeUpstreamConnection(dataDir, encryptionKey, {
+      userId: 'key-user-1',
+      server: 'owntoken',
+      issuer: 'https://as.bench.example',
+      clientId: 'gw-bench',
+      accessToken: `bench-upstream-access-${randomBytes(16).toString('hex')}`,
+      refreshToken: `bench-upstream-refresh-${randomBytes(16).toString('hex')}`,
+      expiresAt: Date.now() + 24 * 3600_000,
+      scopes: ['read'],
+      createdAt: Date.now(),
+    });
     const gateway = await startProcess(join(here, '..', 'examples/server/dist/main.js'), {
       GATEWAY_CONFIG: configPath,
-      GATEWAY_DATA_DIR: mkdtempSync(join(tmpdir(), 'gw-mcp-auth-bench-data-')),
+      GATEWAY_DATA_DIR: dataDir,
+      GATEWAY_ENCRYPTION_KEY: encryptionKey.toString('base64'),
       JWT_PRIVATE_KEY: rsaPem().privateKey,
       PORT: String(port),
       PUBLIC_BASE_URL: base,
@@ -244,6 +279,11 @@ export async function mcpAuthBenchmarks({ mock, bare, rounds, count, cpuCount })
       apiKey: at({ 'x-gateway-api-key': apiKey }),
       identityProviderToken: at({ authorization: `Bearer ${idp.token}` }),
       gatewayAccessToken: at({ authorization: `Bearer ${accessToken}` }),
+      // The same API-key caller on the server of its own token: the stored, unexpired token sent.
+      upstreamOAuthToken: {
+        pid: gateway.child.pid,
+        target: { port, path: '/mcp/owntoken', body: mcpCall, headers: { ...json, 'x-gateway-api-key': apiKey } },
+      },
       bareProxy: { pid: bare.child.pid, target: { port: bare.port, path: '/mcp', body: mcpCall, headers: json } },
     };
     for (const [name, subject] of Object.entries(subjects)) {
@@ -280,6 +320,16 @@ export async function mcpAuthBenchmarks({ mock, bare, rounds, count, cpuCount })
         cpuOverBareProxy: summary(ratios(cpu[name], cpu.bareProxy)),
       };
     }
+    // A stored upstream token against a jwt_header server's cached signed token: same caller, rounds.
+    out.upstreamOAuthTokenOverJwtHeader = {
+      cpu: summary(ratios(cpu.upstreamOAuthToken, cpu.apiKey)),
+      addedP50: summary(
+        ratios(
+          idx.map((i) => p50.upstreamOAuthToken[i] - p50.direct[i]),
+          idx.map((i) => p50.apiKey[i] - p50.direct[i]),
+        ),
+      ),
+    };
     out.gatewayAccessTokenOverIdentityProviderToken = {
       cpu: summary(ratios(cpu.gatewayAccessToken, cpu.identityProviderToken)),
       addedP50: summary(

@@ -205,6 +205,22 @@ function mcpAuthTargets(a) {
       ratio: floor ? times(cpu('gatewayAccessToken') / floor) : '—',
       met: value ? value.median <= 1.1 : null,
     },
+    ...(a.upstreamOAuthTokenOverJwtHeader
+      ? [
+          {
+            metric:
+              "MCP tools/call on a server of each user's own token (stored, unexpired): CPU per request over a jwt_header call with a cached token, 10 connections, same gateway, caller and rounds",
+            target: '≤ 1.00× (no more CPU)',
+            value: a.upstreamOAuthTokenOverJwtHeader.cpu?.median,
+            measured: a.upstreamOAuthTokenOverJwtHeader.cpu
+              ? `${spread(a.upstreamOAuthTokenOverJwtHeader.cpu, times)} (own token ${us(cpu('upstreamOAuthToken'))}, jwt_header ${us(cpu('apiKey'))})`
+              : 'not measured: no round read a CPU tick of the jwt_header call',
+            floor: floor === undefined ? '—' : `${us(floor)} (bare proxy)`,
+            ratio: floor ? times(cpu('upstreamOAuthToken') / floor) : '—',
+            met: a.upstreamOAuthTokenOverJwtHeader.cpu ? a.upstreamOAuthTokenOverJwtHeader.cpu.median <= 1 : null,
+          },
+        ]
+      : []),
   ];
 }
 
@@ -468,6 +484,10 @@ const MCP_CREDENTIALS = [
   ['apiKey', 'API key (`X-Gateway-Api-Key`)'],
   ['identityProviderToken', 'identity-provider token (RS256, `jwt_validation` against its JWKS)'],
   ['gatewayAccessToken', 'gateway OAuth access token (RS256, bound to `/mcp/tools`)'],
+  [
+    'upstreamOAuthToken',
+    "API key on a server of each user's own token (`upstream_auth: oauth`, the stored token sent)",
+  ],
   ['bareProxy', 'bare node:http proxy (the floor, no credential)'],
 ];
 
@@ -490,6 +510,12 @@ export function mcpAuthSection(report) {
     ),
     '',
     `Gateway access token over identity-provider token, same rounds: CPU ${or(r.cpu, times)}, added p50 ${or(r.addedP50, times)}.`,
+    ...(a.upstreamOAuthTokenOverJwtHeader
+      ? [
+          '',
+          `A user's own upstream token (stored, unexpired, held in memory) over a \`jwt_header\` server's cached signed token, same caller and rounds: CPU ${or(a.upstreamOAuthTokenOverJwtHeader.cpu, times)}, added p50 ${or(a.upstreamOAuthTokenOverJwtHeader.addedP50, times)}.`,
+        ]
+      : []),
     '',
   ];
 }

@@ -131,13 +131,15 @@ describe('pnpm bench', () => {
       'apiKey',
       'identityProviderToken',
       'gatewayAccessToken',
+      'upstreamOAuthToken',
       'bareProxy',
     ]);
+    expect(Object.keys(report.mcpAuth.upstreamOAuthTokenOverJwtHeader).sort()).toEqual(['addedP50', 'cpu']);
     for (const path of Object.values(report.mcpAuth.paths) as { addedP50Micros: object }[])
       expect(Object.keys(path.addedP50Micros).sort()).toEqual(['max', 'median', 'min']);
     // The peer gateway is measured only with --peers (CI never installs it).
     expect(report.peers).toBeUndefined();
-    expect(report.targets).toHaveLength(30);
+    expect(report.targets).toHaveLength(31);
     // A row is met or not, or says why it was not measured (smoke runs build no earlier gateway).
     for (const target of report.targets)
       expect(target.met === null ? target.measured : typeof target.met).toMatch(/^(boolean|not measured: .+)$/);
