@@ -370,6 +370,16 @@ export function createGateway(options: GatewayOptions): Gateway {
         config: settings.config,
         publicBaseUrl: oauthBase as string,
         catalog,
+        // A user's upstream connections (CONTRACT section 15) end with their revoked grant.
+        onGrantRevoked: ({ userId }) =>
+          void upstream.connections
+            ?.endUserConnections(userId, 'gateway:grant_revoked')
+            .catch((error: unknown) =>
+              logger.warn(
+                { err: { message: (error as Error).message } },
+                'upstream connections of a revoked grant not ended',
+              ),
+            ),
         signingKey: options.signingKey as SigningKey,
         jwks: options.jwks,
         mcpServerSlugs: liveMcpSlugs,

@@ -46,6 +46,9 @@ describe('AuthorizationServer', () => {
     mcpServerSlugs: new Set(['a']),
   });
 
+  /** What `onGrantRevoked` heard (the host ends the user's upstream connections with it). */
+  const grantsRevoked: { id: string; userId: string }[] = [];
+
   beforeAll(async () => {
     postgres = await startPostgres();
     db = openPostgres(await postgres.createDatabase());
@@ -54,7 +57,11 @@ describe('AuthorizationServer', () => {
     http = createServer(app);
     await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
-    server = new AuthorizationServer({ ...options(), revocationRefreshMs: 200 });
+    server = new AuthorizationServer({
+      ...options(),
+      revocationRefreshMs: 200,
+      onGrantRevoked: (grant) => grantsRevoked.push(grant),
+    });
     await server.start();
     app.get('/.well-known/oauth-authorization-server', oauthMetadataHandler(server));
     app.use(
@@ -163,6 +170,8 @@ describe('AuthorizationServer', () => {
       [clientId],
     );
     expect(grant?.revoked_reason).toBe('code_replay');
+    // The host hears of it, with the grant's user.
+    expect(grantsRevoked.map((g) => g.userId)).toContain('u-pkg');
   });
 
   it('stores codes and refresh tokens only as digests', async () => {
@@ -176,6 +185,17 @@ describe('AuthorizationServer', () => {
     expect(dump).not.toContain(flow.code);
     expect(dump).not.toContain(flow.tokens.refresh_token);
     expect(dump).not.toContain(flow.tokens.access_token);
+  });
+
+  it('tells the host of a grant an administrator revokes, with its user, once', async () => {
+    // The grant of the test before (no client registered here: registrations are rate limited).
+    const [row] = await db.query<{ id: string }>(
+      'SELECT id FROM gw_oauth_grants WHERE revoked_reason IS NULL ORDER BY created_at DESC LIMIT 1',
+    );
+    const before = grantsRevoked.length;
+    expect(await server.revokeGrant(row?.id as string, 'admin:test', 'admin')).toBe(true);
+    expect(await server.revokeGrant(row?.id as string, 'admin:test', 'admin')).toBe(false);
+    expect(grantsRevoked.slice(before)).toEqual([{ id: row?.id, userId: 'u-pkg' }]);
   });
 
   it('purges codes and refresh tokens expired for more than a day', async () => {

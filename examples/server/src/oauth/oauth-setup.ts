@@ -57,6 +57,8 @@ export interface GatewayOAuthOptions {
   rateLimits?: Omit<OAuthRoutesOptions, 'clientAddress'>;
   /** The client's address the rate limits count by (`TRUSTED_PROXIES` read). Default: the connection's. */
   clientAddress?: (req: IncomingMessage) => string;
+  /** Called once a grant is revoked on this instance (its user's upstream connections end with it). Default: none. */
+  onGrantRevoked?: (grant: { id: string; userId: string }) => void;
 }
 
 /** `login.type: "api_key"`: a gateway API key entered once on the sign-in page; its `user` becomes the caller. */
@@ -184,6 +186,7 @@ export function createGatewayOAuth(options: GatewayOAuthOptions): GatewayOAuth {
     mcpServerSlugs: options.mcpServerSlugs,
     accessTokenTtlSeconds: config.accessTokenTtlSeconds,
     refreshTokenTtlSeconds: config.refreshTokenTtlSeconds,
+    onGrantRevoked: options.onGrantRevoked,
     onRevocationReloadError: (error) =>
       options.logger.warn(
         { err: { message: String((error as Error)?.message ?? error).slice(0, 200) } },

@@ -366,4 +366,54 @@ describe("an MCP server that takes each user's own token (upstream_auth oauth), 
     for (const [place, text] of Object.entries(places))
       for (const secret of secrets) expect([place, text.includes(secret)]).toEqual([place, false]);
   });
+
+  it("lists the signed-in user's servers at /connect with a disconnect that needs the page's own form; counts refreshes in /metrics", async () => {
+    // Alice is connected (the last flow); her connections page, signed in with her key.
+    expect(
+      (await admin('GET', '/mcp-servers/tracker/connections')).body.data.map((c: { user_id: string }) => c.user_id),
+    ).toContain('alice');
+    const context = await browser.newContext({ locale: 'en-US' });
+    try {
+      const page = await context.newPage();
+      await page.goto(`${base}/connect`);
+      await page.locator('input[name="api_key"]').fill(ALICE_KEY);
+      await page.locator('button[type="submit"]').click();
+      await page.waitForURL((u) => u.pathname === '/connect', { waitUntil: 'load', timeout: 15_000 });
+      const list = await page.locator('body').innerText();
+      expect(list).toContain('tracker');
+      expect(list).toContain('Connected');
+      // Never framed, nothing but its own style and forms.
+      const headers = await (await page.goto(`${base}/connect`))?.allHeaders();
+      expect(headers?.['content-security-policy']).toContain("frame-ancestors 'none'");
+      // A form posted without the page's token (another site's) is refused and disconnects nothing.
+      const forged = await fetch(`${base}/connect/tracker/disconnect`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'https://evil.example' },
+        body: 'csrf=forged',
+        redirect: 'manual',
+      });
+      expect(forged.status).toBe(403);
+      // A link whose request is not one of the gateway's starts nothing.
+      expect(
+        (await fetch(`${base}/connect/tracker?request=https%3A%2F%2Fevil.example%2F`, { redirect: 'manual' })).status,
+      ).toBe(400);
+      // The page's own button disconnects her, revoked at the server and audited as hers.
+      const revocations = (await as.stats()).revocations;
+      await page.getByRole('button', { name: 'Disconnect' }).click();
+      await page.waitForURL((u) => u.pathname === '/connect', { waitUntil: 'load', timeout: 15_000 });
+      expect(await page.locator('body').innerText()).toContain('Not connected');
+      expect(
+        (await admin('GET', '/mcp-servers/tracker/connections')).body.data.map((c: { user_id: string }) => c.user_id),
+      ).not.toContain('alice');
+      expect((await as.stats()).revocations).toBe(revocations + 1);
+      const audit = (await admin('GET', '/audit')).body.data as { actor: string; action: string }[];
+      expect(audit.find((entry) => entry.action === 'upstream_disconnected')?.actor).toBe('user:alice');
+    } finally {
+      await context.close();
+    }
+    // Each instance counts its own refreshes: the one that won the lock refreshed, the other reused.
+    const metrics = (await Promise.all([a, b].map(async (g) => (await fetch(`${g.url}/metrics`)).text()))).join('\n');
+    expect(metrics).toMatch(/gateway_upstream_token_refresh_total\{server="tracker",outcome="refreshed"\} [1-9]/);
+    expect(metrics).toMatch(/gateway_upstream_token_refresh_total\{server="tracker",outcome="refused"\} [1-9]/);
+  });
 });

@@ -47,6 +47,13 @@ import { OAuthStore, type Grant, type StoredClient } from './store';
 export interface AuthorizationServerOptions {
   /** The gateway's public origin (`PUBLIC_BASE_URL`), such as `https://gateway.example.com`: the issuer. Required. */
   publicBaseUrl: string;
+  /**
+   * Called once a grant is revoked on this instance (by an administrator, the user's client, a
+   * reused refresh token or an ended sign-in), with its id and its user: what the host holds for
+   * that user ends with it (their upstream connections, CONTRACT section 15). Must not throw.
+   * Default: none.
+   */
+  onGrantRevoked?: (grant: { id: string; userId: string }) => void;
   /** The catalog's database (migration 6 applied). Required. */
   db: CatalogDatabase;
   /** The key that signs access tokens (the gateway's signing key). Required. */
@@ -270,9 +277,12 @@ export class AuthorizationServer {
         'clientMetadata',
         'onRevocationReloadError',
         'loginTokenBox',
+        'onGrantRevoked',
       ],
       'AuthorizationServer',
     );
+    if (options.onGrantRevoked !== undefined && typeof options.onGrantRevoked !== 'function')
+      throw new TypeError('AuthorizationServer onGrantRevoked must be a function ({ id, userId }) => void.');
     if (typeof options.publicBaseUrl !== 'string' || !/^https?:\/\/[^/?#]+\/?$/.test(options.publicBaseUrl))
       throw new TypeError(
         'AuthorizationServer publicBaseUrl (PUBLIC_BASE_URL) must be an origin such as "https://gateway.example.com".',
@@ -1124,7 +1134,7 @@ export class AuthorizationServer {
   async revokeGrant(id: string, actor: string, reason: string): Promise<boolean> {
     const revoked = await this.store.revokeGrant(id, reason);
     this.revoked.add(id);
-    if (revoked)
+    if (revoked) {
       await this.store.audit({
         actor,
         action: 'oauth.revoke',
@@ -1132,6 +1142,12 @@ export class AuthorizationServer {
         slug: id,
         fields: [`reason=${reason}`],
       });
+      const onRevoked = this.options.onGrantRevoked;
+      if (onRevoked !== undefined) {
+        const grant = await this.store.getGrant(id);
+        if (grant !== undefined) onRevoked({ id, userId: grant.userId });
+      }
+    }
     return revoked;
   }
 
