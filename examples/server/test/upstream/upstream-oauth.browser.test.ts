@@ -367,24 +367,34 @@ describe("an MCP server that takes each user's own token (upstream_auth oauth), 
       for (const secret of secrets) expect([place, text.includes(secret)]).toEqual([place, false]);
   });
 
-  it("lists the signed-in user's servers at /connect with a disconnect that needs the page's own form; counts refreshes in /metrics", async () => {
-    // Alice is connected (the last flow); her connections page, signed in with her key.
-    expect(
-      (await admin('GET', '/mcp-servers/tracker/connections')).body.data.map((c: { user_id: string }) => c.user_id),
-    ).toContain('alice');
+  it("lists the signed-in user's servers at /connect, connects ahead of time, and disconnects only through the page's own form; counts refreshes in /metrics", async () => {
     const context = await browser.newContext({ locale: 'en-US' });
     try {
       const page = await context.newPage();
-      await page.goto(`${base}/connect`);
+      const opened = await page.goto(`${base}/connect`);
+      // Never framed, nothing but its own style and forms.
+      expect(opened?.headers()['content-security-policy']).toContain("frame-ancestors 'none'");
       await page.locator('input[name="api_key"]').fill(ALICE_KEY);
       await page.locator('button[type="submit"]').click();
       await page.waitForURL((u) => u.pathname === '/connect', { waitUntil: 'load', timeout: 15_000 });
-      const list = await page.locator('body').innerText();
-      expect(list).toContain('tracker');
-      expect(list).toContain('Connected');
-      // Never framed, nothing but its own style and forms.
-      const headers = await (await page.goto(`${base}/connect`))?.allHeaders();
-      expect(headers?.['content-security-policy']).toContain("frame-ancestors 'none'");
+      expect(await page.locator('body').innerText()).toContain('Not connected');
+      // Connect ahead of time: the server's pages, then back to the gateway.
+      await page.getByRole('link', { name: 'Connect' }).click();
+      await page.waitForURL((u) => u.origin === as.issuer, { waitUntil: 'load', timeout: 15_000 });
+      for (let step = 0; step < 4 && new URL(page.url()).origin === as.issuer; step++) {
+        if ((await page.locator('input[name="login"]').count()) > 0) {
+          await page.locator('input[name="login"]').fill('dave-upstream');
+          await page.locator('input[name="password"]').fill('any password');
+        }
+        await Promise.all([
+          page.waitForNavigation({ waitUntil: 'load' }).catch(() => undefined),
+          page.locator('button[type="submit"]').click(),
+        ]);
+      }
+      expect(await page.locator('body').innerText()).toContain('is connected');
+      expect(await whoami(a, ALICE_KEY)).toBe('dave-upstream');
+      await page.goto(`${base}/connect`);
+      expect(await page.locator('body').innerText()).toContain('Connected');
       // A form posted without the page's token (another site's) is refused and disconnects nothing.
       const forged = await fetch(`${base}/connect/tracker/disconnect`, {
         method: 'POST',
@@ -393,6 +403,9 @@ describe("an MCP server that takes each user's own token (upstream_auth oauth), 
         redirect: 'manual',
       });
       expect(forged.status).toBe(403);
+      expect(
+        (await admin('GET', '/mcp-servers/tracker/connections')).body.data.map((c: { user_id: string }) => c.user_id),
+      ).toContain('alice');
       // A link whose request is not one of the gateway's starts nothing.
       expect(
         (await fetch(`${base}/connect/tracker?request=https%3A%2F%2Fevil.example%2F`, { redirect: 'manual' })).status,
