@@ -3,8 +3,12 @@
  * that need a connection, and the outcome pages of a connect link. Every value is escaped; the
  * pages carry no script and are sent under the authorization pages' CSP (`frame-ancestors 'none'`).
  */
-import { escapeHtml, gatewayPage } from '@gw/oauth';
 import type { ConnectionSummary } from '@gw/upstream-auth';
+import { oauthPackage } from '../oauth/oauth-package';
+
+/** `@gw/oauth`'s page helpers, loaded with it (these pages exist only when OAuth is on). */
+const escapeHtml = (value: string) => oauthPackage().escapeHtml(value);
+const gatewayPage = (title: string, body: string) => oauthPackage().gatewayPage(title, body);
 
 /** One server of the list: its slug and the user's connection to it, if any. */
 export interface ConnectListEntry {

@@ -7,7 +7,8 @@
  */
 import { createHash } from 'node:crypto';
 import express, { Router, type Request, type Response } from 'express';
-import { readCookies, sendPageAnswer, type AuthorizationServer, type PageAnswer } from '@gw/oauth';
+import type { AuthorizationServer, PageAnswer } from '@gw/oauth';
+import { oauthPackage } from '../oauth/oauth-package';
 import type { ConnectRequestUse, ConnectionSummary, UpstreamAuthConfig } from '@gw/upstream-auth';
 import { connectErrorPage, connectListPage, connectedPage } from './connect-pages';
 
@@ -77,12 +78,12 @@ export function connectRoutes(options: ConnectRoutesOptions): ConnectRouters {
         return;
       }
       work(req, server).then(
-        (a) => sendPageAnswer(res, a),
+        (a) => oauthPackage().sendPageAnswer(res, a),
         (error: unknown) => {
           const status = (error as { status?: unknown })?.status;
           const code = (error as { code?: unknown })?.code;
           if (typeof status === 'number' && typeof code === 'string' && status < 600)
-            sendPageAnswer(res, refusal(server, status, code, (error as Error).message));
+            oauthPackage().sendPageAnswer(res, refusal(server, status, code, (error as Error).message));
           else next(error);
         },
       );
@@ -100,7 +101,7 @@ export function connectRoutes(options: ConnectRoutesOptions): ConnectRouters {
   router.get(
     '/',
     answer(async (req, server) => {
-      const cookies = readCookies(req.headers.cookie);
+      const cookies = oauthPackage().readCookies(req.headers.cookie);
       const user = server.pageUser(cookies);
       if (user === undefined) return server.signInForPage('/connect', 'your MCP server connections');
       const connections = new Map((await options.flows.listUserConnections(user.sub)).map((c) => [c.server, c]));
@@ -137,7 +138,7 @@ export function connectRoutes(options: ConnectRoutesOptions): ConnectRouters {
           'connect_link_invalid',
           'This connect link is not complete: open the link your application showed again.',
         );
-      const cookies = readCookies(req.headers.cookie);
+      const cookies = oauthPackage().readCookies(req.headers.cookie);
       const user = server.pageUser(cookies);
       if (user === undefined)
         return server.signInForPage(`/connect/${slug}?request=${id}`, `the connection of ${slug}`);
@@ -186,7 +187,7 @@ export function connectRoutes(options: ConnectRoutesOptions): ConnectRouters {
           'mcp_server_not_found',
           'No MCP server of this gateway needs a connection by that name.',
         );
-      const cookies = readCookies(req.headers.cookie);
+      const cookies = oauthPackage().readCookies(req.headers.cookie);
       const user = server.pageUser(cookies);
       if (user === undefined) return server.signInForPage('/connect', 'your MCP server connections');
       if (!server.checkPageForm(cookies, undefined, req.query.csrf, 'connect-start'))
@@ -205,7 +206,7 @@ export function connectRoutes(options: ConnectRoutesOptions): ConnectRouters {
     form,
     answer(async (req, server) => {
       const slug = req.params.slug as string;
-      const cookies = readCookies(req.headers.cookie);
+      const cookies = oauthPackage().readCookies(req.headers.cookie);
       const user = server.pageUser(cookies);
       const body = (typeof req.body === 'object' && req.body !== null ? req.body : {}) as Record<string, unknown>;
       if (user === undefined || !server.checkPageForm(cookies, req.headers.origin, body.csrf, 'connect-disconnect'))
@@ -232,7 +233,7 @@ export function connectRoutes(options: ConnectRoutesOptions): ConnectRouters {
           'The authorization server sent back no usable state: start the connection again.',
         );
       const cookieName = flowCookieName(state);
-      const cookies = readCookies(req.headers.cookie);
+      const cookies = oauthPackage().readCookies(req.headers.cookie);
       // Only the browser that started this authorization may finish it (a code from another session is refused).
       if (cookies[cookieName] !== '1')
         return refusal(
