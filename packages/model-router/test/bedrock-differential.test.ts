@@ -96,10 +96,14 @@ async function collect<T>(stream: AsyncIterable<T>): Promise<T[]> {
   return items;
 }
 
-/** Chat completions answer with the model asked for: the two differ only there. */
+/**
+ * Chat completions answer with the model asked for and the second they were made at (`created`):
+ * the two differ only there.
+ */
 function sameButModel(value: unknown): unknown {
   return JSON.parse(
     JSON.stringify(value)
+      .replace(/"created":\d+/g, '"created":0')
       .split(JSON.stringify(MODELS.bedrock))
       .join('"<model>"')
       .split(JSON.stringify(BEDROCK_ID))
