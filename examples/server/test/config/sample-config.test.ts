@@ -10,6 +10,9 @@ const env = {
   ANTHROPIC_API_KEY: 'sk-ant-sample',
   AWS_ACCESS_KEY_ID: 'AKIDSAMPLE',
   AWS_SECRET_ACCESS_KEY: 'sample-secret',
+  EXCHANGE_CLIENT_SECRET: 'sample-exchange-secret',
+  CRM_SERVICE_KEY: 'sample-crm-key',
+  WIKI_CLIENT_SECRET: 'sample-wiki-secret',
 };
 
 type Def = {
