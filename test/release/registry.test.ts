@@ -233,7 +233,10 @@ beforeAll(async () => {
   };
 }, 60_000);
 
-afterAll(() => {
+afterAll(async () => {
+  // A test that failed early may leave an install running: let it end before its folder goes.
+  aloneChecked?.();
+  if (installs) await Promise.allSettled([installs.alone, installs.matrix, installs.express4]);
   verdaccio?.stdin?.end();
   verdaccio?.kill('SIGTERM');
   if (work) rmSync(work, { recursive: true, force: true });
@@ -241,12 +244,15 @@ afterAll(() => {
 });
 
 /**
- * Publishes side by side: each is mostly waiting (npm starting, the upload, Verdaccio writing), so
- * four at a time take a third of one after another, and leave the other jest worker its core.
+ * Publishes side by side: each mostly waits (pnpm and npm starting, the upload, Verdaccio
+ * writing); four at a time rather than all twelve, to leave the other jest worker its core.
  */
 const PUBLISH_CONCURRENCY = 4;
 
-/** The matrix's installs: all three start once the packages are published, and run side by side. */
+/**
+ * The consumers' installs, started by the publish test: the lone install and the Express 4 one at
+ * once, the matrix once the lone install's test is done with the folder they share.
+ */
 let installs: { alone: Promise<string>; matrix: Promise<string>; express4: Promise<string> };
 /** Called when the test of the lone install is done with its folder: the matrix installs into it next. */
 let aloneChecked: (() => void) | undefined;
