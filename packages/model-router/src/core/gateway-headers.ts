@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { InvalidConfigHeaderError, UnsupportedValueError } from './errors';
+import { readRoutingTree, type RoutingGroup } from './routing-config';
 
 /** A gateway header, read as `x-gateway-<name>` or its alias `x-portkey-<name>`. */
 export function gatewayHeader(headers: IncomingHttpHeaders, name: string): string | undefined {
@@ -26,6 +27,8 @@ export interface GatewayRequestConfig {
   request_timeout?: number;
   retry?: { attempts: number; on_status_codes: number[] };
   cache?: CacheRequest;
+  /** The routing tree, when the config lists `targets` (CONTRACT section 17). */
+  targets?: RoutingGroup;
 }
 
 /** A request's ask for the response cache (`cache` of `x-gateway-config`, or `x-gateway-cache`). */
@@ -115,26 +118,78 @@ export function isRetryableStatus(status: number): boolean {
 const own = (object: Record<string, unknown>, key: string): unknown =>
   Object.hasOwn(object, key) ? object[key] : undefined;
 
-/** Parses `x-gateway-config` (invalid JSON or shape → 400 invalid_config). */
-export function readGatewayConfig(headers: IncomingHttpHeaders): GatewayRequestConfig {
-  const raw = gatewayHeader(headers, 'config');
+/** Looks a named config up by slug: its `config` object, or undefined when none has that slug. Must not wait. */
+export type NamedConfigResolver = (slug: string) => Record<string, unknown> | undefined;
+
+/** A named config's slug as `x-gateway-config` may give it instead of JSON. */
+const CONFIG_SLUG = /^[a-z0-9][a-z0-9_-]{0,63}$/i;
+
+/** Named configs parsed once per config object (catalog records are replaced, never changed in place). */
+const parsedNamedConfigs = new WeakMap<object, GatewayRequestConfig>();
+
+/**
+ * Parses `x-gateway-config` (invalid JSON or shape → 400 invalid_config): a JSON object, or the
+ * slug of a named config (`resolveNamed`). Without the header, `defaultSlug` (the API key's
+ * config) is used when given. A slug that names no config is `400 invalid_config`.
+ */
+export function readGatewayConfig(
+  headers: IncomingHttpHeaders,
+  resolveNamed?: NamedConfigResolver,
+  defaultSlug?: string,
+): GatewayRequestConfig {
+  const raw = gatewayHeader(headers, 'config') ?? defaultSlug;
   if (raw === undefined) return {};
+  const trimmed = raw.trim();
+  if (!trimmed.startsWith('{') && CONFIG_SLUG.test(trimmed)) {
+    const named = resolveNamed?.(trimmed);
+    if (named === undefined)
+      throw new InvalidConfigHeaderError(`No config is named "${trimmed}".`, { param: 'x-gateway-config' });
+    let parsed = parsedNamedConfigs.get(named);
+    if (parsed === undefined) {
+      parsed = readConfigObject(named);
+      parsedNamedConfigs.set(named, parsed);
+    }
+    return parsed;
+  }
   let parsed: unknown;
   try {
     parsed = JSON.parse(raw);
   } catch {
-    throw new InvalidConfigHeaderError('x-gateway-config is not valid JSON.', { param: 'x-gateway-config' });
+    throw new InvalidConfigHeaderError('x-gateway-config is not valid JSON (or the slug of a named config).', {
+      param: 'x-gateway-config',
+    });
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw new InvalidConfigHeaderError('x-gateway-config must be a JSON object.', { param: 'x-gateway-config' });
   }
-  const config = parsed as Record<string, unknown>;
-  const result: GatewayRequestConfig = {};
+  return readConfigObject(parsed as Record<string, unknown>);
+}
+
+/**
+ * A config object as `x-gateway-config` gives it (or a named config holds it), validated:
+ * `400 invalid_config` naming what is wrong. Exported for hosts that check a named config when it
+ * is written.
+ */
+export function readConfigObject(config: Record<string, unknown>): GatewayRequestConfig {
+  const result: GatewayRequestConfig = readRequestSettings(config, {});
   const provider = own(config, 'provider');
   if (typeof provider === 'string') result.provider = provider;
   const strict = own(config, 'strict_open_ai_compliance');
   if (typeof strict === 'boolean') result.strict_open_ai_compliance = strict;
-  const timeout = own(config, 'request_timeout');
+  if (own(config, 'targets') !== undefined) {
+    result.targets = readRoutingTree(config, { ...result }, readRequestSettings);
+    delete result.provider;
+  }
+  return result;
+}
+
+/**
+ * `request_timeout`, `retry` and `cache` of a config or of one of its targets, over `inherited`
+ * (what the enclosing group gives).
+ */
+function readRequestSettings(config: Record<string, unknown>, inherited: GatewayRequestConfig): GatewayRequestConfig {
+  const result: GatewayRequestConfig = {};
+  const timeout = own(config, 'request_timeout') ?? inherited.request_timeout;
   if (timeout !== undefined) {
     if (typeof timeout !== 'number' || !(timeout > 0)) {
       throw new InvalidConfigHeaderError('request_timeout must be a positive number of milliseconds.', {
@@ -170,9 +225,10 @@ export function readGatewayConfig(headers: IncomingHttpHeaders): GatewayRequestC
       );
     }
     result.retry = { attempts, on_status_codes: statuses as number[] };
-  }
+  } else if (inherited.retry !== undefined) result.retry = inherited.retry;
   const cache = own(config, 'cache');
   if (cache !== undefined && cache !== null) result.cache = readCacheConfig(cache);
+  else if (inherited.cache !== undefined) result.cache = inherited.cache;
   return result;
 }
 

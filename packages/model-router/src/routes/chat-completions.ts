@@ -1,18 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { checkServesMessages } from '../providers';
 import type { Dispatcher } from 'undici';
-import {
-  checkModelAccess,
-  resolveModel,
-  type Catalog,
-  type ModelAdmission,
-  type ModelAuthorizer,
-} from '../core/catalog';
+import type { Catalog, ModelAdmission, ModelAuthorizer } from '../core/catalog';
 import { receivedBodyBytes } from '../core/json-body';
 import type { CallerIdResolver } from '../core/caller';
 import { upstreamJson } from '../core/streaming-json';
 import type { RawStringPolicy } from '../core/json-reader';
-import { gatewayHeader, isStrict, readGatewayConfig } from '../core/gateway-headers';
+import { isStrict, type GatewayRequestConfig } from '../core/gateway-headers';
+import { requestConfig, runAcrossTargets, type NamedConfigs } from './targets';
 import {
   anthropicApi,
   ChatStreamTranslator,
@@ -96,6 +91,10 @@ export interface ChatContext {
   /** The host's admission step (limits), before the cache and the provider. Default: none. */
   admit?: ModelAdmission;
   cache: CacheContext;
+  /** Named configs for `x-gateway-config: <slug>` and callers' defaults. Default: none. */
+  configs?: NamedConfigs;
+  /** The load balancer's random numbers in [0, 1). */
+  random: () => number;
 }
 
 /**
@@ -121,7 +120,7 @@ export function callAnthropicMessages(
   res: ServerResponse,
   call: {
     provider: { slug: string; baseUrl?: string; bedrock?: BedrockRuntime } & Parameters<typeof anthropicApi.headers>[0];
-    config: ReturnType<typeof readGatewayConfig>;
+    config: GatewayRequestConfig;
     request: Parameters<typeof upstreamJson>[0];
     model: string;
     stream: boolean;
@@ -179,49 +178,65 @@ export async function runChatCompletion(
   body: unknown,
   renderedBytes = 0,
 ): Promise<void> {
-  const config = readGatewayConfig(req.headers);
-  const bodyModel = (body as { model?: unknown } | null)?.model;
-  const { provider, model } = resolveModel(
-    context.catalog,
-    bodyModel,
-    gatewayHeader(req.headers, 'provider') ?? config.provider,
-    gatewayLocals(res),
-  );
-  checkModelAccess(context.authorize, req, { provider: provider.slug, model });
-  checkServesMessages(provider, model, 'chat completions');
-  const { request, ignoredParams, jsonTool } = await toAnthropicConversion(body, {
-    model,
-    callerId: context.callerId(req),
-    defaultMaxTokens: provider.defaultMaxTokens,
-  });
-  if (ignoredParams.length > 0) res.setHeader(IGNORED_PARAMS_HEADER, ignoredParams.join(', '));
+  const config = requestConfig(context, req);
   const strict = isStrict(req.headers, config);
-  const stream = request.stream === true;
   const includeUsage =
     (body as { stream_options?: { include_usage?: unknown } }).stream_options?.include_usage === true;
-  if (context.admit !== undefined)
-    await context.admit(req, res, {
-      route: 'chat.completions',
-      provider: provider.slug,
-      model,
-      maxTokens: typeof request.max_tokens === 'number' ? request.max_tokens : 0,
-      bodyBytes: Math.max(receivedBodyBytes(req), renderedBytes),
-    });
-  const plan = planCache(context.cache, req, res, config, { route: 'chat.completions', provider, model, body });
-  const cached = plan && (await lookUp(context.cache, plan, res));
-  if (cached) {
-    if (!stream) {
-      sendJson(res, 200, toChatCompletion(cached.message, { strict, model, jsonTool }));
-      return;
-    }
-    const translator = new ChatStreamTranslator({ strict, includeUsage, model, jsonTool });
-    let frames = '';
-    for (const [event, data] of messageEvents(cached.message)) frames += translator.push(event, JSON.stringify(data));
-    startEventStream(res);
-    res.end(frames);
-    return;
-  }
-  const response = await callAnthropicMessages(context, req, res, { provider, config, request, model, stream });
+  let plan: ReturnType<typeof planCache>;
+  const answering = await runAcrossTargets(context, req, res, body, config, {
+    async prepare({ provider, model, body: targetBody }) {
+      checkServesMessages(provider, model, 'chat completions');
+      const conversion = await toAnthropicConversion(targetBody, {
+        model,
+        callerId: context.callerId(req),
+        defaultMaxTokens: provider.defaultMaxTokens,
+      });
+      if (conversion.ignoredParams.length > 0)
+        res.setHeader(IGNORED_PARAMS_HEADER, conversion.ignoredParams.join(', '));
+      return conversion;
+    },
+    async begin({ request, jsonTool }, { provider, model, body: targetBody, config: targetConfig }) {
+      if (context.admit !== undefined)
+        await context.admit(req, res, {
+          route: 'chat.completions',
+          provider: provider.slug,
+          model,
+          maxTokens: typeof request.max_tokens === 'number' ? request.max_tokens : 0,
+          bodyBytes: Math.max(receivedBodyBytes(req), renderedBytes),
+        });
+      plan = planCache(context.cache, req, res, targetConfig, {
+        route: 'chat.completions',
+        provider,
+        model,
+        body: targetBody,
+      });
+      const cached = plan && (await lookUp(context.cache, plan, res));
+      if (!cached) return false;
+      if (request.stream !== true) {
+        sendJson(res, 200, toChatCompletion(cached.message, { strict, model, jsonTool }));
+        return true;
+      }
+      const translator = new ChatStreamTranslator({ strict, includeUsage, model, jsonTool });
+      let frames = '';
+      for (const [event, data] of messageEvents(cached.message)) frames += translator.push(event, JSON.stringify(data));
+      startEventStream(res);
+      res.end(frames);
+      return true;
+    },
+    call: ({ request }, { provider, model, config: targetConfig }) =>
+      callAnthropicMessages(context, req, res, {
+        provider,
+        config: targetConfig,
+        request,
+        model,
+        stream: request.stream === true,
+      }),
+  });
+  if (answering === undefined) return;
+  const { response } = answering;
+  const { jsonTool } = answering.prepared;
+  const stream = answering.prepared.request.stream === true;
+  const { model } = answering.attempt;
   const locals = gatewayLocals(res);
   if (response.statusCode >= 400) {
     await answerUpstreamError(res, response);

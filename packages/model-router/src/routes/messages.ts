@@ -1,16 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { checkServesMessages } from '../providers';
 import type { Dispatcher } from 'undici';
-import {
-  checkModelAccess,
-  resolveModel,
-  type Catalog,
-  type ModelAdmission,
-  type ModelAuthorizer,
-} from '../core/catalog';
+import type { Catalog, ModelAdmission, ModelAuthorizer } from '../core/catalog';
 import { receivedBodyBytes } from '../core/json-body';
 import { InvalidRequestError, MaxTokensRequiredError } from '../core/errors';
-import { gatewayHeader, readGatewayConfig } from '../core/gateway-headers';
+import { requestConfig, runAcrossTargets, type NamedConfigs } from './targets';
 import { anthropicApi } from '../providers/anthropic';
 import { bedrockCall } from '../providers/bedrock';
 import { upstreamJson } from '../core/streaming-json';
@@ -80,6 +74,8 @@ export async function runNativeMessages(
     authorize?: ModelAuthorizer;
     admit?: ModelAdmission;
     cache: CacheContext;
+    configs?: NamedConfigs;
+    random: () => number;
   },
   endpoint: 'messages' | 'countTokens',
   req: IncomingMessage,
@@ -88,93 +84,102 @@ export async function runNativeMessages(
 ): Promise<void> {
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
     throw new InvalidRequestError('The request body must be a JSON object.');
-  const body = parsed as Record<string, unknown>;
-  const config = readGatewayConfig(req.headers);
-  const { provider, model } = resolveModel(
-    context.catalog,
-    body.model,
-    gatewayHeader(req.headers, 'provider') ?? config.provider,
-    gatewayLocals(res),
-  );
-  checkModelAccess(context.authorize, req, { provider: provider.slug, model });
-  checkServesMessages(provider, model, 'messages');
-  if (endpoint === 'messages' && (body.max_tokens === undefined || body.max_tokens === null)) {
-    if (provider.defaultMaxTokens === undefined)
-      throw new MaxTokensRequiredError('max_tokens is required.', { param: 'max_tokens' });
-    body.max_tokens = provider.defaultMaxTokens;
-  }
-  // The limits reserve max_tokens: a value they cannot count as the provider will (a numeric
-  // string, a fraction) is refused rather than reserved as nothing.
-  if (
-    endpoint === 'messages' &&
-    !(typeof body.max_tokens === 'number' && Number.isSafeInteger(body.max_tokens) && body.max_tokens > 0)
-  )
-    throw new InvalidRequestError('max_tokens must be a positive whole number (a JSON number, not a string).', {
-      param: 'max_tokens',
-    });
-  if (context.admit !== undefined)
-    await context.admit(req, res, {
-      route: endpoint === 'messages' ? 'messages' : 'count_tokens',
-      provider: provider.slug,
-      model,
-      maxTokens: endpoint === 'messages' ? (body.max_tokens as number) : 0,
-      bodyBytes: receivedBodyBytes(req),
-    });
+  const config = requestConfig(context, req);
   const url = req.url ?? '';
   const query = url.indexOf('?');
-  const plan =
-    endpoint === 'messages'
-      ? planCache(context.cache, req, res, config, {
-          route: `messages${query === -1 ? '' : url.slice(query)}`,
-          provider,
-          model,
-          body,
-        })
-      : undefined;
-  const cached = plan && (await lookUp(context.cache, plan, res));
-  if (cached) {
-    if (body.stream !== true) {
-      sendJson(res, 200, cached.message);
-      return;
-    }
-    res.statusCode = 200;
-    res.setHeader('content-type', 'text/event-stream; charset=utf-8');
-    res.setHeader('cache-control', 'no-cache');
-    res.end(messageEventStream(cached.message));
-    return;
-  }
-  const upstreamBody = { ...body, model, ...scopedMetadata(body.metadata, context.callerId(req)) };
-  const base = providerBase(provider.baseUrl ?? anthropicApi.defaultBaseUrl);
   const accept = typeof req.headers.accept === 'string' ? req.headers.accept : 'application/json';
-  const response = await callProvider({
-    dispatcher: context.dispatcher,
-    // A bedrock provider: the same body to Bedrock Runtime, its answer turned into Anthropic's.
-    ...(provider.bedrock !== undefined
-      ? {
-          ...bedrockCall(
-            provider.bedrock,
-            model,
-            endpoint === 'countTokens' ? 'countTokens' : body.stream === true ? 'stream' : 'invoke',
-            upstreamBody,
-            req,
-          ),
-          providerName: 'aws.bedrock',
-        }
-      : {
-          origin: base.origin,
-          path: `${base.path}${anthropicApi.endpoints[endpoint]}${query === -1 ? '' : url.slice(query)}`,
-          headers: anthropicApi.headers(provider, req.headers, accept),
-          body: upstreamJson(upstreamBody, req),
-        }),
-    timeoutMs: config.request_timeout ?? context.timeoutMs,
-    limits: context.limits,
-    config,
-    target: provider.slug,
-    res,
-    traceContext: requestTraceContext(req),
-    operation: endpoint === 'messages' ? 'chat' : 'count_tokens',
-    model,
+  let plan: CachePlan | undefined;
+  const answering = await runAcrossTargets(context, req, res, parsed, config, {
+    prepare({ provider, model, body: targetBody }) {
+      checkServesMessages(provider, model, 'messages');
+      // A target's override_params made a copy; without them the body is the request's own.
+      const body = targetBody as Record<string, unknown>;
+      if (endpoint === 'messages' && (body.max_tokens === undefined || body.max_tokens === null)) {
+        if (provider.defaultMaxTokens === undefined)
+          throw new MaxTokensRequiredError('max_tokens is required.', { param: 'max_tokens' });
+        body.max_tokens = provider.defaultMaxTokens;
+      }
+      // The limits reserve max_tokens: a value they cannot count as the provider will (a numeric
+      // string, a fraction) is refused rather than reserved as nothing.
+      if (
+        endpoint === 'messages' &&
+        !(typeof body.max_tokens === 'number' && Number.isSafeInteger(body.max_tokens) && body.max_tokens > 0)
+      )
+        throw new InvalidRequestError('max_tokens must be a positive whole number (a JSON number, not a string).', {
+          param: 'max_tokens',
+        });
+      const upstreamBody: Record<string, unknown> = {
+        ...body,
+        model,
+        ...scopedMetadata(body.metadata, context.callerId(req)),
+      };
+      return upstreamBody;
+    },
+    async begin(upstreamBody, { provider, model, body, config: targetConfig }) {
+      if (context.admit !== undefined)
+        await context.admit(req, res, {
+          route: endpoint === 'messages' ? 'messages' : 'count_tokens',
+          provider: provider.slug,
+          model,
+          maxTokens: endpoint === 'messages' ? (upstreamBody.max_tokens as number) : 0,
+          bodyBytes: receivedBodyBytes(req),
+        });
+      plan =
+        endpoint === 'messages'
+          ? planCache(context.cache, req, res, targetConfig, {
+              route: `messages${query === -1 ? '' : url.slice(query)}`,
+              provider,
+              model,
+              body,
+            })
+          : undefined;
+      const cached = plan && (await lookUp(context.cache, plan, res));
+      if (!cached) return false;
+      if (upstreamBody.stream !== true) {
+        sendJson(res, 200, cached.message);
+        return true;
+      }
+      res.statusCode = 200;
+      res.setHeader('content-type', 'text/event-stream; charset=utf-8');
+      res.setHeader('cache-control', 'no-cache');
+      res.end(messageEventStream(cached.message));
+      return true;
+    },
+    call(upstreamBody, { provider, model, config: targetConfig }) {
+      const base = providerBase(provider.baseUrl ?? anthropicApi.defaultBaseUrl);
+      return callProvider({
+        dispatcher: context.dispatcher,
+        // A bedrock provider: the same body to Bedrock Runtime, its answer turned into Anthropic's.
+        ...(provider.bedrock !== undefined
+          ? {
+              ...bedrockCall(
+                provider.bedrock,
+                model,
+                endpoint === 'countTokens' ? 'countTokens' : upstreamBody.stream === true ? 'stream' : 'invoke',
+                upstreamBody,
+                req,
+              ),
+              providerName: 'aws.bedrock',
+            }
+          : {
+              origin: base.origin,
+              path: `${base.path}${anthropicApi.endpoints[endpoint]}${query === -1 ? '' : url.slice(query)}`,
+              headers: anthropicApi.headers(provider, req.headers, accept),
+              body: upstreamJson(upstreamBody, req),
+            }),
+        timeoutMs: targetConfig.request_timeout ?? context.timeoutMs,
+        limits: context.limits,
+        config: targetConfig,
+        target: provider.slug,
+        res,
+        traceContext: requestTraceContext(req),
+        operation: endpoint === 'messages' ? 'chat' : 'count_tokens',
+        model,
+      });
+    },
   });
+  if (answering === undefined) return;
+  const { response } = answering;
   const locals = gatewayLocals(res);
   res.statusCode = response.statusCode;
   for (const name in response.headers) {

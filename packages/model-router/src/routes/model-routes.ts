@@ -16,6 +16,7 @@ import { rejectUnknownOptions } from '@gw/options';
 import { createDispatcher } from '../core/upstream';
 import { defaultCallerId, type CallerIdResolver } from '../core/caller';
 import { MODEL_PROVIDERS } from '../providers';
+import type { NamedConfigs } from './targets';
 import { CHAT_RAW_STRINGS, runChatCompletion, type ChatContext } from './chat-completions';
 import { NATIVE_RAW_STRINGS, runNativeMessages } from './messages';
 import { sendError, sendJson, type ErrorShape } from './respond';
@@ -119,6 +120,17 @@ export interface ModelRouterOptions {
   reasoningKey?: Buffer;
   /** Called with a failure to store a response (the answer is still given), for the host's log. Default: none. */
   onResponseStoreError?: (error: unknown) => void;
+  /**
+   * Named configs (CONTRACT section 17): `x-gateway-config: <slug>` looks the slug up with
+   * `resolve`, and a request without the header uses `defaultSlug(req)` (an API key's config).
+   * Default: none (`x-gateway-config` must be JSON).
+   */
+  configs?: NamedConfigs;
+  /**
+   * Random numbers in [0, 1) for load balancing across targets (`strategy.mode: "loadbalance"`).
+   * Default `Math.random`.
+   */
+  random?: () => number;
 }
 
 /**
@@ -171,6 +183,8 @@ export function createModelRoutes(options: ModelRouterOptions = {}): ModelRoutes
       'responsesStore',
       'reasoningKey',
       'onResponseStoreError',
+      'configs',
+      'random',
     ],
     'modelRouter',
   );
@@ -238,6 +252,19 @@ export function createModelRoutes(options: ModelRouterOptions = {}): ModelRoutes
   ) {
     throw new TypeError('cacheStore must be an object with get(key) and set(key, answer, ttlSeconds) methods.');
   }
+  const configs = options.configs;
+  if (
+    configs !== undefined &&
+    (typeof configs !== 'object' ||
+      configs === null ||
+      typeof configs.resolve !== 'function' ||
+      (configs.defaultSlug !== undefined && typeof configs.defaultSlug !== 'function'))
+  ) {
+    throw new TypeError('configs must be an object { resolve(slug), defaultSlug?(req) } of functions.');
+  }
+  if (options.random !== undefined && typeof options.random !== 'function') {
+    throw new TypeError('random must be a function () => a number in [0, 1).');
+  }
   if (options.now !== undefined && typeof options.now !== 'function') {
     throw new TypeError('now must be a function () => milliseconds since the epoch.');
   }
@@ -255,6 +282,8 @@ export function createModelRoutes(options: ModelRouterOptions = {}): ModelRoutes
     authorize,
     admit: options.admit,
     cache: { store: cacheStore ?? new MemoryCacheStore(), callerId, now: options.now ?? Date.now },
+    configs: options.configs,
+    random: options.random ?? Math.random,
   };
   const responsesStore = options.responsesStore;
   if (

@@ -29,6 +29,26 @@ export interface GatewayLocals {
   cacheStatus?: 'HIT' | 'MISS' | 'REFRESH' | 'DISABLED';
   /** The usage of an answer served from the cache: tokens the provider did not have to process. */
   cacheTokensSaved?: { input: number; output: number };
+  /** Each provider attempt of a request routed across targets (CONTRACT section 17), in order; unset without targets. */
+  attempts?: GatewayAttempt[];
+  /** The dotted index of the target that answered, among {@link GatewayLocals.attempts}. */
+  answeredIndex?: string;
+}
+
+/** One provider attempt of a request routed across targets. */
+export interface GatewayAttempt {
+  /** The target's dotted index from the config's top-level `targets` (`"1.0"`). */
+  index: string;
+  /** The provider slug. */
+  provider: string;
+  /** The model asked of it. */
+  model: string;
+  /** The provider's status, or the gateway's (502 unreachable, 504 timed out). */
+  status: number;
+  /** Time to the provider's response headers (or to the failure), in ms. */
+  ms: number;
+  /** `upstream_unreachable` or `upstream_timeout` when the provider gave no answer. */
+  error?: string;
 }
 
 /** Tokens of one answer, as the provider reported them. */

@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { checkServesMessages } from '../providers';
-import { checkModelAccess, resolveModel } from '../core/catalog';
 import { InvalidRequestError, ItemNotFoundError, ResponseNotFoundError } from '../core/errors';
-import { gatewayHeader, readGatewayConfig } from '../core/gateway-headers';
+import { requestConfig, runAcrossTargets } from './targets';
 import { receivedBodyBytes } from '../core/json-body';
 import type { RawStringPolicy } from '../core/json-reader';
 import type { ReasoningSeal } from '../core/reasoning-seal';
@@ -124,14 +123,7 @@ export async function runCreateResponse(
 ): Promise<void> {
   if (!isObject(body)) throw new InvalidRequestError('The request body must be a JSON object.', { param: 'body' });
   refuseUnsupportedResponsesFields(body);
-  const config = readGatewayConfig(req.headers);
-  const { provider, model } = resolveModel(
-    context.catalog,
-    body.model,
-    gatewayHeader(req.headers, 'provider') ?? config.provider,
-  );
-  checkModelAccess(context.authorize, req, { provider: provider.slug, model });
-  checkServesMessages(provider, model, 'responses');
+  const config = requestConfig(context, req);
   if (present(body.store) && typeof body.store !== 'boolean')
     throw new InvalidRequestError('store must be a boolean.', { param: 'store' });
   const store = body.store !== false;
@@ -153,44 +145,29 @@ export async function runCreateResponse(
     (input !== body.input ? Buffer.byteLength(JSON.stringify(input)) : 0);
   const ignored: string[] = [];
   const includeEncrypted = includesEncryptedReasoning(body, ignored);
-  const lowered = lowerResponsesRequest(
-    { ...body, input },
-    { previousItems, openReasoning: (sealed, param) => context.seal.open(sealed, caller, param) },
-  );
-  let conversion;
-  try {
-    conversion = await toAnthropicConversion(lowered.chatBody, {
-      model,
-      callerId: context.callerId(req),
-      defaultMaxTokens: provider.defaultMaxTokens,
-    });
-  } catch (error) {
-    throw renameParam(error, lowered.messageParams);
-  }
-  const { request, jsonTool } = conversion;
-  const ignoredParams = [
-    ...lowered.ignoredParams,
-    ...ignored,
-    ...conversion.ignoredParams.map((p) => responsesParam(p, lowered.messageParams)),
-  ];
-  if (ignoredParams.length > 0) res.setHeader(IGNORED_PARAMS_HEADER, ignoredParams.join(', '));
-  const stream = request.stream === true;
   const id = `resp_${randomBytes(16).toString('hex')}`;
+  const createdAt = Math.floor(Date.now() / 1000);
   const newItems: Json[] =
     typeof input === 'string' ? [{ type: 'message', role: 'user', content: input }] : (input as Json[]);
-  const translator = new ResponsesStreamTranslator({
-    id,
-    createdAt: Math.floor(Date.now() / 1000),
-    model,
-    jsonTool,
-    includeEncrypted,
-    summary: readReasoningSummary(body),
-    seal: (blocks) => context.seal.seal(blocks, caller),
-    echo: echoOf(body, store),
-    frames: stream,
-  });
+  /** The translator of the answer of `model` (the target that answers). */
+  const translatorFor = (
+    model: string,
+    jsonTool: Awaited<ReturnType<typeof toAnthropicConversion>>['jsonTool'],
+    stream: boolean,
+  ) =>
+    new ResponsesStreamTranslator({
+      id,
+      createdAt,
+      model,
+      jsonTool,
+      includeEncrypted,
+      summary: readReasoningSummary(body),
+      seal: (blocks) => context.seal.seal(blocks, caller),
+      echo: echoOf(body, store),
+      frames: stream,
+    });
   /** Keeps the finished response for `GET` and `previous_response_id`; a failure is reported, not answered. */
-  const keep = async () => {
+  const keep = async (translator: ResponsesStreamTranslator) => {
     if (!store || !translator.completed) return;
     try {
       await context.responses.put(owner, id, {
@@ -201,28 +178,72 @@ export async function runCreateResponse(
       context.onStoreError?.(error);
     }
   };
-  // Limits (CONTRACT section 14): the largest cost is reserved before the cache and the provider.
-  if (context.admit !== undefined)
-    await context.admit(req, res, {
-      route: 'responses',
-      provider: provider.slug,
-      model,
-      maxTokens: typeof request.max_tokens === 'number' ? request.max_tokens : 0,
-      bodyBytes: receivedBodyBytes(req) + storedBytes,
-    });
-  // The Anthropic request decides the answer: it is what the cache key covers.
-  const plan = planCache(context.cache, req, res, config, { route: 'responses', provider, model, body: request });
-  const cached = plan && (await lookUp(context.cache, plan, res));
-  if (cached) {
-    let frames = '';
-    for (const [event, data] of messageEvents(cached.message)) frames += translator.pushEvent(event, data);
-    await keep();
-    if (!stream) return sendJson(res, 200, translator.response());
-    startEventStream(res);
-    res.end(frames + translator.finalFrame());
-    return;
-  }
-  const response = await callAnthropicMessages(context, req, res, { provider, config, request, model, stream });
+  let plan: ReturnType<typeof planCache>;
+  const answering = await runAcrossTargets(context, req, res, body, config, {
+    async prepare({ provider, model, body: targetBody }) {
+      checkServesMessages(provider, model, 'responses');
+      const lowered = lowerResponsesRequest(
+        { ...(targetBody as Record<string, unknown>), input },
+        { previousItems, openReasoning: (sealed, param) => context.seal.open(sealed, caller, param) },
+      );
+      let conversion;
+      try {
+        conversion = await toAnthropicConversion(lowered.chatBody, {
+          model,
+          callerId: context.callerId(req),
+          defaultMaxTokens: provider.defaultMaxTokens,
+        });
+      } catch (error) {
+        throw renameParam(error, lowered.messageParams);
+      }
+      const ignoredParams = [
+        ...lowered.ignoredParams,
+        ...ignored,
+        ...conversion.ignoredParams.map((p) => responsesParam(p, lowered.messageParams)),
+      ];
+      if (ignoredParams.length > 0) res.setHeader(IGNORED_PARAMS_HEADER, ignoredParams.join(', '));
+      return conversion;
+    },
+    async begin({ request, jsonTool }, { provider, model, config: targetConfig }) {
+      // Limits (CONTRACT section 14): the largest cost is reserved before the cache and the provider.
+      if (context.admit !== undefined)
+        await context.admit(req, res, {
+          route: 'responses',
+          provider: provider.slug,
+          model,
+          maxTokens: typeof request.max_tokens === 'number' ? request.max_tokens : 0,
+          bodyBytes: receivedBodyBytes(req) + storedBytes,
+        });
+      // The Anthropic request decides the answer: it is what the cache key covers.
+      plan = planCache(context.cache, req, res, targetConfig, { route: 'responses', provider, model, body: request });
+      const cached = plan && (await lookUp(context.cache, plan, res));
+      if (!cached) return false;
+      const stream = request.stream === true;
+      const translator = translatorFor(model, jsonTool, stream);
+      let frames = '';
+      for (const [event, data] of messageEvents(cached.message)) frames += translator.pushEvent(event, data);
+      await keep(translator);
+      if (!stream) {
+        sendJson(res, 200, translator.response());
+        return true;
+      }
+      startEventStream(res);
+      res.end(frames + translator.finalFrame());
+      return true;
+    },
+    call: ({ request }, { provider, model, config: targetConfig }) =>
+      callAnthropicMessages(context, req, res, {
+        provider,
+        config: targetConfig,
+        request,
+        model,
+        stream: request.stream === true,
+      }),
+  });
+  if (answering === undefined) return;
+  const { response } = answering;
+  const stream = answering.prepared.request.stream === true;
+  const translator = translatorFor(answering.attempt.model, answering.prepared.jsonTool, stream);
   const locals = gatewayLocals(res);
   if (response.statusCode >= 400) return answerUpstreamError(res, response);
   if (!stream) {
@@ -230,7 +251,7 @@ export async function runCreateResponse(
     locals.usage = anthropicUsage(message.usage);
     if (typeof message.model === 'string') locals.responseModel = message.model.slice(0, 256);
     for (const [event, data] of messageEvents(message)) translator.pushEvent(event, data);
-    await keep();
+    await keep(translator);
     sendJson(res, 200, translator.response());
     remember(context.cache, plan, message);
     return;
@@ -250,7 +271,7 @@ export async function runCreateResponse(
   locals.usage = anthropicUsage(translator.reportedUsage);
   locals.responseModel = translator.reportedModel.slice(0, 256);
   if (translator.completed) {
-    await keep();
+    await keep(translator);
     writer.write(translator.finalFrame());
   } else if (!translator.done) {
     locals.errorCode = oversized ? 'upstream_invalid_response' : idle ? 'upstream_timeout' : 'upstream_stream_ended';

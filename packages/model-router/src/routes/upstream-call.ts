@@ -59,15 +59,43 @@ export interface ProviderCall {
   adapt?: (response: Dispatcher.ResponseData) => Promise<Dispatcher.ResponseData>;
 }
 
-const upstreamSpans = new WeakMap<ServerResponse, { span: Span; context: Context }>();
+/** A provider call's span: ended once, when the response closes or a later attempt replaces it. */
+interface ProviderSpan {
+  span: Span;
+  context: Context;
+  ended: boolean;
+  /** The `code` of the error the call ended with (unreachable, timed out), when it threw. */
+  errorType?: string;
+}
+
+const upstreamSpans = new WeakMap<ServerResponse, ProviderSpan>();
 
 /** The provider call's span of a response and its context (for the stream span), when one was started. */
 export function upstreamSpan(res: ServerResponse): { span: Span; context: Context } | undefined {
   return upstreamSpans.get(res);
 }
 
+/**
+ * Ends the span of an attempt that a later target's attempt replaces (routing across targets):
+ * it failed, with the provider's status or the error it threw.
+ */
+function endReplacedSpan(entry: ProviderSpan, locals: GatewayLocals): void {
+  if (entry.ended) return;
+  entry.ended = true;
+  const status = locals.upstreamStatus;
+  setDefinedAttributes(entry.span, {
+    'http.response.status_code': status,
+    'error.type': entry.errorType ?? (status !== undefined && status >= 400 ? String(status) : undefined),
+  });
+  entry.span.setStatus({ code: SpanStatusCode.ERROR });
+  entry.span.end();
+}
+
 /** Ends the provider call's span with what the answer reported (GenAI semantic conventions). */
-function endUpstreamSpan(span: Span, locals: GatewayLocals, status: number): void {
+function endUpstreamSpan(entry: ProviderSpan, locals: GatewayLocals, status: number): void {
+  if (entry.ended) return;
+  entry.ended = true;
+  const span = entry.span;
   const usage = locals.usage;
   setDefinedAttributes(span, {
     'gen_ai.response.model': locals.responseModel,
@@ -141,8 +169,13 @@ export async function callProvider(call: ProviderCall): Promise<Dispatcher.Respo
     'gateway.provider.slug': call.target,
     'server.address': safeHost(call.origin),
   });
-  upstreamSpans.set(call.res, upstream);
-  call.res.once('close', () => endUpstreamSpan(upstream.span, locals, call.res.statusCode));
+  // An earlier attempt of the request (another target) failed: its span ends as this one starts.
+  const replaced = upstreamSpans.get(call.res);
+  if (replaced !== undefined) endReplacedSpan(replaced, locals);
+  locals.upstreamStatus = undefined;
+  const entry: ProviderSpan = { ...upstream, ended: false };
+  upstreamSpans.set(call.res, entry);
+  call.res.once('close', () => endUpstreamSpan(entry, locals, call.res.statusCode));
   const headers = { ...call.headers };
   injectTraceHeaders(upstream.context, headers);
   const attempts = Math.min(call.config.retry?.attempts ?? 0, call.limits.maxRetryAttempts);
@@ -184,6 +217,7 @@ export async function callProvider(call: ProviderCall): Promise<Dispatcher.Respo
         continue;
       }
       if (abort.aborted) throw new ClientAbortError();
+      entry.errorType = (mapped as { code?: string }).code;
       throw mapped;
     }
     if (call.adapt !== undefined) response = await call.adapt(response);
