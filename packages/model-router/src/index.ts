@@ -9,6 +9,15 @@ import { sendError } from './routes/respond';
 export * from './core/errors';
 export * from './core/catalog';
 export * from './core/gateway-headers';
+export * from './core/routing-config';
+export {
+  runAcrossTargets,
+  type NamedConfigs,
+  type ResolvedAttempt,
+  type AttemptSteps,
+  type AnsweringAttempt,
+  type TargetContext,
+} from './routes/targets';
 export * from './core/known-models';
 export * from './core/provider-models';
 export * from './core/prompts';
@@ -68,6 +77,7 @@ export {
   MAX_RECORDED_ERROR_MESSAGE,
   type ErrorShape,
   type GatewayLocals,
+  type GatewayAttempt,
   type GatewayUsage,
 } from './routes/respond';
 export { openAiErrorBody, anthropicErrorBody, toRenderable, type RenderableError } from './routes/errors';

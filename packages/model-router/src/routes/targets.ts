@@ -149,10 +149,9 @@ export async function runAcrossTargets<P>(
     const prepared = await steps.prepare(attempt);
     if (!begun) {
       begun = true;
-      if (await steps.begin(prepared, attempt)) {
-        answeredBy(res, attempt);
-        return CACHED;
-      }
+      // A cached answer is the first target's: named before `begin` may send it.
+      answeredBy(res, attempt);
+      if (await steps.begin(prepared, attempt)) return CACHED;
     }
     const started = performance.now();
     try {
