@@ -12,14 +12,13 @@ import {
   createInMemoryCatalog,
   readConfigObject,
   runAcrossTargets,
-  MODEL_PROVIDERS,
   type GatewayLocals,
   type RoutingGroup,
 } from '../../src';
+import { MODEL_PROVIDERS } from '../../src/providers';
 
 const catalog = createInMemoryCatalog(
   ['a', 'b', 'c', 'd'].map((slug) => ({ slug, provider: 'anthropic' as const, apiKey: `sk-ant-${slug}` })),
-  MODEL_PROVIDERS,
 );
 
 /** A seeded generator of numbers in [0, 1) (mulberry32). */
@@ -199,7 +198,7 @@ describe('the config’s shape', () => {
         { provider: 'b', request_timeout: 50, retry: { attempts: 0 }, cache: { mode: 'simple', max_age: 60 } },
       ],
     });
-    const [first, second] = (config.targets as RoutingGroup).targets as [
+    const [first, second] = (config.targets as RoutingGroup).targets as unknown as [
       { config: unknown; provider: string },
       { config: unknown; provider: string },
     ];
