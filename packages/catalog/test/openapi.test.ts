@@ -134,6 +134,10 @@ const requestRecord = {
   cache_status: 'MISS',
   metadata: { feature: 'triage' },
   cost_usd: 0.000588,
+  attempts: [
+    { index: '0', provider: 'anthropic-backup', model: 'claude-sonnet-4-5', status: 529, ms: 40.5 },
+    { index: '1', provider: 'anthropic-prod', model: 'claude-sonnet-4-5', status: 200, ms: 300, answered: true },
+  ],
 };
 
 const oauthGrant = {
@@ -355,7 +359,7 @@ const SAMPLES: [method: string, path: string, status: number, body: unknown][] =
     200,
     {
       object: 'list',
-      data: [requestRecord, { ...requestRecord, cache_status: null, metadata: null }],
+      data: [requestRecord, { ...requestRecord, cache_status: null, metadata: null, attempts: null }],
       next_cursor: 'eyJ0IjoxfQ',
     },
   ],

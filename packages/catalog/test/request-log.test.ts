@@ -129,6 +129,17 @@ describe.each(ENGINES)('request records written to %s', (_name, open) => {
       accessReason: 'no policy naming this caller allows @claude/claude-haiku-4-5',
       errorMessage: 'Number of requests has exceeded your rate limit',
       costUsd: 0.000061,
+      attempts: [
+        {
+          index: '0',
+          provider: 'primary',
+          model: 'claude-haiku-4-5',
+          status: 502,
+          ms: 1.5,
+          error: 'upstream_unreachable',
+        },
+        { index: '1', provider: 'claude', model: 'claude-haiku-4-5', status: 429, ms: 30.25, answered: true },
+      ],
     });
     for (const r of [record(), odd]) expect(writer.push(r)).toBe(true);
     await writer.close();
@@ -161,6 +172,17 @@ describe.each(ENGINES)('request records written to %s', (_name, open) => {
         access_reason: 'no policy naming this caller allows @claude/claude-haiku-4-5',
         error_message: 'Number of requests has exceeded your rate limit',
         cost_usd: 0.000061,
+        attempts: [
+          {
+            index: '0',
+            provider: 'primary',
+            model: 'claude-haiku-4-5',
+            status: 502,
+            ms: 1.5,
+            error: 'upstream_unreachable',
+          },
+          { index: '1', provider: 'claude', model: 'claude-haiku-4-5', status: 429, ms: 30.25, answered: true },
+        ],
       },
     ]);
     const reported = await queryRequestRecords(db, new URLSearchParams('access=would_deny'));
@@ -258,6 +280,18 @@ const anyRecord: fc.Arbitrary<RequestRecord> = fc.record({
   accessReason: orNull(someText),
   errorMessage: orNull(someText),
   costUsd: orNull(anyNumber),
+  attempts: orNull(
+    fc.array(
+      fc.record({
+        index: someText,
+        provider: someText,
+        model: someText,
+        status: fc.integer({ min: 100, max: 599 }),
+        ms: fc.double({ min: 0, max: 1e6, noNaN: true }),
+      }),
+      { maxLength: 3 },
+    ),
+  ),
 });
 
 describe('request records written with COPY on the embedded database', () => {
@@ -286,7 +320,8 @@ describe('request records written with COPY on the embedded database', () => {
     const line = recordCopyLine(record({ path: 'a\tb\\c\nd\re', userId: null, metadata: { team: 'r\td' } }));
     expect(line.endsWith('\n')).toBe(true);
     const fields = line.slice(0, -1).split('\t');
-    expect(fields).toHaveLength(27);
+    expect(fields).toHaveLength(28);
+    expect(fields[27]).toBe('\\N');
     expect(fields[5]).toBe('a\\tb\\\\c\\nd\\re');
     expect(fields[6]).toBe('\\N');
     expect(fields[21]).toBe('{"team":"r\\\\td"}');

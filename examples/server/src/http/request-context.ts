@@ -14,6 +14,7 @@ import {
 } from '@gw/tracing';
 import type { GatewayIdentity } from '@gw/identity-forwarding';
 import type { GatewayLocals } from '@gw/model-router';
+import type { RequestAttempt } from '@gw/catalog';
 import type { LargestUse, RouteLimits } from '../limits/limit-step';
 import { CONSOLE_TEST_SUBJECT, callerUserId } from '../access/access-hooks';
 import type { GatewayMetrics } from '../observability/metrics';
@@ -167,6 +168,7 @@ export function trackRequest(
       metadata: state.metadata ?? null,
     };
     if (gateway.errorMessage !== undefined && status >= 400) record.errorMessage = gateway.errorMessage;
+    if (gateway.attempts !== undefined && gateway.attempts.length > 0) record.attempts = recordedAttempts(gateway);
     const wouldDeny = typeof state.wouldDeny === 'function' ? state.wouldDeny(gateway) : state.wouldDeny;
     if (wouldDeny !== undefined) {
       record.access = 'would_deny';
@@ -185,6 +187,13 @@ export function trackRequest(
     logRequest(logger, record, gateway, res.writableFinished, consoleTest ? 'console-test' : undefined);
     if (sink && RECORDED.has(family) && !consoleTest) sink(record);
   });
+}
+
+/** The attempts of a request routed across targets, the answering one marked. */
+function recordedAttempts(gateway: GatewayLocals): RequestAttempt[] {
+  return (gateway.attempts ?? []).map((attempt) =>
+    attempt.index === gateway.answeredIndex ? { ...attempt, answered: true } : { ...attempt },
+  );
 }
 
 /** No parent: the request span starts a new trace (one context for every such request, made once). */

@@ -66,6 +66,7 @@ export function logRequest(
     `${optional('upstreamMs', upstreamMs)}${optional('upstreamAttempts', extras.upstreamAttempts)}` +
     `${optional('streamIdleTimeout', extras.streamIdleTimeout)}${optional('access', record.access ?? undefined)}` +
     `${optional('accessReason', record.accessReason ?? undefined)}${optional('errorMessage', record.errorMessage ?? undefined)}` +
+    `${record.attempts === null || record.attempts === undefined ? '' : `,"attempts":${JSON.stringify(record.attempts)}`}` +
     `${optional('source', source)},"completed":${completed}`;
   if (writeInfoLine(logger, fields, 'request')) return;
   logger.info(
@@ -102,6 +103,7 @@ export function logRequest(
       access: record.access ?? undefined,
       accessReason: record.accessReason ?? undefined,
       errorMessage: record.errorMessage ?? undefined,
+      attempts: record.attempts ?? undefined,
       source,
       completed,
     },

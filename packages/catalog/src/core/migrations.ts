@@ -181,6 +181,11 @@ export const MIGRATIONS: readonly Migration[] = [
       "upstream credentials: each user's sealed tokens per MCP server, connect requests, pending authorizations, registered clients",
     sql: UPSTREAM_CONNECTIONS_MIGRATION_SQL,
   },
+  {
+    version: 13,
+    description: 'request records routed across targets list each provider attempt',
+    sql: 'ALTER TABLE gw_requests ADD COLUMN IF NOT EXISTS attempts jsonb;',
+  },
 ];
 
 /** An arbitrary constant: the advisory lock that lets one instance migrate at a time. */

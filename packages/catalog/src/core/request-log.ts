@@ -53,6 +53,29 @@ export interface RequestRecord {
   errorMessage?: string | null;
   /** The answer's cost in USD at the price table (0 without usage, a cache hit; null when the model's price is unknown). */
   costUsd?: number | null;
+  /**
+   * Each provider attempt of a model request routed across targets (CONTRACT section 17), in
+   * order, the answering one marked `answered`. Default null (a request without targets).
+   */
+  attempts?: RequestAttempt[] | null;
+}
+
+/** One provider attempt of a request routed across targets. */
+export interface RequestAttempt {
+  /** The target's dotted index from the config's top-level `targets` (`"1.0"`). */
+  index: string;
+  /** The provider slug. */
+  provider: string;
+  /** The model asked of it. */
+  model: string;
+  /** The provider's status, or the gateway's (502 unreachable, 504 timed out). */
+  status: number;
+  /** Time to the provider's response headers (or to the failure), in ms. */
+  ms: number;
+  /** `upstream_unreachable` or `upstream_timeout` when the provider gave no answer. */
+  error?: string;
+  /** True on the attempt whose answer the client got. */
+  answered?: boolean;
 }
 
 /** The schema of the request records (migration 2). */
@@ -119,6 +142,7 @@ const ROW_FIELDS = [
   ['access_reason', 'text'],
   ['error_message', 'text'],
   ['cost_usd', 'double precision'],
+  ['attempts', 'jsonb'],
 ].map(([column, type], i) => ({
   column,
   type,
@@ -151,6 +175,7 @@ function storable(value: string): string {
 function storableValue(value: unknown): unknown {
   if (typeof value === 'string') return storable(value);
   if (typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) return value.map(storableValue);
   return Object.fromEntries(Object.entries(value).map(([key, inner]) => [storable(key), storableValue(inner)]));
 }
 
@@ -184,7 +209,8 @@ export function recordRow(r: RequestRecord): string {
     `${whole('s', r.cacheCreationTokens)}${whole('t', r.cacheReadTokens)}${text('u', r.cacheStatus)}` +
     `${r.metadata === null || r.metadata === undefined ? '' : `,"v":${JSON.stringify(r.metadata)}`}` +
     `${text('w', r.mcpTool)}${text('x', r.access ?? null)}${text('y', r.accessReason ?? null)}` +
-    `${text('z', r.errorMessage ?? null)}${real('aa', r.costUsd ?? null)}}`;
+    `${text('z', r.errorMessage ?? null)}${real('aa', r.costUsd ?? null)}` +
+    `${r.attempts === null || r.attempts === undefined ? '' : `,"ab":${JSON.stringify(r.attempts)}`}}`;
   return UNSTORABLE_ESCAPE.test(row) ? JSON.stringify(storableValue(JSON.parse(row))) : row;
 }
 
@@ -212,7 +238,7 @@ const copyWhole = (value: number | null | undefined): string => (Number.isSafeIn
 const copyReal = (value: number | null | undefined): string => (Number.isFinite(value) ? String(value) : '\\N');
 
 /** One record as a line of COPY's text format, its fields as written, in {@link COPY_COLUMNS} order. */
-function copyLine(r: RequestRecord, metadata: string | null): string {
+function copyLine(r: RequestRecord, metadata: string | null, attempts: string | null): string {
   return (
     `${copyText(r.time)}\t${copyText(r.requestId)}\t${copyText(r.traceId)}\t${copyText(r.route)}\t` +
     `${copyText(r.method)}\t${copyText(r.path)}\t${copyText(r.userId)}\t${copyText(r.keyHint)}\t` +
@@ -221,7 +247,7 @@ function copyLine(r: RequestRecord, metadata: string | null): string {
     `${copyReal(r.ttfbMs)}\t${copyWhole(r.inputTokens)}\t${copyWhole(r.outputTokens)}\t` +
     `${copyWhole(r.cacheCreationTokens)}\t${copyWhole(r.cacheReadTokens)}\t${copyText(r.cacheStatus)}\t` +
     `${copyText(metadata)}\t${copyText(r.mcpTool)}\t${copyText(r.access)}\t${copyText(r.accessReason)}\t` +
-    `${copyText(r.errorMessage)}\t${copyReal(r.costUsd)}\n`
+    `${copyText(r.errorMessage)}\t${copyReal(r.costUsd)}\t${copyText(attempts)}\n`
   );
 }
 
@@ -233,12 +259,22 @@ function copyLine(r: RequestRecord, metadata: string | null): string {
  */
 export function recordCopyLine(r: RequestRecord): string {
   const metadata = metadataJson(r);
-  const line = copyLine(r, metadata);
+  const attempts = attemptsJson(r);
+  const line = copyLine(r, metadata, attempts);
   // An unpaired surrogate in a value needs nothing here: the line's UTF-8 encoding writes U+FFFD for it.
-  if (!line.includes('\u0000') && (metadata === null || !UNSTORABLE_ESCAPE.test(metadata))) return line;
+  if (
+    !line.includes('\u0000') &&
+    (metadata === null || !UNSTORABLE_ESCAPE.test(metadata)) &&
+    (attempts === null || !UNSTORABLE_ESCAPE.test(attempts))
+  )
+    return line;
   const storableRecord = storableValue(r) as RequestRecord;
-  return copyLine(storableRecord, metadataJson(storableRecord));
+  return copyLine(storableRecord, metadataJson(storableRecord), attemptsJson(storableRecord));
 }
+
+/** A record's attempts as JSON, or null. */
+const attemptsJson = (r: RequestRecord): string | null =>
+  r.attempts === null || r.attempts === undefined ? null : JSON.stringify(r.attempts);
 
 /** A record's metadata as JSON, or null. */
 const metadataJson = (r: RequestRecord): string | null =>
@@ -490,6 +526,8 @@ export interface AdminRequestRecord {
   error_message: string | null;
   /** The answer's cost in USD (null when the model's price is unknown, or for records stored before costs were kept). */
   cost_usd: number | null;
+  /** Each provider attempt of a request routed across targets, the answering one marked `answered`; null without targets. */
+  attempts: RequestAttempt[] | null;
 }
 
 const num = (value: unknown): number | null => (value === null || value === undefined ? null : Number(value));
@@ -529,6 +567,8 @@ function toAdmin(row: Record<string, unknown>): AdminRequestRecord {
     access_reason: str(row.access_reason),
     error_message: str(row.error_message),
     cost_usd: num(row.cost_usd),
+    attempts:
+      ((typeof row.attempts === 'string' ? JSON.parse(row.attempts) : row.attempts) as RequestAttempt[] | null) ?? null,
   };
 }
 

@@ -88,6 +88,22 @@ function requestDetail(record: Json): HTMLElement {
   fact('Cache read tokens', tokens(usage.cache_read_input_tokens));
   fact('Cost', costText(record.cost_usd));
   fact('Cache status', String(record.cache_status ?? 'no cache asked'));
+  const attempts = Array.isArray(record.attempts) ? (record.attempts as Json[]) : [];
+  if (attempts.length > 0) {
+    // A request routed across targets: each provider tried, in order, and which one answered.
+    const list = el(
+      'ol',
+      {},
+      ...attempts.map((a) =>
+        el('li', {
+          text:
+            `target ${String(a.index)}: @${String(a.provider)}/${String(a.model)}, ${String(a.status)}` +
+            `${a.error ? ` ${String(a.error)}` : ''} in ${ms(a.ms)}${a.answered ? ' (answered)' : ''}`,
+        }),
+      ),
+    );
+    facts.append(el('dt', { text: 'Attempts' }), el('dd', {}, list));
+  }
   const entries = Object.entries(metadata ?? {});
   const meta = el('dd', {});
   if (entries.length === 0) meta.textContent = 'none';
