@@ -56,6 +56,7 @@ const apiKey = {
   user: { user_id: 'u-1', email: 'alice@example.com', groups: ['support'] },
   name: "Alice's laptop",
   keyHint: '…c0de',
+  config: 'claude-fallback',
 };
 const policy = {
   id: '7b1d2c3e-4f50-4a61-8b72-9c8d7e6f5a4b',
@@ -69,6 +70,17 @@ const policy = {
     integrations: ['bedrock-eu'],
   },
 };
+const namedConfig = {
+  id: '3d5f7b9c-2e4a-4b6c-8d0e-1f2a3b4c5d6e',
+  ...meta,
+  slug: 'claude-fallback',
+  name: 'Claude with a fallback',
+  config: {
+    strategy: { mode: 'fallback' },
+    targets: [{ provider: '@anthropic-prod' }, { provider: '@bedrock-eu' }],
+  },
+};
+const { name: _name, ...namedConfigOfFile } = namedConfig;
 const limit = {
   id: '2c4e6a8b-1d3f-4a5b-9c7d-0e1f2a3b4c5d',
   ...meta,
@@ -271,6 +283,11 @@ const SAMPLES: [method: string, path: string, status: number, body: unknown][] =
   ['GET', '/admin/v1/limits/support-daily', 200, limit],
   ['PATCH', '/admin/v1/limits/support-daily', 200, { ...limit, version: 2 }],
   ['DELETE', '/admin/v1/limits/support-daily', 200, deleted(limit.id, 'limit')],
+  ['GET', '/admin/v1/configs', 200, list(namedConfig, { ...namedConfigOfFile, source: 'config', id: 'c' })],
+  ['POST', '/admin/v1/configs', 201, namedConfig],
+  ['GET', '/admin/v1/configs/claude-fallback', 200, namedConfig],
+  ['PATCH', '/admin/v1/configs/claude-fallback', 200, { ...namedConfig, version: 2 }],
+  ['DELETE', '/admin/v1/configs/claude-fallback', 200, deleted(namedConfig.id, 'config')],
   [
     'GET',
     '/admin/v1/limits/support-daily/status?user=u-1',
@@ -447,6 +464,9 @@ const ERRORS: [method: string, path: string, status: number, body: unknown][] = 
   ['GET', '/admin/v1/prompts/nope', 404, error('not_found')],
   ['POST', '/admin/v1/api-keys', 400, error('invalid_request', 'user')],
   ['DELETE', '/admin/v1/api-keys/nope', 404, error('not_found')],
+  ['POST', '/admin/v1/api-keys', 400, error('invalid_request', 'config')],
+  ['POST', '/admin/v1/configs', 400, error('invalid_request', 'config')],
+  ['DELETE', '/admin/v1/configs/claude-fallback', 409, error('config_in_use')],
   ['GET', '/admin/v1/audit?limit=9999', 400, error('invalid_request', 'limit')],
   ['GET', '/admin/v1/access/explain?resource=nope', 400, error('invalid_request', 'resource')],
   ['GET', '/admin/v1/requests?limit=9999', 400, error('invalid_request', 'limit')],
@@ -523,6 +543,11 @@ describe('the admin API OpenAPI document', () => {
         'PATCH /admin/v1/limits/{slug}',
         'DELETE /admin/v1/limits/{slug}',
         'GET /admin/v1/limits/{slug}/status',
+        'GET /admin/v1/configs',
+        'POST /admin/v1/configs',
+        'GET /admin/v1/configs/{slug}',
+        'PATCH /admin/v1/configs/{slug}',
+        'DELETE /admin/v1/configs/{slug}',
         'GET /admin/v1/access/explain',
         'GET /admin/v1/access/mode',
         'PUT /admin/v1/access/mode',

@@ -17,6 +17,13 @@ const AWS_SECRET = 'aws/catalog+secret/key-9b2c';
 const SESSION_TOKEN = 'session-token-catalog-5d1e';
 const box = new SecretBox(Buffer.alloc(32, 7));
 
+/** An object `levels` deep: `{ next: { next: … {} } }`. */
+function nested(levels: number): Record<string, unknown> {
+  let value: Record<string, unknown> = {};
+  for (let level = 1; level < levels; level++) value = { next: value };
+  return value;
+}
+
 const { engines: ENGINES, embeddedFolder } = catalogEngines('gw-catalog-', async (postgres) => {
   const db = openPostgres(postgres.url);
   await db.exec('DROP TABLE IF EXISTS gw_records, gw_audit, gw_mcp_tools, gw_requests, gw_schema_migrations');
@@ -158,6 +165,123 @@ describe.each(ENGINES)('the catalog store on %s', (_name, open) => {
     await expect(
       store.create('mcp-servers', { slug: '@bad', url: 'http://127.0.0.1/mcp' }, 'admin'),
     ).rejects.toMatchObject({ code: 'invalid_request', param: 'slug' });
+  });
+
+  it('stores named configs: created, read, changed and deleted, each change audited', async () => {
+    const config = { strategy: { mode: 'fallback' }, targets: [{ provider: '@a' }, { provider: '@b' }] };
+    const created = await store.create('configs', { slug: 'cfg-crud', name: 'Fallback', config }, 'admin');
+    expect(created).toMatchObject({ slug: 'cfg-crud', name: 'Fallback', config, version: 1, source: 'admin' });
+    expect(await store.get('configs', 'cfg-crud')).toEqual(created);
+    const changed = await store.update('configs', 'cfg-crud', { version: 1, name: null, config: { retry: {} } }, 'b');
+    expect(changed).toMatchObject({ version: 2, config: { retry: {} } });
+    expect(changed).not.toHaveProperty('name');
+    await expect(store.update('configs', 'cfg-crud', { version: 2, slug: 'other' }, 'b')).rejects.toMatchObject({
+      code: 'invalid_request',
+      param: 'slug',
+    });
+    await store.delete('configs', 'cfg-crud', 'c');
+    await expect(store.get('configs', 'cfg-crud')).rejects.toMatchObject({ code: 'not_found' });
+    expect((await store.auditLog('configs/cfg-crud')).map((e) => [e.action, e.actor])).toEqual([
+      ['delete', 'c'],
+      ['update', 'b'],
+      ['create', 'admin'],
+    ]);
+  });
+
+  it.each([
+    ['not an object', [1, 2], 'config: must be a JSON object'],
+    ['null', null, 'config: must be a JSON object'],
+    ['nested 9 levels', nested(9), 'nested 9 levels deep, more than 8'],
+    [
+      '16 KiB and 1 byte',
+      { text: 'x'.repeat(16 * 1024 + 1 - '{"text":""}'.length) },
+      'larger than 16384 bytes as JSON',
+    ],
+  ])('refuses a named config whose config is %s, naming config', async (_what, config, message) => {
+    const refused = store.create('configs', { slug: 'cfg-bad', config }, 'admin');
+    await expect(refused).rejects.toMatchObject({ code: 'invalid_request', status: 400, param: 'config' });
+    await expect(refused).rejects.toThrow(message);
+  });
+
+  it('accepts a named config 8 levels deep and one of exactly 16 KiB; refuses a missing config or unknown field', async () => {
+    const deepest = nested(8);
+    await expect(store.create('configs', { slug: 'cfg-deep', config: deepest }, 'admin')).resolves.toMatchObject({
+      config: deepest,
+    });
+    const exact = { text: 'x'.repeat(16 * 1024 - '{"text":""}'.length) };
+    expect(Buffer.byteLength(JSON.stringify(exact))).toBe(16 * 1024);
+    await expect(store.create('configs', { slug: 'cfg-16k', config: exact }, 'admin')).resolves.toBeDefined();
+    await expect(store.create('configs', { slug: 'cfg-none' }, 'admin')).rejects.toMatchObject({ param: 'config' });
+    await expect(store.create('configs', { slug: 'cfg-x', config: {}, targets: [] }, 'admin')).rejects.toMatchObject({
+      param: 'targets',
+    });
+    await expect(store.create('configs', { slug: '@cfg', config: {} }, 'admin')).rejects.toMatchObject({
+      param: 'slug',
+    });
+  });
+
+  it('refuses an API key whose config names no named config, and deleting a config a key names (409 config_in_use)', async () => {
+    await expect(
+      store.create('api-keys', { user: { user_id: 'u-cfg' }, config: 'cfg-missing' }, 'admin'),
+    ).rejects.toMatchObject({ code: 'invalid_request', status: 400, param: 'config' });
+    await expect(
+      store.create('api-keys', { user: { user_id: 'u-cfg' }, config: 'cfg-missing' }, 'admin'),
+    ).rejects.toThrow('no named config "cfg-missing"');
+    await expect(store.create('api-keys', { user: {}, config: 'bad slug' }, 'admin')).rejects.toMatchObject({
+      param: 'config',
+    });
+    await store.create('configs', { slug: 'cfg-used', config: { retry: { attempts: 2 } } }, 'admin');
+    await store.create('configs', { slug: 'cfg-spare', config: {} }, 'admin');
+    const key = await store.create('api-keys', { user: { user_id: 'u-cfg' }, name: 'Laptop', config: 'cfg-used' }, 'a');
+    expect(key).toMatchObject({ config: 'cfg-used' });
+    const refused = store.delete('configs', 'cfg-used', 'admin');
+    await expect(refused).rejects.toMatchObject({ code: 'config_in_use', status: 409 });
+    await expect(refused).rejects.toThrow(`API key ${key.id} ("Laptop")`);
+    // Refused as a whole: the config is still there, and no audit line says otherwise.
+    await expect(store.get('configs', 'cfg-used')).resolves.toMatchObject({ version: 1 });
+    expect((await store.auditLog('configs/cfg-used')).map((e) => e.action)).toEqual(['create']);
+    // A change of the key's config is checked the same way; null removes it, freeing the config.
+    await expect(
+      store.update('api-keys', key.id, { version: 1, config: 'cfg-missing' }, 'admin'),
+    ).rejects.toMatchObject({ code: 'invalid_request', param: 'config' });
+    const moved = await store.update('api-keys', key.id, { version: 1, config: 'cfg-spare' }, 'admin');
+    expect(moved).toMatchObject({ version: 2, config: 'cfg-spare' });
+    await store.delete('configs', 'cfg-used', 'admin');
+    await expect(store.delete('configs', 'cfg-spare', 'admin')).rejects.toMatchObject({ code: 'config_in_use' });
+    const freed = await store.update('api-keys', key.id, { version: 2, config: null }, 'admin');
+    expect(freed).not.toHaveProperty('config');
+    await store.delete('configs', 'cfg-spare', 'admin');
+  });
+
+  it("accepts an API key naming a config the store does not hold but the host vouches for (the config file's)", async () => {
+    const withFile = new CatalogStore(db, box, {
+      recordOutsideStore: (kind, slug) => kind === 'configs' && slug === 'from-file',
+    });
+    await expect(
+      withFile.create('api-keys', { user: { user_id: 'u-file' }, config: 'from-file' }, 'admin'),
+    ).resolves.toMatchObject({ config: 'from-file' });
+    await expect(store.create('api-keys', { user: {}, config: 'from-file' }, 'admin')).rejects.toMatchObject({
+      param: 'config',
+    });
+  });
+
+  it('never leaves an API key naming a deleted config when keys and the delete race', async () => {
+    for (let round = 0; round < 10; round++) {
+      const slug = `cfg-race-${round}`;
+      await store.create('configs', { slug, config: {} }, 'admin');
+      const outcomes = await Promise.allSettled([
+        store.create('api-keys', { user: { user_id: `u-race-${round}` }, config: slug }, 'admin'),
+        store.delete('configs', slug, 'admin'),
+        store.create('api-keys', { user: { user_id: `u-race-${round}b` }, config: slug }, 'admin'),
+      ]);
+      const keys = outcomes.filter((o, i) => i !== 1 && o.status === 'fulfilled').length;
+      const deleted = outcomes[1].status === 'fulfilled';
+      // Either the config is gone and no key names it, or it stayed because a key does.
+      expect(deleted ? keys === 0 : keys > 0).toBe(true);
+      const configExists = (await store.list('configs')).some((c) => c.slug === slug);
+      const naming = (await store.list('api-keys')).filter((k) => k.config === slug).length;
+      expect([configExists, naming > 0 ? configExists : true]).toEqual([!deleted, true]);
+    }
   });
 
   it('gives exactly one winner per version under 200 concurrent updates, with a consistent audit log', async () => {

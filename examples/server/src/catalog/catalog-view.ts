@@ -44,6 +44,11 @@ export interface CatalogView {
   readonly upstreamAuth: ReadonlyMap<string, UpstreamAuthConfig>;
   /** Each MCP server's `url`, by slug. */
   readonly mcpUrls: ReadonlyMap<string, string>;
+  /**
+   * The named routing configs (CONTRACT section 17), each `config` object by slug: the config
+   * file's, then the database's whose slug the file does not define. Read with `namedConfig`.
+   */
+  readonly namedConfigs: ReadonlyMap<string, Readonly<Record<string, unknown>>>;
   /** Records of each kind, for metrics. */
   readonly counts: ReadonlyMap<string, number>;
 }
@@ -112,7 +117,7 @@ export function buildCatalogView(
 ): CatalogView {
   const skip = (kind: string, slug: string, reason: string) =>
     logger?.error({ record: `${kind}/${slug}` }, `catalog record ${kind}/${slug} is not served: ${reason}`);
-  const records = (kind: 'providers' | 'mcp-servers' | 'prompts' | 'api-keys' | 'policies') => [
+  const records = (kind: 'providers' | 'mcp-servers' | 'prompts' | 'api-keys' | 'policies' | 'configs') => [
     ...(snapshot?.records.get(kind)?.values() ?? []),
   ];
 
@@ -183,15 +188,28 @@ export function buildCatalogView(
   const apiKeyExpiry = new Map<string, number>();
   configKeys.forEach((entry, index) => apiKeyIds.set(`key:${index}`, configApiKeyId(entry)));
   for (const record of records('api-keys')) {
-    const { keySha256, user, expiresAt } = record.data as {
+    const {
+      keySha256,
+      user,
+      expiresAt,
+      config: namedConfigSlug,
+    } = record.data as {
       keySha256?: string;
       user?: ApiKeyEntry['user'];
       expiresAt?: string;
+      config?: unknown;
     };
     if (typeof keySha256 === 'string' && user) {
       const expires = typeof expiresAt === 'string' ? Date.parse(expiresAt) : undefined;
       // An expiry that does not read as a time fails closed: the key is expired.
-      apiKeys.push({ keySha256, user, id: record.id, ...(expires === undefined ? {} : { expiresAt: expires || 0 }) });
+      apiKeys.push({
+        keySha256,
+        user,
+        id: record.id,
+        ...(expires === undefined ? {} : { expiresAt: expires || 0 }),
+        // The key's named config travels on its caller's identity (`apiKeyConfigSlug`).
+        ...(typeof namedConfigSlug === 'string' && namedConfigSlug !== '' ? { config: namedConfigSlug } : {}),
+      });
       apiKeyIds.set(`key:${record.id}`, record.id);
       if (expires !== undefined) apiKeyExpiry.set(record.id, expires || 0);
     }
@@ -216,12 +234,28 @@ export function buildCatalogView(
   }
   const access = compileAccess({ mode: accessMode, policies });
 
+  const namedConfigs = new Map<string, Readonly<Record<string, unknown>>>();
+  for (const entry of config.configs ?? []) namedConfigs.set(entry.slug, Object.freeze(entry.config));
+  for (const record of records('configs')) {
+    if (namedConfigs.has(record.slug)) {
+      skip('configs', record.slug, 'the config file defines the same slug');
+      continue;
+    }
+    const body = record.data.config;
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+      skip('configs', record.slug, 'its config is not a JSON object');
+      continue;
+    }
+    namedConfigs.set(record.slug, Object.freeze(body as Record<string, unknown>));
+  }
+
   const counts = new Map([
     ['providers', modelProviders.size],
     ['mcp-servers', mcpServers.length],
     ['prompts', prompts.size],
     ['api-keys', apiKeys.length],
     ['policies', policies.length],
+    ['configs', namedConfigs.size],
   ]);
   return {
     modelProviders,
@@ -237,6 +271,7 @@ export function buildCatalogView(
     pinnedMcpServers,
     upstreamAuth,
     mcpUrls: new Map(mcpServers.map((server) => [server.slug, server.url])),
+    namedConfigs,
     counts,
   };
 }

@@ -131,7 +131,20 @@ export async function openGatewayCatalog(options: OpenCatalogOptions): Promise<G
       current = production ? randomBytes(32) : developmentKey(env, logger);
     }
     const box = new SecretBox(current, keys.previous);
-    const store = new CatalogStore(db, box, options.hooks);
+    const configRecords = new ConfigRecords({
+      providers: config.providers,
+      mcpServers: config.mcpServers,
+      prompts: config.prompts as { id: string }[] | undefined,
+      apiKeys: config.auth?.apiKeys,
+      policies: config.policies,
+      limits: config.limits,
+      configs: config.configs,
+    });
+    // An API key of the catalog may name a named config of the config file.
+    const store = new CatalogStore(db, box, {
+      ...options.hooks,
+      recordOutsideStore: (kind, slug) => configRecords.has(kind, slug),
+    });
     // Once per database: secrets of earlier gateways are sealed again, bound to their record.
     const sealing = await store.upgradeSealing();
     if (sealing.upgraded > 0)
@@ -149,14 +162,6 @@ export async function openGatewayCatalog(options: OpenCatalogOptions): Promise<G
       if (resealed > 0)
         logger.info({ resealed }, `re-encrypted ${resealed} catalog records under GATEWAY_ENCRYPTION_KEY`);
     }
-    const configRecords = new ConfigRecords({
-      providers: config.providers,
-      mcpServers: config.mcpServers,
-      prompts: config.prompts as { id: string }[] | undefined,
-      apiKeys: config.auth?.apiKeys,
-      policies: config.policies,
-      limits: config.limits,
-    });
     live = new LiveCatalog(db, store, {
       // The embedded database has one writer, this process, whose every write notifies it: the
       // safety-net reload only matters when other instances share a server.

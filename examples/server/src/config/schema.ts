@@ -1,7 +1,7 @@
 import { recordSchemas } from '@gw/catalog';
 import { z } from 'zod';
 
-const { httpUrl, anthropicProvider, mcpServer, prompt, policy, limit } = recordSchemas;
+const { httpUrl, anthropicProvider, mcpServer, prompt, policy, limit, namedConfig, slug } = recordSchemas;
 const optionalString = z
   .string()
   .optional()
@@ -16,6 +16,8 @@ const apiKey = z
       .regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hexadecimal characters')
       .optional(),
     user,
+    // The slug of a named config of the file's `configs` (CONTRACT section 17): the key's calls use it.
+    config: slug.optional(),
   })
   .refine((k) => (k.key === undefined) !== (k.keySha256 === undefined), 'needs exactly one of "key" or "keySha256"');
 
@@ -114,6 +116,8 @@ export const gatewayConfigSchema = z
     providers: z.array(z.discriminatedUnion('provider', [anthropicProvider, bedrockProvider])).optional(),
     mcpServers: z.array(mcpServer).optional(),
     prompts: z.array(prompt).optional(),
+    // Named routing configs (CONTRACT section 17): `x-gateway-config: <slug>` and API keys' `config`.
+    configs: z.array(namedConfig).optional(),
     oauth: oauth.optional(),
   })
   .superRefine((config, ctx) => {
@@ -122,6 +126,17 @@ export const gatewayConfigSchema = z
     unique(config.prompts ?? [], (p) => p.id, 'prompt id', ctx, 'prompts');
     unique(config.policies ?? [], (p) => p.slug, 'policy slug', ctx, 'policies');
     unique(config.limits ?? [], (l) => l.slug, 'limit slug', ctx, 'limits');
+    unique(config.configs ?? [], (c) => c.slug, 'config slug', ctx, 'configs');
+    // A key of the file names a config of the file: one of the database could be deleted under it.
+    const configSlugs = new Set((config.configs ?? []).map((c) => c.slug));
+    (config.auth?.apiKeys ?? []).forEach((key, index) => {
+      if (key.config !== undefined && !configSlugs.has(key.config))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['auth', 'apiKeys', index, 'config'],
+          message: `names no entry of "configs": add {"slug": "${key.config}", "config": {…}} to the top-level "configs" list, or remove "config"`,
+        });
+    });
   });
 
 /** A validated config. */

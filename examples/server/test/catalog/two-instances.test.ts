@@ -79,6 +79,20 @@ describe('two gateway instances sharing PostgreSQL', () => {
     await within(1_000, async () => (await chat(b.url, key.body.key, '@shared/claude-haiku-4-5')).status === 401);
   });
 
+  it('serves on B, within 1 s, a named config created through A, and forgets it within 1 s once deleted', async () => {
+    /** The named configs B serves, as its /metrics counts them. */
+    const configsOnB = async () =>
+      Number(
+        /^gateway_catalog_records\{kind="configs"\} (\d+)$/m.exec(await (await fetch(`${b.url}/metrics`)).text())?.[1],
+      );
+    expect(await configsOnB()).toBe(0);
+    const created = await adminA('POST', '/configs', { slug: 'shared-cfg', config: { retry: { attempts: 2 } } });
+    expect(created.status).toBe(201);
+    expect(await within(1_000, async () => (await configsOnB()) === 1)).toBeLessThan(1_000);
+    expect((await adminA('DELETE', '/configs/shared-cfg')).status).toBe(200);
+    await within(1_000, async () => (await configsOnB()) === 0);
+  });
+
   it('keeps serving without the database, reports degraded, and catches up when it returns', async () => {
     await postgres.stop();
     for (const gateway of [a, b]) {

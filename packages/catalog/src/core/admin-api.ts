@@ -180,6 +180,7 @@ const OBJECT_NAMES = new Map<RecordKind, string>([
   ['api-keys', 'api_key'],
   ['policies', 'policy'],
   ['limits', 'limit'],
+  ['configs', 'config'],
 ]);
 
 /** Most groups one explain question names. */
@@ -378,7 +379,7 @@ export function createAdminApi(options: AdminApiOptions): AdminApiHandler {
       const record = query.get('record') ?? undefined;
       if (
         record !== undefined &&
-        !/^(providers|mcp-servers|prompts|api-keys|policies|limits|settings|console|admin-api|oauth-grants|oauth-clients)\/[^/]{1,128}$/.test(
+        !/^(providers|mcp-servers|prompts|api-keys|policies|limits|configs|settings|console|admin-api|oauth-grants|oauth-clients)\/[^/]{1,128}$/.test(
           record,
         )
       ) {

@@ -12,11 +12,13 @@ export interface ConfigFileRecords {
   /** The config's `prompts`. Default `[]`. */
   prompts?: readonly { id: string; [field: string]: unknown }[];
   /** The config's `auth.apiKeys`. Default `[]`. */
-  apiKeys?: readonly { key?: string; keySha256?: string; user: unknown }[];
+  apiKeys?: readonly { key?: string; keySha256?: string; user: unknown; config?: string }[];
   /** The config's `policies`. Default `[]`. */
   policies?: readonly { slug: string; [field: string]: unknown }[];
   /** The config's `limits`. Default `[]`. */
   limits?: readonly { slug: string; [field: string]: unknown }[];
+  /** The config's `configs` (named routing configs). Default `[]`. */
+  configs?: readonly { slug: string; name?: string; config: Record<string, unknown> }[];
 }
 
 /** The id the admin API gives an API key of the config file: derived from its digest, stable across restarts. */
@@ -63,6 +65,7 @@ export class ConfigRecords {
     }
     for (const policy of config.policies ?? []) this.add('policies', policy.slug, { ...base(policy.slug), ...policy });
     for (const entry of config.limits ?? []) this.add('limits', entry.slug, { ...base(entry.slug), ...entry });
+    for (const entry of config.configs ?? []) this.add('configs', entry.slug, { ...base(entry.slug), ...entry });
     for (const prompt of config.prompts ?? []) this.add('prompts', prompt.id, { ...prompt, ...base(prompt.id) });
   }
 
@@ -97,6 +100,7 @@ export class ConfigRecords {
       for (const entry of this.apiKeys) {
         const id = configApiKeyId(entry);
         const record: PublicRecord = { ...this.base(id), user: entry.user };
+        if (typeof entry.config === 'string') record.config = entry.config;
         if (typeof entry.key === 'string') record.keyHint = secretHint(entry.key);
         this.add('api-keys', id, record);
       }

@@ -45,6 +45,15 @@ export class VersionConflictError extends CatalogError {
   readonly status = 409;
 }
 
+/**
+ * A named config (`configs/<slug>`) cannot be deleted while an API key still names it in its
+ * `config`: `409 config_in_use`; the message names the key.
+ */
+export class ConfigInUseError extends CatalogError {
+  readonly code = 'config_in_use';
+  readonly status = 409;
+}
+
 /** The record comes from the config file, which the admin API does not change. */
 export class ManagedByConfigFileError extends CatalogError {
   readonly code = 'managed_by_config_file';

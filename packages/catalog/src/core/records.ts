@@ -7,7 +7,8 @@ import { InvalidRecordError, SecretsRequiredForRoutingChangeError } from './erro
  * settings (one record per setting, such as `settings/oauth`), written by the host's own routes,
  * never by the generic record routes.
  */
-export type RecordKind = 'providers' | 'mcp-servers' | 'prompts' | 'api-keys' | 'policies' | 'limits' | 'settings';
+export type RecordKind =
+  'providers' | 'mcp-servers' | 'prompts' | 'api-keys' | 'policies' | 'limits' | 'configs' | 'settings';
 
 /** Every kind, in the order the admin API lists them. */
 export const RECORD_KINDS: readonly RecordKind[] = [
@@ -17,6 +18,7 @@ export const RECORD_KINDS: readonly RecordKind[] = [
   'api-keys',
   'policies',
   'limits',
+  'configs',
 ];
 
 const slug = z
@@ -265,13 +267,57 @@ const apiKeyUser = z.looseObject({
 const apiKey = z.strictObject({
   user: apiKeyUser,
   name: z.string().min(1).max(200).optional(),
+  config: slug.optional(),
   expiresAt: z.iso
     .datetime({ offset: true, error: 'must be an ISO 8601 time such as "2030-01-31T00:00:00Z"' })
     .optional(),
 });
 
 /** The fields of an API key a PATCH may change (the key and its user never change). */
-export const API_KEY_CHANGEABLE_FIELDS: readonly string[] = ['name', 'expiresAt'];
+export const API_KEY_CHANGEABLE_FIELDS: readonly string[] = ['name', 'expiresAt', 'config'];
+
+/** Largest `config` of a named config, in bytes of its JSON text: 16 KiB. */
+export const MAX_NAMED_CONFIG_BYTES = 16 * 1024;
+/** Deepest nesting of a named config's `config`, in objects and arrays (the `config` object itself is 1). */
+export const MAX_NAMED_CONFIG_DEPTH = 8;
+
+/** How deep `value` nests objects and arrays (a scalar is 0), counted without recursion. */
+function jsonDepth(value: unknown): number {
+  let deepest = 0;
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [item, depth] = stack.pop() as [unknown, number];
+    if (typeof item !== 'object' || item === null) continue;
+    deepest = Math.max(deepest, depth);
+    for (const child of Object.values(item)) stack.push([child, depth + 1]);
+  }
+  return deepest;
+}
+
+/**
+ * A named config's `config` (CONTRACT section 17): a JSON object (what `x-gateway-config` takes),
+ * at most {@link MAX_NAMED_CONFIG_BYTES} serialized and {@link MAX_NAMED_CONFIG_DEPTH} deep. Its
+ * routing shape is checked by the model router when it is used, not here.
+ */
+const namedConfigBody = z
+  .record(z.string(), z.unknown(), { error: 'must be a JSON object, such as {"retry": {"attempts": 2}}' })
+  .superRefine((value, ctx) => {
+    const depth = jsonDepth(value);
+    if (depth > MAX_NAMED_CONFIG_DEPTH)
+      ctx.addIssue({ code: 'custom', message: `is nested ${depth} levels deep, more than ${MAX_NAMED_CONFIG_DEPTH}` });
+    else if (Buffer.byteLength(JSON.stringify(value)) > MAX_NAMED_CONFIG_BYTES)
+      ctx.addIssue({ code: 'custom', message: `is larger than ${MAX_NAMED_CONFIG_BYTES} bytes as JSON` });
+  });
+
+/** A named config (CONTRACT section 17): a routing config stored under a slug, used by `x-gateway-config: <slug>` and API keys' `config`. */
+const namedConfig = z.strictObject({
+  slug,
+  name: z.string().min(1).max(200).optional(),
+  config: namedConfigBody,
+});
+
+/** The fields of a named config a PATCH removes when it gives them as null: its name. */
+export const NAMED_CONFIG_REMOVABLE_FIELDS: readonly string[] = ['name'];
 
 /**
  * Throws {@link InvalidRecordError} naming `expiresAt` when an API key's expiry, given in a
@@ -350,6 +396,7 @@ export const recordSchemas = {
   policy,
   pricing,
   limit,
+  namedConfig,
 };
 
 /**
@@ -674,6 +721,8 @@ function schemaOf(kind: RecordKind, input: unknown): z.ZodType {
       return policy;
     case 'limits':
       return limit;
+    case 'configs':
+      return namedConfig;
     case 'settings':
       return setting;
   }

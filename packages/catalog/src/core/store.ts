@@ -1,6 +1,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { CatalogDatabase, SqlExecutor } from './database';
 import {
+  ConfigInUseError,
   InvalidRecordError,
   RecordNotFoundError,
   SecretUnreadableError,
@@ -10,6 +11,7 @@ import {
 import {
   API_KEY_CHANGEABLE_FIELDS,
   LIMIT_REMOVABLE_FIELDS,
+  NAMED_CONFIG_REMOVABLE_FIELDS,
   checkApiKeyExpiry,
   checkSecretsGivenForRoutingChange,
   isSecretField,
@@ -217,6 +219,11 @@ export interface CatalogStoreHooks {
    * from the record and the fields a change gives. Default: none.
    */
   annotate?: (kind: RecordKind, data: Record<string, unknown>, changed: readonly string[]) => Record<string, unknown>;
+  /**
+   * Whether a record the store does not hold exists (the config file's): an API key's `config` may
+   * name a named config of the config file. Default: none does.
+   */
+  recordOutsideStore?: (kind: RecordKind, slug: string) => boolean;
 }
 
 /**
@@ -275,6 +282,7 @@ export class CatalogStore {
     const row = await this.db.transaction(async (tx) => {
       const taken = await tx.query('SELECT 1 FROM gw_records WHERE kind = $1 AND slug = $2', [kind, slug]);
       if (taken.length > 0) throw new SlugTakenError(`"${slug}" is already used.`, kind === 'prompts' ? 'id' : 'slug');
+      if (kind === 'api-keys') await this.checkConfigExists(tx, validated.config);
       const now = new Date();
       const [created] = await tx.query<Row>(
         `INSERT INTO gw_records (kind, id, slug, version, data, secrets, hints, created_at, updated_at)
@@ -313,7 +321,7 @@ export class CatalogStore {
       const other = Object.keys(changes).find((field) => !API_KEY_CHANGEABLE_FIELDS.includes(field));
       if (other !== undefined)
         throw new InvalidRecordError(
-          `${other.slice(0, 64)} of an API key cannot be changed (only name and expiresAt): revoke it and create another.`,
+          `${other.slice(0, 64)} of an API key cannot be changed (only name, expiresAt and config): revoke it and create another.`,
           other.slice(0, 64),
         );
       checkApiKeyExpiry(changes.expiresAt);
@@ -341,6 +349,9 @@ export class CatalogStore {
       // A limit's name or cap given as null is removed (that cap is no longer enforced).
       if (kind === 'limits')
         for (const field of LIMIT_REMOVABLE_FIELDS) if (merged[field] === null) delete merged[field];
+      // A named config's name given as null is removed.
+      if (kind === 'configs')
+        for (const field of NAMED_CONFIG_REMOVABLE_FIELDS) if (merged[field] === null) delete merged[field];
       // An MCP server's upstream_auth given as null is removed (its secrets with it).
       if (kind === 'mcp-servers' && merged.upstream_auth === null) delete merged.upstream_auth;
       const validated = validateInput(kind, merged);
@@ -362,6 +373,7 @@ export class CatalogStore {
       // The digest of an API key is not an operator field: it stays as stored.
       if (kind === 'api-keys') validated.keySha256 = row.data.keySha256;
       this.runCheck(kind, validated);
+      if (kind === 'api-keys' && Object.hasOwn(changes, 'config')) await this.checkConfigExists(tx, validated.config);
       const data = {
         ...validated,
         ...internalData(row.data),
@@ -404,9 +416,38 @@ export class CatalogStore {
         slug,
       ]);
       if (!deleted) throw new RecordNotFoundError(`No ${kind} record "${slug.slice(0, 64)}".`);
+      // Deleted first, then checked: a key naming the config written meanwhile waited for this
+      // row's lock and is seen now (the transaction rolls back), or finds the config gone.
+      if (kind === 'configs') {
+        const [user] = await tx.query<{ id: string; name: unknown }>(
+          "SELECT id, data->>'name' AS name FROM gw_records WHERE kind = 'api-keys' AND data->>'config' = $1 ORDER BY created_at, id LIMIT 1",
+          [slug],
+        );
+        if (user) {
+          const named = typeof user.name === 'string' ? ` ("${user.name.slice(0, 64)}")` : '';
+          throw new ConfigInUseError(
+            `The config "${slug.slice(0, 64)}" is used by API key ${user.id}${named}: change or revoke the API keys naming it first.`,
+          );
+        }
+      }
       if (kind === 'api-keys') await tx.query('DELETE FROM gw_api_key_use WHERE key_id = $1', [String(deleted.id)]);
       await this.audit(tx, actor, kind === 'api-keys' ? 'revoke' : 'delete', kind, deleted, []);
     });
+  }
+
+  /**
+   * Refuses an API key's `config` that names no named config (`400 invalid_request` naming
+   * `config`): one of the database's, locked until the key is written so it cannot be deleted
+   * meanwhile, or one of the config file's ({@link CatalogStoreHooks.recordOutsideStore}).
+   */
+  private async checkConfigExists(tx: SqlExecutor, config: unknown): Promise<void> {
+    if (typeof config !== 'string') return;
+    const found = await tx.query("SELECT 1 FROM gw_records WHERE kind = 'configs' AND slug = $1 FOR UPDATE", [config]);
+    if (found.length > 0 || this.hooks.recordOutsideStore?.('configs', config) === true) return;
+    throw new InvalidRecordError(
+      `config: no named config "${config.slice(0, 64)}": create it first (POST /admin/v1/configs) or name an existing one.`,
+      'config',
+    );
   }
 
   /**

@@ -37,6 +37,11 @@ interface ApiKeyEntryBase {
   id?: string;
   /** When the key stops being accepted (`401 invalid_credentials`), in ms since the epoch. Default: never. */
   expiresAt?: number;
+  /**
+   * The slug of a named routing config the key's calls use (CONTRACT section 17), carried on the
+   * caller's identity as `apiKeyConfig`; whether it exists is the host's to check. Default: none.
+   */
+  config?: string;
 }
 
 /**
@@ -235,7 +240,7 @@ export class Authenticator {
     const where = `auth.apiKeys[${index}]`;
     if (typeof entry !== 'object' || entry === null)
       throw new TypeError(`${where} must be an object with "key" or "keySha256" and "user".`);
-    rejectUnknownOptions(entry, ['key', 'keySha256', 'user', 'id', 'expiresAt'], where);
+    rejectUnknownOptions(entry, ['key', 'keySha256', 'user', 'id', 'expiresAt', 'config'], where);
     if (entry.expiresAt !== undefined && (typeof entry.expiresAt !== 'number' || !Number.isFinite(entry.expiresAt)))
       throw new TypeError(
         `${where}.expiresAt must be a time in ms since the epoch, such as Date.parse("2030-01-31T00:00:00Z").`,
@@ -252,6 +257,8 @@ export class Authenticator {
     if (typeof entry.user !== 'object' || entry.user === null) throw new TypeError(`${where}.user must be an object.`);
     if (entry.id !== undefined && (typeof entry.id !== 'string' || entry.id === ''))
       throw new TypeError(`${where}.id must be a non-empty string.`);
+    if (entry.config !== undefined && (typeof entry.config !== 'string' || entry.config === ''))
+      throw new TypeError(`${where}.config must be the slug of a named config, such as "claude-fallback".`);
     const digest =
       entry.key !== undefined
         ? createHash('sha256').update(entry.key).digest()
@@ -265,7 +272,12 @@ export class Authenticator {
     const subject = `key:${named ? entry.id : index}`;
     keys.set(hex, {
       digest,
-      identity: Object.freeze({ method: 'api_key', subject, claims: claimsFromApiKeyUser(entry.user) }),
+      identity: Object.freeze({
+        method: 'api_key',
+        subject,
+        claims: claimsFromApiKeyUser(entry.user),
+        ...(entry.config === undefined ? {} : { apiKeyConfig: entry.config }),
+      }),
       expiresAt: entry.expiresAt,
     });
   }

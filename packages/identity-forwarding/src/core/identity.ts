@@ -28,6 +28,11 @@ export interface GatewayIdentity {
   claims: Readonly<UserClaims>;
   /** The identity provider's token exactly as sent (identity_token only). Never log it. */
   token?: string;
+  /**
+   * The slug of the named routing config the API key carries (its `config`, CONTRACT section 17);
+   * api_key only. Default: absent (the key names none).
+   */
+  apiKeyConfig?: string;
 }
 
 /** The `user` record of a configured API key. */

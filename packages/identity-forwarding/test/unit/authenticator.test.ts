@@ -233,6 +233,24 @@ describe('API keys', () => {
     expect(auth.isApiKey('sk-nope-nope')).toBe(false);
   });
 
+  it("carries a key's named config on its identity as apiKeyConfig, and nothing for a key without one", async () => {
+    const auth = new Authenticator({
+      apiKeys: [entry({ config: 'claude-fallback' }), { key: 'sk-no-config-1', user: { user_id: 'u2' } }],
+    });
+    expect(await auth.authenticate(['x-api-key', 'sk-12345678'])).toStrictEqual({
+      method: 'api_key',
+      subject: 'key:0',
+      claims: { user_id: 'u1', sub: 'u1' },
+      apiKeyConfig: 'claude-fallback',
+    });
+    const without = await auth.authenticate(['x-api-key', 'sk-no-config-1']);
+    expect(Object.keys(without)).toEqual(['method', 'subject', 'claims']);
+    for (const config of ['', 5, null, {}])
+      expect(problem([entry({ config })])).toBe(
+        'auth.apiKeys[0].config must be the slug of a named config, such as "claude-fallback".',
+      );
+  });
+
   it('refuses an unknown key with a challenge', async () => {
     const auth = new Authenticator({ apiKeys: [entry()] });
     expect(await failure(auth.authenticate(['x-api-key', 'sk-87654321']))).toMatchObject({
