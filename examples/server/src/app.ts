@@ -61,6 +61,7 @@ import { ApiKeyUse } from './catalog/api-key-use';
 import { consoleOidcFingerprint, consoleOidcSignIn } from './oauth/console-oidc';
 import { budgetAudit, limitMetrics, limitStatus } from './limits/limit-admin';
 import { buildLimitsView, limitStep } from './limits/limit-step';
+import { apiKeyConfigSlug, namedConfig } from './catalog/named-configs';
 import { buildCatalogView, type CatalogView } from './catalog/catalog-view';
 import type { GatewayCatalog } from './catalog/open-catalog';
 import { providerModelList } from './catalog/record-checks';
@@ -465,6 +466,8 @@ export function createGateway(options: GatewayOptions): Gateway {
     cacheStore,
     ...(enforcing ? { authorize: access.model } : {}),
     admit: (req, res, call) => requestState(req).limits?.admitModelCall(req, res, call),
+    // Named configs (CONTRACT section 17): `x-gateway-config: <slug>`, or the API key's config.
+    configs: { resolve: (slug) => namedConfig(view, slug), defaultSlug: apiKeyConfigSlug },
   });
   const bedrock = sigv4Proxy({
     resolveIntegration: (slug) => view.awsIntegrations.get(slug),

@@ -9,6 +9,7 @@ import {
   type ModelProviderConfig,
 } from '@gw/model-router';
 import type { CatalogView } from './catalog-view';
+import { routingConfigRefusal } from './routing-config-check';
 
 /** What the gateway can serve, for the checks of {@link catalogRecordChecks}. */
 export interface RecordCheckOptions {
@@ -45,6 +46,10 @@ export function catalogRecordChecks(options: RecordCheckOptions): CatalogStoreHo
         } catch (error) {
           refusal = (error as Error).message;
         }
+      }
+      if (kind === 'configs') {
+        const routing = routingConfigRefusal(data.config);
+        if (routing !== undefined) throw new InvalidRecordError(`config: ${routing}`, 'config');
       }
       if (refusal !== undefined) throw new InvalidRecordError(refusal, paramOf(refusal));
     },

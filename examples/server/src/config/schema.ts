@@ -1,4 +1,5 @@
 import { recordSchemas } from '@gw/catalog';
+import { routingConfigRefusal } from '../catalog/routing-config-check';
 import { z } from 'zod';
 
 const { httpUrl, anthropicProvider, mcpServer, prompt, policy, limit, namedConfig, slug } = recordSchemas;
@@ -127,6 +128,11 @@ export const gatewayConfigSchema = z
     unique(config.policies ?? [], (p) => p.slug, 'policy slug', ctx, 'policies');
     unique(config.limits ?? [], (l) => l.slug, 'limit slug', ctx, 'limits');
     unique(config.configs ?? [], (c) => c.slug, 'config slug', ctx, 'configs');
+    // Each named config is read as x-gateway-config would be: a request never finds one it cannot use.
+    (config.configs ?? []).forEach((entry, index) => {
+      const refusal = routingConfigRefusal(entry.config);
+      if (refusal !== undefined) ctx.addIssue({ code: 'custom', path: ['configs', index, 'config'], message: refusal });
+    });
     // A key of the file names a config of the file: one of the database could be deleted under it.
     const configSlugs = new Set((config.configs ?? []).map((c) => c.slug));
     (config.auth?.apiKeys ?? []).forEach((key, index) => {

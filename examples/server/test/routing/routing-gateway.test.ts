@@ -9,26 +9,46 @@ import { freshDataDir, startGateway, writeConfig, type RunningGateway } from '..
 import { startOtlpReceiver, type OtlpReceiver } from '../observability/otel-support';
 import { AWS_CREDENTIALS, mockBedrockRuntime } from '../../../../packages/model-router/test/bedrock-support';
 import { message, mockAnthropic } from '../../../../packages/model-router/test/support';
+import { parseConfig } from '../../src/config/load';
 
 jest.setTimeout(120_000);
 
 const KEY = 'gw-routing-key-0123456789abcdef';
+const DEFAULT_KEY = 'gw-routing-default-0123456789ab';
 const ADMIN_KEY = newAdminKey();
 const BEDROCK_ID = 'us.anthropic.claude-sonnet-4-5-20250929-v1:0';
 
 let primary: Awaited<ReturnType<typeof mockAnthropic>>;
+let backup: Awaited<ReturnType<typeof mockAnthropic>>;
 let bedrock: Awaited<ReturnType<typeof mockBedrockRuntime>>;
 let receiver: OtlpReceiver;
 let gateway: RunningGateway;
 let admin: ReturnType<typeof adminClient>;
 
 beforeAll(async () => {
-  [primary, bedrock, receiver] = await Promise.all([mockAnthropic(), mockBedrockRuntime(), startOtlpReceiver()]);
+  [primary, backup, bedrock, receiver] = await Promise.all([
+    mockAnthropic(),
+    mockAnthropic(),
+    mockBedrockRuntime(),
+    startOtlpReceiver(),
+  ]);
   gateway = await startGateway({
     GATEWAY_CONFIG: writeConfig({
-      auth: { apiKeys: [{ key: KEY, user: { user_id: 'u-route' } }] },
+      auth: {
+        apiKeys: [
+          { key: KEY, user: { user_id: 'u-route' } },
+          { key: DEFAULT_KEY, user: { user_id: 'u-default' }, config: 'file-fallback' },
+        ],
+      },
+      configs: [
+        {
+          slug: 'file-fallback',
+          config: { strategy: { mode: 'fallback' }, targets: [{ provider: '@primary' }, { provider: '@backup' }] },
+        },
+      ],
       providers: [
         { slug: 'primary', provider: 'anthropic', apiKey: 'sk-ant-routing-secret-01', baseUrl: primary.url },
+        { slug: 'backup', provider: 'anthropic', apiKey: 'sk-ant-routing-secret-02', baseUrl: backup.url },
         { slug: 'aws', provider: 'bedrock', ...AWS_CREDENTIALS, region: 'us-east-1', allowedHosts: [bedrock.url] },
       ],
       limits: [
@@ -46,7 +66,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await gateway?.stop();
-  await Promise.all([primary?.close(), bedrock?.close(), receiver?.close()]);
+  await Promise.all([primary?.close(), backup?.close(), bedrock?.close(), receiver?.close()]);
 });
 
 const FALLBACK = JSON.stringify({
@@ -100,5 +120,59 @@ describe('an Anthropic → Bedrock fallback in the gateway', () => {
       ['primary', '529'],
       ['aws', undefined],
     ]);
+  });
+});
+
+describe('named configs in the gateway', () => {
+  const overloaded = { status: 529, json: { type: 'error', error: { type: 'overloaded_error', message: 'busy' } } };
+  const chat = (key: string, headers: Record<string, string> = {}) =>
+    fetch(`${gateway.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers },
+      body: JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] }),
+    });
+
+  it('serves a config made through the admin API by its slug, and refuses one no request could use', async () => {
+    const refused = await admin('POST', '/configs', {
+      slug: 'broken',
+      config: { strategy: { mode: 'fallback' }, targets: [{ provider: '@primary', weight: -1 }] },
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toMatchObject({ code: 'invalid_request', param: 'config' });
+    expect(refused.body.error.message).toMatch(/targets\[0\]: weight/);
+    const made = await admin('POST', '/configs', {
+      slug: 'admin-fallback',
+      name: 'Primary, then the backup',
+      config: { strategy: { mode: 'fallback' }, targets: [{ provider: '@primary' }, { provider: '@backup' }] },
+    });
+    expect(made.status).toBe(201);
+    primary.reply(overloaded);
+    backup.reply({ json: message([{ type: 'text', text: 'named by the header' }]) });
+    await within(5_000, async () => (await chat(KEY, { 'x-gateway-config': 'admin-fallback' })).status === 200);
+    expect(backup.last().json.model).toBe('claude-sonnet-4-5');
+  });
+
+  it('uses an API key’s config when its request sends none', async () => {
+    primary.reply(overloaded);
+    backup.reply({ json: message([{ type: 'text', text: 'the key’s default' }]) });
+    const response = await chat(DEFAULT_KEY);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('x-gateway-provider-used')).toBe('backup');
+    expect(
+      ((await response.json()) as { choices: { message: { content: string } }[] }).choices[0]?.message.content,
+    ).toBe('the key’s default');
+    // The key of no config names no target: its request without a provider is refused as before.
+    expect((await chat(KEY)).status).toBe(400);
+  });
+});
+
+describe('named configs in the config file', () => {
+  it('refuses at start-up a config no request could use, saying where', () => {
+    expect(() =>
+      parseConfig(
+        { configs: [{ slug: 'bad', config: { strategy: { mode: 'conditional' }, targets: [{ provider: '@a' }] } }] },
+        {},
+      ),
+    ).toThrow(/configs\[0\]\.config: strategy\.mode "conditional" is not served/);
   });
 });
