@@ -14,3 +14,8 @@ export { mapUpstreamError } from './proxy/upstream-errors';
 export { forwardedFor } from './proxy/forwarded-for';
 export { hasDotSegment, upstreamQuery } from './proxy/request-path';
 export { endToEndResponseHeaders } from './proxy/response-headers';
+export * from './virtual/config';
+export * from './virtual/errors';
+export * from './virtual/names';
+export * from './virtual/fan-out';
+export * from './virtual/virtual-members';
