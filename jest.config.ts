@@ -27,6 +27,7 @@ const packageDirs = [
   'packages/access',
   'packages/jwks',
   'packages/identity-forwarding',
+  'packages/mcp-gateway',
   'packages/sigv4-proxy',
   'packages/model-router',
   'packages/catalog',
@@ -55,11 +56,29 @@ function flatConfig(names: readonly string[]): Config {
       '^.+\\.[cm]?[tj]s$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.jest.json', diagnostics: false }],
     },
     roots: dirs.map((dir) => `<rootDir>/${dir}`),
+    ...(dirs.some((dir) => sourceMapped.has(dir)) ? { moduleNameMapper: identityAndMcpSources('<rootDir>') } : {}),
     testMatch: dirs.map((dir) => `<rootDir>/${dir}/test/**/*.test.ts`),
   };
 }
 
-const projects = packageDirs.map((dir) => ({ ...shared, displayName: dir.split('/').pop(), rootDir: dir }));
+/**
+ * `@gw/identity-forwarding` and `@gw/mcp-gateway` test each other's sources: the identity tests
+ * forward through the proxy, and the proxy builds on `@gw/identity-forwarding/identity`. Both
+ * names map to the sources, so a test loads one copy of each (one `IdentityForwardingError` class
+ * for `instanceof`), not a source copy beside a built one. Other packages use what is published.
+ */
+const identityAndMcpSources = (root: string): Record<string, string> => ({
+  '^@gw/identity-forwarding/identity$': `${root}/packages/identity-forwarding/src/index.ts`,
+  '^@gw/mcp-gateway$': `${root}/packages/mcp-gateway/src/index.ts`,
+});
+const sourceMapped = new Set(['packages/identity-forwarding', 'packages/mcp-gateway']);
+
+const projects = packageDirs.map((dir) => ({
+  ...shared,
+  displayName: dir.split('/').pop(),
+  rootDir: dir,
+  ...(sourceMapped.has(dir) ? { moduleNameMapper: identityAndMcpSources('<rootDir>/../..') } : {}),
+}));
 
 const config: Config = flat
   ? flatConfig(flat)

@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
  */
 
 /** The packages whose unit tests run; they cover every mutated file. */
-const packages = ['jwks', 'identity-forwarding', 'sigv4-proxy', 'model-router'];
+const packages = ['jwks', 'identity-forwarding', 'mcp-gateway', 'sigv4-proxy', 'model-router'];
 
 // jest.config.ts turns these into one flat project (see there). Inherited by the test runners.
 process.env.GW_JEST_FLAT ??= packages.join(',');
@@ -33,10 +33,10 @@ const config = {
     'packages/identity-forwarding/src/core/forwarder.ts',
     'packages/identity-forwarding/src/core/authenticator.ts',
     'packages/identity-forwarding/src/core/token-cache.ts',
-    'packages/identity-forwarding/src/core/tool-gate.ts',
-    'packages/identity-forwarding/src/core/tool-scan.ts',
-    'packages/identity-forwarding/src/core/sse-tool-filter.ts',
-    'packages/identity-forwarding/src/core/json-lines-tool-filter.ts',
+    'packages/mcp-gateway/src/gate/tool-gate.ts',
+    'packages/mcp-gateway/src/gate/tool-scan.ts',
+    'packages/mcp-gateway/src/gate/sse-tool-filter.ts',
+    'packages/mcp-gateway/src/gate/json-lines-tool-filter.ts',
     'packages/identity-forwarding/src/express/origin-guard.ts',
     'packages/sigv4-proxy/src/core/signer.ts',
     'packages/sigv4-proxy/src/core/custom-host.ts',

@@ -34,7 +34,7 @@ const { ModuleMocker } = jestRequire('jest-mock');
 const ts = require('typescript');
 
 /** The packages whose `test/unit` folders are run. */
-const PACKAGES = ['jwks', 'identity-forwarding', 'sigv4-proxy', 'model-router'];
+const PACKAGES = ['jwks', 'identity-forwarding', 'mcp-gateway', 'sigv4-proxy', 'model-router'];
 const TEST_TIMEOUT_MS = 5_000;
 
 let tsHookInstalled = false;

@@ -11,14 +11,13 @@ import {
 } from '@gw/jwks';
 import {
   Authenticator,
-  identityForwarding,
   mcpOriginGuard,
   mcpResourceMetadataUrl,
   protectedResourceMetadata,
   type AccessTokenVerifier,
   type GatewayIdentity,
-  type IdentityForwardingMiddleware,
 } from '@gw/identity-forwarding';
+import { identityForwarding, type IdentityForwardingMiddleware } from '@gw/mcp-gateway';
 import {
   AdminAccess,
   CatalogError,

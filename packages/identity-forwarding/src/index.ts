@@ -1,6 +1,9 @@
 /**
- * @gw/identity-forwarding: who is calling, and forwarding their identity to MCP servers
- * (`claims_header`, `bearer` or a signed `jwt_header`), with the MCP proxy.
+ * @gw/identity-forwarding: who is calling (`authenticate`, the authenticator, API keys and
+ * identity-provider tokens), and how their identity is forwarded to MCP servers (`claims_header`,
+ * `bearer` or a signed `jwt_header`; the header policy; the token cache), with the MCP endpoint's
+ * protected-resource metadata and origin guard. Published as `@gw/identity-forwarding/identity`;
+ * the package's main entry adds the deprecated re-exports of `@gw/mcp-gateway` (see `compat/`).
  */
 export * from './core/errors';
 export * from './core/identity';
@@ -10,21 +13,7 @@ export * from './core/forwarding-config';
 export * from './core/header-policy';
 export * from './core/token-cache';
 export * from './core/forwarder';
-export * from './core/tool-gate';
-export * from './core/sse-tool-filter';
-export * from './core/json-lines-tool-filter';
-export * from './core/upstream-credentials';
 export { authenticate, type AuthenticateOptions, type AuthenticateMiddleware } from './express/authenticate';
-export {
-  identityForwarding,
-  mapUpstreamError,
-  forwardedFor,
-  hasDotSegment,
-  upstreamQuery,
-  endToEndResponseHeaders,
-  type IdentityForwardingOptions,
-  type IdentityForwardingMiddleware,
-} from './express/mcp-proxy';
 export {
   protectedResourceMetadata,
   mcpResourceMetadataUrl,

@@ -1,6 +1,6 @@
 import { request, type IncomingMessage } from 'node:http';
 import { alice, identityProvider, listen, recordingUpstream, setup } from './support';
-import { identityForwarding } from '../src';
+import { identityForwarding } from '@gw/mcp-gateway';
 
 let upstream: Awaited<ReturnType<typeof recordingUpstream>>;
 let idp: Awaited<ReturnType<typeof identityProvider>>;

@@ -1,6 +1,7 @@
 import { request } from 'node:http';
 import express, { type ErrorRequestHandler } from 'express';
-import { authenticate, identityForwarding, mcpOriginGuard, type McpOriginGuardOptions } from '../src';
+import { identityForwarding } from '@gw/mcp-gateway';
+import { authenticate, mcpOriginGuard, type McpOriginGuardOptions } from '../src';
 import { alice, listen, recordingUpstream, type Listening } from './support';
 
 let upstream: Awaited<ReturnType<typeof recordingUpstream>>;

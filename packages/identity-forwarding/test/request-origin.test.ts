@@ -1,4 +1,5 @@
-import { Authenticator, identityForwarding } from '../src';
+import { identityForwarding } from '@gw/mcp-gateway';
+import { Authenticator } from '../src';
 
 // What a host hands the package is checked or escaped: the metadata URL of a 401 challenge is a
 // quoted-string whatever the host's function returns, and trusted proxies must be IP addresses.

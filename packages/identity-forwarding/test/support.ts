@@ -6,12 +6,11 @@ import * as jose from 'jose';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { SigningKey, buildJwks, createIdentityTokenSigner, jwksHandler, parsePublicKeyBundle } from '@gw/jwks';
+import { identityForwarding, type IdentityForwardingOptions } from '@gw/mcp-gateway';
 import {
   authenticate,
-  identityForwarding,
   mcpResourceMetadataUrl,
   type ApiKeyEntry,
-  type IdentityForwardingOptions,
   type JwtValidationOptions,
   type McpServerConfig,
 } from '../src';

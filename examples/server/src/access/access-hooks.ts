@@ -9,7 +9,8 @@ import {
   type McpServerRule,
 } from '@gw/access';
 import type { AccessQuestion, ToolPins } from '@gw/catalog';
-import type { GatewayIdentity, McpAccess, McpToolVerdict } from '@gw/identity-forwarding';
+import type { GatewayIdentity } from '@gw/identity-forwarding';
+import type { McpAccess, McpToolVerdict } from '@gw/mcp-gateway';
 import type { CatalogView } from '../catalog/catalog-view';
 
 /** The subject of the console's own test key, which every access rule lets through. */

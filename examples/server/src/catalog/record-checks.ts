@@ -1,6 +1,7 @@
 import { InvalidRecordError, type AdminModel, type CatalogStoreHooks, type RecordKind } from '@gw/catalog';
 import type { IdentityTokenSigner } from '@gw/jwks';
-import { identityForwarding, type McpServerConfig } from '@gw/identity-forwarding';
+import type { McpServerConfig } from '@gw/identity-forwarding';
+import { identityForwarding } from '@gw/mcp-gateway';
 import {
   KNOWN_ANTHROPIC_MODELS,
   KNOWN_BEDROCK_ANTHROPIC_MODELS,

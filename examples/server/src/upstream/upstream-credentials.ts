@@ -3,11 +3,12 @@
  * `upstream_auth`, the header each call carries — the caller's own OAuth token at the server
  * (`oauth`), a token the identity provider minted for the server (`token_exchange`), or shared
  * service headers (`static`) — and the JSON-RPC errors that say what to do when there is none.
- * The proxy (`@gw/identity-forwarding`) asks it on every call; a token held in memory is answered
+ * The proxy (`@gw/mcp-gateway`) asks it on every call; a token held in memory is answered
  * at once.
  */
 import { randomBytes } from 'node:crypto';
-import type { GatewayIdentity, UpstreamCredential, UpstreamCredentialSource } from '@gw/identity-forwarding';
+import type { GatewayIdentity } from '@gw/identity-forwarding';
+import type { UpstreamCredential, UpstreamCredentialSource } from '@gw/mcp-gateway';
 import type { UpstreamAuthConfig } from '@gw/upstream-auth';
 import { callerUserId } from '../access/access-hooks';
 

@@ -4,7 +4,7 @@
  * connections pages, and their audit entries and metrics.
  */
 import type { Logger } from 'pino';
-import type { UpstreamCredentialSource } from '@gw/identity-forwarding';
+import type { UpstreamCredentialSource } from '@gw/mcp-gateway';
 import type { AuthorizationServer } from '@gw/oauth';
 import {
   AuthorizationServerDiscovery,

@@ -1,11 +1,5 @@
-import {
-  InvalidMcpMessageError,
-  MAX_BATCH_MESSAGES,
-  countToolCalls,
-  inspectRequest,
-  readMcpRequest,
-  type McpToolGate,
-} from '../../src';
+import { InvalidMcpMessageError } from '@gw/identity-forwarding/identity';
+import { MAX_BATCH_MESSAGES, countToolCalls, inspectRequest, readMcpRequest, type McpToolGate } from '../../src';
 
 const call = (id: number, name = 'ok') => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name } });
 const bytes = (value: unknown) => Buffer.from(JSON.stringify(value));

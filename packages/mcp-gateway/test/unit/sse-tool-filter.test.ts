@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
-import { MAX_INSPECTED_EVENT_CHARS, SseToolFilter } from '../../src/core/sse-tool-filter';
-import type { McpToolGate } from '../../src/core/tool-gate';
+import { MAX_INSPECTED_EVENT_CHARS, SseToolFilter } from '../../src/gate/sse-tool-filter';
+import type { McpToolGate } from '../../src/gate/tool-gate';
 
 /** Allows the tools whose name starts with `ok`. */
 const gate: McpToolGate = {

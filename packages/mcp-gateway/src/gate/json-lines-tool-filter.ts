@@ -1,4 +1,4 @@
-import { UpstreamInvalidResponseError } from './errors';
+import { UpstreamInvalidResponseError } from '@gw/identity-forwarding/identity';
 import { filterJsonBytes, type McpToolGate } from './tool-gate';
 
 function unreadable(reason: string): UpstreamInvalidResponseError {

@@ -1,5 +1,6 @@
 import express from 'express';
-import { authenticate, identityForwarding, identityForwardingErrorHandler } from '../src';
+import { authenticate, identityForwardingErrorHandler } from '@gw/identity-forwarding/identity';
+import { identityForwarding } from '../src';
 import { alice, listen, mcpUpstream } from './support';
 
 describe('identityForwarding mounted after a body parser', () => {

@@ -1,5 +1,5 @@
-import { filterJsonAnswer, type McpToolGate } from '../../src/core/tool-gate';
-import { JsonScanner, MAX_SCAN_DEPTH, MEMO_ARRAYS, MEMO_MAX_BYTES, MEMO_MIN_BYTES } from '../../src/core/tool-scan';
+import { filterJsonAnswer, type McpToolGate } from '../../src/gate/tool-gate';
+import { JsonScanner, MAX_SCAN_DEPTH, MEMO_ARRAYS, MEMO_MAX_BYTES, MEMO_MIN_BYTES } from '../../src/gate/tool-scan';
 
 const scanner = (text: string | Buffer) => new JsonScanner(typeof text === 'string' ? Buffer.from(text) : text);
 const requests = (text: string) => scanner(text).requests();

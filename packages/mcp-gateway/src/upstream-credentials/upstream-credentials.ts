@@ -6,8 +6,8 @@
  * user must make, an exchange the identity provider refused) is answered to each JSON-RPC request
  * of the body, never forwarded.
  */
-import type { GatewayIdentity } from './identity';
-import type { JsonRpcMessage, McpRequestMessages } from './tool-gate';
+import type { GatewayIdentity } from '@gw/identity-forwarding/identity';
+import type { JsonRpcMessage, McpRequestMessages } from '../gate/tool-gate';
 
 /** The `code` of a credential failure that asks the user to connect the server (`-32042`). */
 export const CONNECTION_REQUIRED_CODE = 'connection_required';

@@ -10,7 +10,7 @@ import {
   type McpListedTool,
   type McpToolGate,
   type McpToolVerdict,
-} from '../../src/core/tool-gate';
+} from '../../src/gate/tool-gate';
 
 /** Allows the tools whose name starts with `ok`; records what it was asked. */
 function recordingGate(namesOnly: boolean): McpToolGate & { listedTools: McpListedTool[]; calledNames: string[] } {

@@ -1,5 +1,5 @@
 import { isUtf8 } from 'node:buffer';
-import { InvalidMcpMessageError, UpstreamInvalidResponseError } from './errors';
+import { InvalidMcpMessageError, UpstreamInvalidResponseError } from '@gw/identity-forwarding/identity';
 import { JsonScanner, type ScannedTool } from './tool-scan';
 
 /** What the host decides about one tool of an MCP server for one caller. */

@@ -1,4 +1,4 @@
-import { UpstreamInvalidResponseError } from './errors';
+import { UpstreamInvalidResponseError } from '@gw/identity-forwarding/identity';
 import { filterJsonAnswer, type McpToolGate } from './tool-gate';
 
 /** Largest event of an inspected event stream, in characters. */

@@ -1,5 +1,5 @@
-import { JsonLinesToolFilter } from '../../src/core/json-lines-tool-filter';
-import type { McpToolGate } from '../../src/core/tool-gate';
+import { JsonLinesToolFilter } from '../../src/gate/json-lines-tool-filter';
+import type { McpToolGate } from '../../src/gate/tool-gate';
 
 const gate: McpToolGate = {
   namesOnly: true,
