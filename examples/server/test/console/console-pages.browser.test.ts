@@ -10,7 +10,7 @@ import {
   within,
   type AnthropicDouble,
 } from '../catalog/catalog-support';
-import { goTo, launchConsoleBrowser, shot, signIn } from './browser-support';
+import { axeViolations, goTo, launchConsoleBrowser, shot, signIn } from './browser-support';
 
 jest.setTimeout(180_000);
 
@@ -343,6 +343,7 @@ describe('the console pages', () => {
       version: 2,
       config: { targets: [{ provider: '@chosen' }] },
     });
+    expect(await axeViolations(context, page)).toEqual([]);
     await shot(page, 'pages-configs');
 
     await goTo(page, 'API keys');
