@@ -9,6 +9,7 @@ import { startRouter, type Page } from './lib/router.js';
 import { accessPage } from './pages/access.js';
 import { connectedAppsPage } from './pages/apps.js';
 import { auditPage } from './pages/audit.js';
+import { configsPage } from './pages/configs.js';
 import { integrationsPage } from './pages/integrations.js';
 import { keysPage } from './pages/keys.js';
 import { limitsPage } from './pages/limits.js';
@@ -24,6 +25,7 @@ startRouter(
     ['integrations', integrationsPage],
     ['mcp', mcpPage],
     ['prompts', promptsPage],
+    ['configs', configsPage],
     ['keys', keysPage],
     ['access', accessPage],
     ['limits', limitsPage],

@@ -66,6 +66,21 @@ function fields(record: OpenedRecord): Record<string, unknown> {
   return merged;
 }
 
+/**
+ * `value` frozen through and through (every object and array in it), without recursion: a named
+ * config is shared by every request of the snapshot, so none can change it for the others.
+ */
+function frozenJson<T extends object>(value: T): Readonly<T> {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const item = stack.pop();
+    if (typeof item !== 'object' || item === null || Object.isFrozen(item)) continue;
+    Object.freeze(item);
+    for (const child of Object.values(item)) stack.push(child);
+  }
+  return value;
+}
+
 /** A bedrock record's knowledge-base integration: its fields less the model catalog's `knownModels`. */
 function awsIntegrationOf(data: Record<string, unknown>): AwsIntegration {
   const { knownModels: _known, ...integration } = data;
@@ -235,7 +250,7 @@ export function buildCatalogView(
   const access = compileAccess({ mode: accessMode, policies });
 
   const namedConfigs = new Map<string, Readonly<Record<string, unknown>>>();
-  for (const entry of config.configs ?? []) namedConfigs.set(entry.slug, Object.freeze(entry.config));
+  for (const entry of config.configs ?? []) namedConfigs.set(entry.slug, frozenJson(entry.config));
   for (const record of records('configs')) {
     if (namedConfigs.has(record.slug)) {
       skip('configs', record.slug, 'the config file defines the same slug');
@@ -246,7 +261,7 @@ export function buildCatalogView(
       skip('configs', record.slug, 'its config is not a JSON object');
       continue;
     }
-    namedConfigs.set(record.slug, Object.freeze(body as Record<string, unknown>));
+    namedConfigs.set(record.slug, frozenJson(body as Record<string, unknown>));
   }
 
   const counts = new Map([

@@ -5,8 +5,8 @@ import type { CatalogView } from './catalog-view';
 /**
  * The named config of `slug` in the current snapshot (CONTRACT section 17): the `config` object of
  * the config file's `configs` entry or of the catalog's `configs/<slug>` record, or undefined when
- * neither defines `slug`. The object is the snapshot's own, frozen: read it, never change it.
- * Never waits.
+ * neither defines `slug`. The object is the snapshot's own, frozen through and through: copy what
+ * a request changes. Never waits.
  */
 export function namedConfig(view: CatalogView, slug: string): Record<string, unknown> | undefined {
   return view.namedConfigs.get(slug);

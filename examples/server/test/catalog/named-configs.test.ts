@@ -219,7 +219,10 @@ describe('namedConfig and apiKeyConfigSlug (what the model router reads)', () =>
     expect(namedConfig(view, 'file-cfg')).toEqual(FALLBACK);
     expect(namedConfig(view, 'db-cfg')).toEqual({ retry: { attempts: 3 } });
     expect(namedConfig(view, 'nope')).toBeUndefined();
+    // Shared by every request of the snapshot: frozen through and through.
     expect(Object.isFrozen(namedConfig(view, 'db-cfg'))).toBe(true);
+    expect(Object.isFrozen(namedConfig(view, 'db-cfg')?.retry)).toBe(true);
+    expect(Object.isFrozen((namedConfig(view, 'file-cfg')?.targets as object[])[1])).toBe(true);
     expect(view.counts.get('configs')).toBe(2);
   });
 

@@ -1,6 +1,6 @@
 /**
- * The "API keys" page: each key's id (to paste into a policy), name, user id, groups, expiry and
- * last use; create a key with a name and an expiry (shown once); revoke.
+ * The "API keys" page: each key's id (to paste into a policy), name, user id, groups, named config,
+ * expiry and last use; create a key with a name, a named config and an expiry (shown once); revoke.
  */
 import { api, dataOf } from '../lib/api.js';
 import { button, copyable, el, heading, main, say, table, when, type Json } from '../lib/dom.js';
@@ -16,7 +16,10 @@ function expiry(k: Json): string {
 }
 
 export async function keysPage(): Promise<HTMLElement[]> {
-  const keys = dataOf(await api('GET', '/api-keys'));
+  const [keys, configs] = await Promise.all([
+    api('GET', '/api-keys').then(dataOf),
+    api('GET', '/configs').then(dataOf),
+  ]);
   const rows = keys.map((k) => {
     const user = (k.user ?? {}) as Json;
     const userId = String(user.user_id ?? user.sub ?? '—');
@@ -30,6 +33,7 @@ export async function keysPage(): Promise<HTMLElement[]> {
       el('td', { text: String(k.name ?? '') }),
       el('td', { text: userId }),
       el('td', { text: groups || '—' }),
+      el('td', { text: typeof k.config === 'string' ? k.config : '—' }),
       el('td', { class: 'code', text: String(k.keyHint ?? '(given as a digest)') }),
       el('td', { text: expiry(k) }),
       el('td', { text: when(k.lastUsedAt) }),
@@ -57,13 +61,25 @@ export async function keysPage(): Promise<HTMLElement[]> {
         )
       : el('p', { text: 'No API keys yet.' }),
   ];
-  if (canWrite()) content.push(createForm());
+  if (canWrite()) content.push(createForm(configs.map((c) => String(c.slug))));
   return content;
 }
 
-const KEY_HEADINGS = ['Key id', 'Name', 'User id', 'Groups', 'Key', 'Expires', 'Last used', 'Created', 'Actions'];
+const KEY_HEADINGS = [
+  'Key id',
+  'Name',
+  'User id',
+  'Groups',
+  'Config',
+  'Key',
+  'Expires',
+  'Last used',
+  'Created',
+  'Actions',
+];
 
-function createForm(): HTMLFormElement {
+/** The create form; `configSlugs` are the named configs a key may carry. */
+function createForm(configSlugs: string[]): HTMLFormElement {
   return formOf(
     'Create an API key',
     [
@@ -78,6 +94,13 @@ function createForm(): HTMLFormElement {
       { name: 'groups', label: 'Groups', param: 'user.groups', hint: 'Comma-separated, such as support, eu.' },
       { name: 'email', label: 'Email', param: 'user.email' },
       { name: 'username', label: 'Username', param: 'user.username' },
+      {
+        name: 'config',
+        label: 'Config',
+        type: 'select',
+        options: [['', 'None'], ...configSlugs.map((slug): [string, string] => [slug, slug])],
+        hint: "A named config (Configs page) the key's calls use unless they send x-gateway-config.",
+      },
       {
         name: 'expiresAt',
         label: 'Expires',
@@ -103,6 +126,7 @@ function createForm(): HTMLFormElement {
       const created = await write(form, 'POST', '/api-keys', {
         user,
         ...(value(form, 'name') ? { name: value(form, 'name') } : {}),
+        ...(value(form, 'config') ? { config: value(form, 'config') } : {}),
         ...(expiresAt ? { expiresAt } : {}),
       });
       if (!created) return;
