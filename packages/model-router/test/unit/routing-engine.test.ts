@@ -15,7 +15,6 @@ import {
   type GatewayLocals,
   type RoutingGroup,
 } from '../../src';
-import { MODEL_PROVIDERS } from '../../src/providers';
 
 const catalog = createInMemoryCatalog(
   ['a', 'b', 'c', 'd'].map((slug) => ({ slug, provider: 'anthropic' as const, apiKey: `sk-ant-${slug}` })),
