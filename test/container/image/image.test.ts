@@ -89,22 +89,26 @@ beforeAll(async () => {
 
 describe('the image', () => {
   it('runs as user 1000 with a health check, OCI labels, /data as a volume and nothing of the build inside', async () => {
-    const config = JSON.parse(await podman(['image', 'inspect', '--format', '{{json .Config}}', IMAGE])) as {
-      User: string;
-      Env: string[];
-      ExposedPorts: Record<string, unknown>;
-      Volumes: Record<string, unknown>;
-      Labels: Record<string, string>;
-      StopSignal: string;
+    // podman's inspection: the image's config, and the health check (a Docker-format field) beside it.
+    const image = JSON.parse(await podman(['image', 'inspect', '--format', 'json', IMAGE]))[0] as {
+      Config: {
+        User: string;
+        Env: string[];
+        ExposedPorts: Record<string, unknown>;
+        Volumes: Record<string, unknown>;
+        Labels: Record<string, string>;
+        StopSignal: string;
+      };
       Healthcheck?: { Test: string[] };
     };
+    const config = image.Config;
+    expect(image.Healthcheck?.Test.join(' ')).toContain('/healthz');
     expect(config.User).toBe('1000:1000');
     expect(Object.keys(config.ExposedPorts)).toEqual(['8787/tcp']);
     expect(Object.keys(config.Volumes)).toEqual(['/data']);
     expect(config.Env).toEqual(expect.arrayContaining(['HOST=0.0.0.0', 'PORT=8787', 'GATEWAY_DATA_DIR=/data']));
     expect(config.Env.join('\n')).not.toMatch(/NPM_CONFIG|npm_config|NODE_EXTRA_CA_CERTS|NODE_ENV/);
     expect(config.StopSignal).toBe('SIGTERM');
-    expect(config.Healthcheck?.Test.join(' ')).toContain('/healthz');
     for (const label of ['title', 'description', 'licenses', 'version', 'revision', 'created']) {
       expect(config.Labels[`org.opencontainers.image.${label}`]).toEqual(expect.any(String));
     }
