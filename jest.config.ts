@@ -107,6 +107,8 @@ const config: Config = flat
             '^.+\\.[cm]?[tj]s$': ['ts-jest', { tsconfig: '<rootDir>/../../tsconfig.jest.json', diagnostics: false }],
           },
         },
+        // The Kubernetes manifests (deploy/); the image itself is `pnpm run test:container`.
+        { ...shared, displayName: 'container', rootDir: 'test/container', testMatch: ['<rootDir>/*.test.ts'] },
         {
           ...shared,
           displayName: 'bench',
