@@ -31,8 +31,6 @@ const require = createRequire(import.meta.url);
 const jestRequire = createRequire(require.resolve('jest-circus', { paths: [require.resolve('jest')] }));
 const { expect } = jestRequire('expect');
 const { ModuleMocker } = jestRequire('jest-mock');
-// jest's own modern fake timers (@sinonjs/fake-timers), for the unit tests that use them.
-const { ModernFakeTimers } = createRequire(jestRequire.resolve('jest-environment-node'))('@jest/fake-timers');
 const ts = require('typescript');
 
 /** The packages whose `test/unit` folders are run. */
@@ -198,7 +196,6 @@ function unitRunnerFactory(log) {
     installTypeScriptHook();
     collector = new Collector();
     const mocker = new ModuleMocker(globalThis);
-    const timers = new ModernFakeTimers({ global: globalThis, config: { fakeTimers: {} } });
     const globals = {
       ...collector.globals(),
       expect,
@@ -208,10 +205,6 @@ function unitRunnerFactory(log) {
         restoreAllMocks: mocker.restoreAllMocks.bind(mocker),
         clearAllMocks: mocker.clearAllMocks.bind(mocker),
         resetAllMocks: mocker.resetAllMocks.bind(mocker),
-        useFakeTimers: () => timers.useFakeTimers(),
-        useRealTimers: () => timers.useRealTimers(),
-        advanceTimersByTimeAsync: (ms) => timers.advanceTimersByTimeAsync(ms),
-        getTimerCount: () => timers.getTimerCount(),
       },
     };
     Object.assign(globalThis, globals);
