@@ -1,15 +1,25 @@
-// Runs scripts of the root package.json one after another, as `npm run` does, without starting
+// Runs scripts of the root package.json in the order given, as `npm run` does, without starting
 // npm for each. Under `pnpm run`, pnpm exports its own settings as npm_config_* variables
 // (verify-deps-before-run, npm-globalconfig, _jsr-registry, …) and a nested `npm run` printed an
 // "Unknown env config" warning for each of them, every time. Warnings of the tools themselves
 // (and of an `npm` a script starts on purpose) are untouched.
 //   node scripts/run-scripts.mjs [--silent] build typecheck lint test --ci
 // A word that starts with "-" is an argument of the script before it (`test --ci`); `--silent`
-// first leaves out the "> name" lines. Stops at the first script that fails, with its exit code.
-import { spawnSync } from 'node:child_process';
+// first leaves out the "> name" lines.
+//
+// A step starts when the steps before it are done, except the checks in READ_ONLY_CHECKS: they
+// only read the tree (`tsc --noEmit`, `eslint`, `prettier --check`), so the steps after them start
+// at the same time instead of waiting (in `check`: typecheck, lint and test all start once build
+// is done). Each of them writes its output in one block when it ends. The first script that fails
+// ends the run with its exit code: a read-only check that fails stops the steps still running; a
+// step that fails waits for the read-only checks still running, so that their output is shown too.
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+
+/** Scripts that write nothing the later steps read: the steps after them do not wait for them. */
+const READ_ONLY_CHECKS = new Set(['typecheck', 'lint']);
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const { scripts = {} } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
@@ -31,15 +41,80 @@ for (const word of words) {
 }
 
 const path = [join(root, 'node_modules', '.bin'), process.env.PATH ?? ''].join(delimiter);
-for (const { name, args } of steps) {
+/** @type {Set<import('node:child_process').ChildProcess>} */
+const running = new Set();
+/** Sends `signal` to a script's shell and everything it started (its own process group). */
+function stop(child, signal) {
+  try {
+    process.kill(-(child.pid ?? 0), signal);
+  } catch {
+    // Already gone.
+  }
+}
+for (const signal of ['SIGINT', 'SIGTERM'])
+  process.on(signal, () => {
+    for (const child of running) stop(child, signal);
+    process.exit(signal === 'SIGINT' ? 130 : 143);
+  });
+
+/**
+ * Starts one script in a shell. Its output goes straight through, or, with `collect`, into one
+ * block written when it ends. Resolves with its exit code.
+ * @returns {Promise<number>}
+ */
+function run({ name, args }, collect) {
   const command = [scripts[name], ...args].join(' ');
-  if (!silent) process.stdout.write(`\n> ${name}\n> ${command}\n\n`);
-  const result = spawnSync(command, {
+  const header = silent ? '' : `\n> ${name}\n> ${command}\n\n`;
+  if (!collect) process.stdout.write(header);
+  // A read-only check runs at the lowest priority: it takes only the CPU the steps beside it leave
+  // idle (jest's workers waiting on the servers, browsers and npm they start) rather than taking
+  // it from them, and a core of its own once they are done.
+  const lowPriority = collect && process.platform !== 'win32';
+  const child = spawn(lowPriority ? 'nice' : command, lowPriority ? ['-n', '19', '/bin/sh', '-c', command] : [], {
     cwd: root,
-    shell: true,
-    stdio: 'inherit',
+    shell: !lowPriority,
+    stdio: collect ? ['ignore', 'pipe', 'pipe'] : 'inherit',
+    // A process group of its own, so that a failed check can stop a running step with its children.
+    detached: true,
     env: { ...process.env, PATH: path, npm_lifecycle_event: name, npm_lifecycle_script: scripts[name] },
   });
-  if (result.error) throw result.error;
-  if (result.status !== 0) process.exit(result.status ?? 1);
+  running.add(child);
+  /** @type {Buffer[]} */
+  const output = [];
+  child.stdout?.on('data', (chunk) => output.push(chunk));
+  child.stderr?.on('data', (chunk) => output.push(chunk));
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (code, signal) => {
+      running.delete(child);
+      if (collect) process.stdout.write(header + Buffer.concat(output).toString('utf8'));
+      resolve(code ?? (signal ? 1 : 0));
+    });
+  });
 }
+
+/** Ends the run with `code`, stopping the scripts still running. */
+function fail(code) {
+  for (const child of running) stop(child, 'SIGTERM');
+  process.exit(code);
+}
+
+/** @type {Promise<number>[]} */
+const checks = [];
+for (const step of steps) {
+  if (READ_ONLY_CHECKS.has(step.name)) {
+    checks.push(
+      run(step, true).then((code) => {
+        if (code !== 0) fail(code);
+        return code;
+      }),
+    );
+    continue;
+  }
+  const code = await run(step, false);
+  if (code !== 0) {
+    await Promise.all(checks);
+    process.exit(code);
+  }
+}
+await Promise.all(checks);
