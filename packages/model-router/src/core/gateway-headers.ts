@@ -151,6 +151,8 @@ export function readGatewayConfig(
     }
     return parsed;
   }
+  const known = parsedHeaderConfigs.get(raw);
+  if (known !== undefined) return known;
   let parsed: unknown;
   try {
     parsed = JSON.parse(raw);
@@ -162,8 +164,24 @@ export function readGatewayConfig(
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw new InvalidConfigHeaderError('x-gateway-config must be a JSON object.', { param: 'x-gateway-config' });
   }
-  return readConfigObject(parsed as Record<string, unknown>);
+  const config = readConfigObject(parsed as Record<string, unknown>);
+  // Clients send the same config on every request (an SDK's `config` option): read once.
+  if (raw.length <= MAX_REMEMBERED_CONFIG_LENGTH) {
+    if (parsedHeaderConfigs.size >= MAX_REMEMBERED_CONFIGS) parsedHeaderConfigs.clear();
+    parsedHeaderConfigs.set(raw, Object.freeze(config));
+  }
+  return config;
 }
+
+/** Most `x-gateway-config` values remembered, parsed (past it, they are forgotten together). */
+const MAX_REMEMBERED_CONFIGS = 256;
+/** Longest `x-gateway-config` value remembered: 8 KiB. */
+const MAX_REMEMBERED_CONFIG_LENGTH = 8192;
+/**
+ * `x-gateway-config` values already read, by their exact text. A config is read only, never
+ * changed, by the routes: one object serves every request that sends the same text.
+ */
+const parsedHeaderConfigs = new Map<string, GatewayRequestConfig>();
 
 /**
  * A config object as `x-gateway-config` gives it (or a named config holds it), validated:
