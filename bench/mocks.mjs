@@ -1,6 +1,8 @@
 // Mock upstreams for the benchmark, in their own process so their CPU is not the gateway's:
 // Anthropic (JSON and SSE: see `sendStream` for how a stream leaves), an MCP Streamable HTTP endpoint (JSON-RPC: `tools/list` answers 200
-// tools, `tools/call` a text result, each with the request's id), a Bedrock retrieve endpoint.
+// tools, `tools/call` a text result, each with the request's id), a Bedrock retrieve endpoint, and
+// Bedrock Runtime's `POST /model/<model id>/invoke` (the same message as JSON, as Bedrock answers
+// an Anthropic model's invoke; a request not SigV4-signed for `bedrock` gets Bedrock's 403).
 // `MOCK_DELAY_MS=N` (default 0: at once) answers every request N ms after it arrived (a timer, no
 // CPU spent waiting), as a provider that takes its time.
 import { createServer } from 'node:http';
@@ -107,6 +109,15 @@ function mcpAnswer(body) {
   return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${result}}`;
 }
 
+/**
+ * Bedrock Runtime's answer to `InvokeModel` of an Anthropic model: the Messages answer as JSON
+ * (Bedrock names the model without its `us.anthropic.` profile prefix), with a request id.
+ */
+const INVOKE = JSON.stringify({ ...JSON.parse(MESSAGE), model: 'claude-sonnet-4-5-20250929' });
+const INVOKE_HEADERS = { 'content-type': 'application/json', 'x-amzn-requestid': 'bench-invoke' };
+/** Bedrock's answer to a request without a SigV4 signature for `bedrock`. */
+const UNSIGNED = JSON.stringify({ message: 'Missing Authentication Token' });
+
 const RETRIEVE = JSON.stringify({ retrievalResults: [{ content: { text: 'Refunds take five business days.' } }] });
 
 /** Milliseconds the mock waits before answering (`MOCK_DELAY_MS`, a whole number 0 – 60,000; default 0). */
@@ -146,6 +157,14 @@ function answer(req, res, chunks) {
     }
   } else if (url.startsWith('/mcp')) {
     res.writeHead(200, { 'content-type': 'application/json' }).end(mcpAnswer(Buffer.concat(chunks).toString()));
+  } else if (/^\/model\/[^/]+\/invoke$/.test(url)) {
+    if (
+      !/^AWS4-HMAC-SHA256 Credential=[^/]+\/\d{8}\/[^/]+\/bedrock\/aws4_request,/.test(req.headers.authorization ?? '')
+    )
+      res
+        .writeHead(403, { ...INVOKE_HEADERS, 'x-amzn-errortype': 'MissingAuthenticationTokenException:' })
+        .end(UNSIGNED);
+    else res.writeHead(200, INVOKE_HEADERS).end(INVOKE);
   } else if (url.includes('/retrieve')) {
     res.writeHead(200, { 'content-type': 'application/json' }).end(RETRIEVE);
   } else {

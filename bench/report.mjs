@@ -1,6 +1,7 @@
 // Targets and the generated docs/benchmarks.md.
 import { renderShapes } from './shapes.mjs';
 import { renderSaturation } from './saturation.mjs';
+import { routingSection, routingTargets } from './routing.mjs';
 
 const ms = (micros) => (micros === undefined || micros === null ? 'n/a' : `${(micros / 1000).toFixed(3)} ms`);
 const us = (micros) => (micros === undefined || micros === null ? 'n/a' : `${micros.toFixed(1)} µs`);
@@ -182,6 +183,7 @@ export function targets(report) {
       };
     }),
     ...featureTargets(report.features),
+    ...routingTargets(report.routing),
     ...mcpAuthTargets(report.mcpAuth),
   ];
 }
@@ -650,6 +652,7 @@ export function renderMarkdown(report) {
     ...streamSection(report),
     ...catalogSection(report),
     ...featureSection(report),
+    ...routingSection(report),
     ...mcpAuthSection(report),
     ...scalingSection(report),
     ...peersSection(report),

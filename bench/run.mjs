@@ -28,6 +28,7 @@ import { peerBenchmarks } from './peers.mjs';
 import { mcpAuthBenchmarks } from './mcp-auth.mjs';
 import { SHAPES, renderShapes, shapeBenchmarks } from './shapes.mjs';
 import { renderSaturation, saturationBenchmarks } from './saturation.mjs';
+import { routingBenchmarks } from './routing.mjs';
 
 // Every temporary folder of this run (databases, configs, keys) in one, removed at exit.
 benchScratch('gateway-bench-run-');
@@ -41,9 +42,10 @@ const outIndex = args.indexOf('--out');
 const outDir = outIndex === -1 ? undefined : args[outIndex + 1];
 const onlyIndex = args.indexOf('--only');
 /**
- * `--only catalog,latency,load,streams,pdf,features,access,limits,mcp-auth,scaling,peers,saturation,micro`: run those
+ * `--only catalog,latency,load,routing,streams,pdf,features,access,limits,mcp-auth,scaling,peers,saturation,micro`: run those
  * sections alone (`access`: the access-policy rows of `features` only; `limits`: the limit-check
- * row of `features` only (Redis on loopback); `mcp-auth`: MCP tools/call
+ * row of `features` only (Redis on loopback); `routing`: a two-target fallback against no config
+ * and Claude on Bedrock against the `anthropic` provider (bench/routing.mjs); `mcp-auth`: MCP tools/call
  * with an API key, an identity-provider token and a gateway OAuth access token)
  * and print their figures as JSON (no targets, nothing written unless `--out` is given): for
  * working on one part.
@@ -188,6 +190,18 @@ for (const [flag, keys] of [
   }
   for (const key of keys) counts[key] = value;
 }
+/**
+ * The routing rows' counts (bench/routing.mjs): the feature comparisons' latency rounds, and the
+ * CPU rounds of the load section (so `--cpu-requests` and `--cpu-rounds` apply to them too).
+ */
+counts.routing = {
+  latency: counts.features.latency,
+  rounds: counts.features.rounds,
+  warm: counts.features.warm,
+  cpu: counts.cpu,
+  cpuWarm: counts.cpuWarm,
+  cpuRounds: counts.cpuRounds,
+};
 const GATEWAY_KEY = 'gw-bench-key-000000';
 
 function startProcess(script, env = {}, nodeArgs = []) {
@@ -1325,6 +1339,20 @@ async function main() {
           counts.cpuRounds,
         ),
       );
+    }
+
+    if (want('routing')) {
+      results.routing = await routingBenchmarks({
+        gateway,
+        bare,
+        mock,
+        at: gw,
+        provider: 'bench',
+        secondProvider: 'paced',
+        bedrockSlug: 'kb',
+        c: counts.routing,
+        log: (line) => process.stdout.write(`${line}\n`),
+      });
     }
 
     if (want('streams')) {

@@ -139,7 +139,17 @@ describe('pnpm bench', () => {
       expect(Object.keys(path.addedP50Micros).sort()).toEqual(['max', 'median', 'min']);
     // The peer gateway is measured only with --peers (CI never installs it).
     expect(report.peers).toBeUndefined();
-    expect(report.targets).toHaveLength(31);
+    // Routing across targets (a two-target fallback against no config) and Claude on Bedrock
+    // (against the anthropic provider): each answered as its row says before the rounds.
+    expect(Object.keys(report.routing)).toEqual(['fallback', 'bedrock']);
+    for (const comparison of Object.values(report.routing) as {
+      addedP50Micros: Record<string, object>;
+      ratio: Record<string, object>;
+    }[]) {
+      expect(Object.keys(comparison.addedP50Micros).sort()).toEqual(['a', 'b', 'floor']);
+      expect(Object.keys(comparison.ratio).sort()).toEqual(['addedP50', 'cpu', 'cpuOverFloor']);
+    }
+    expect(report.targets).toHaveLength(33);
     // A row is met or not, or says why it was not measured (smoke runs build no earlier gateway).
     for (const target of report.targets)
       expect(target.met === null ? target.measured : typeof target.met).toMatch(/^(boolean|not measured: .+)$/);
@@ -147,6 +157,7 @@ describe('pnpm bench', () => {
     expect(doc).toContain('## Targets');
     expect(doc).toContain('## Cost as work grows');
     expect(doc).toContain('## MCP tools/call by credential');
+    expect(doc).toContain('## Routing across targets and Claude on Bedrock');
     expect(doc).toContain('Not measured in this run (no `--peers`).');
     for (const target of report.targets) expect(doc).toContain(target.metric);
   });
