@@ -108,7 +108,12 @@ beforeAll(async () => {
     {},
   );
   const keys = loadSigningKey({ production: false, jwtHeaderInUse: true });
+  // Clients name the gateway by its public name (PUBLIC_BASE_URL), not the address it listens on:
+  // the members' endpoints must see the caller's Host, or their DNS-rebinding guard refuses.
+  const address = await listen((req, res) => gateway.listener(req, res));
+  base = address.replace('127.0.0.1', 'localhost');
   gateway = createGateway({
+    publicBaseUrl: base,
     config,
     accessMode: 'policies',
     signingKey: keys.key,
@@ -123,8 +128,7 @@ beforeAll(async () => {
       }),
     ),
   });
-  base = await listen(gateway.listener);
-  gateway.listeningOn(base);
+  gateway.listeningOn(address);
 });
 
 afterAll(async () => {

@@ -9,7 +9,8 @@
  * own endpoint applies: implemented once. The merge and the routing back are the core's
  * (`VirtualMembers` of `@gw/mcp-gateway`).
  */
-import type { IncomingMessage } from 'node:http';
+import { Agent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Readable } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -61,6 +62,51 @@ export interface VirtualServersOptions {
   onMemberUnavailable: (server: string) => void;
   /** Tells the request's record which virtual server it went to. Default: nothing. */
   onVirtualRequest?: (req: IncomingMessage, slug: string) => void;
+}
+
+/** Keep-alive connections to the gateway's own address: a member request reuses one. */
+const loopbackAgent = new Agent({ keepAlive: true, maxSockets: 256 });
+
+/**
+ * A `fetch` for the members' SDK clients, over node:http to the gateway's own address. Unlike the
+ * global `fetch` (undici), it sends the `Host` header given (the caller's, already checked by the
+ * origin guard), so the member endpoint's DNS-rebinding guard answers as it did for the caller.
+ */
+export function loopbackFetch(url: string | URL, init: RequestInit = {}): Promise<Response> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string> = {};
+    new Headers(init.headers).forEach((value, name) => (headers[name] = value));
+    const body = init.body;
+    if (body !== undefined && body !== null && typeof body !== 'string')
+      return reject(new TypeError('loopbackFetch sends string bodies only.'));
+    const req = httpRequest(url, { method: init.method ?? 'GET', headers, agent: loopbackAgent }, (res) => {
+      const answer = new Headers();
+      for (const [name, value] of Object.entries(res.headers)) {
+        if (Array.isArray(value)) for (const v of value) answer.append(name, v);
+        else if (value !== undefined) answer.set(name, value);
+      }
+      const status = res.statusCode ?? 502;
+      const empty = status === 204 || status === 304 || init.method === 'HEAD';
+      if (empty) res.resume();
+      resolve(
+        new Response(empty ? null : (Readable.toWeb(res) as ReadableStream<Uint8Array>), {
+          status,
+          statusText: res.statusMessage,
+          headers: answer,
+        }),
+      );
+    });
+    const signal = init.signal;
+    if (signal) {
+      if (signal.aborted) {
+        req.destroy(signal.reason as Error);
+        return reject(signal.reason as Error);
+      }
+      signal.addEventListener('abort', () => req.destroy(signal.reason as Error), { once: true });
+    }
+    req.on('error', reject);
+    req.end(body ?? undefined);
+  });
 }
 
 /** The caller's headers to send on to a member's endpoint. */
@@ -121,6 +167,7 @@ class MemberConnections {
   async connect(server: string, signal?: AbortSignal): Promise<Client> {
     const transport = new StreamableHTTPClientTransport(new URL(`${this.base}/mcp/${encodeURIComponent(server)}`), {
       requestInit: { headers: this.headers },
+      fetch: loopbackFetch,
     });
     const client = new Client({ name: `gateway-virtual-${this.slug}`, version: '1.0.0' });
     this.clients.push(client);
