@@ -198,8 +198,14 @@ export function virtualServersHandler(options: VirtualServersOptions): NodeMiddl
   const listTools = async (members: VirtualMembers, connections: MemberConnections): Promise<Tool[]> =>
     members.listTools(
       async (server, signal) => {
-        const client = await connections.connect(server, signal);
-        return (await client.listTools(undefined, { signal })).tools;
+        try {
+          const client = await connections.connect(server, signal);
+          return (await client.listTools(undefined, { signal })).tools;
+        } catch (error) {
+          // A member the caller may not reach (its endpoint answers 401/403): none of its tools is theirs.
+          if (error instanceof StreamableHTTPError && (error.code === 401 || error.code === 403)) return [];
+          throw error;
+        }
       },
       {
         onUnavailable: ({ server, reason, error }) => {
