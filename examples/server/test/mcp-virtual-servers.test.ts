@@ -16,6 +16,8 @@ import { createLogger } from '../src/observability/logger';
 // three SDK members, each reached through its own endpoint of the same gateway (in this process).
 
 const KEY = 'gw-virtual-servers-key';
+/** A caller with a limit of 2 requests a minute (CONTRACT section 14). */
+const LIMITED_KEY = 'gw-virtual-limited-key';
 /** A caller whose policy allows tracker only. */
 const TRACKER_ONLY_KEY = 'gw-virtual-tracker-only';
 const servers: Server[] = [];
@@ -78,6 +80,7 @@ beforeAll(async () => {
         apiKeys: [
           { key: KEY, user: { user_id: 'u-virtual', groups: ['support'] } },
           { key: TRACKER_ONLY_KEY, user: { user_id: 'u-tracker', groups: ['tracker-only'] } },
+          { key: LIMITED_KEY, user: { user_id: 'u-limited', groups: ['support', 'limited'] } },
         ],
       },
       access: { mode: 'policies' },
@@ -100,6 +103,7 @@ beforeAll(async () => {
           allow: { mcpServers: [{ server: 'tracker' }] },
         },
       ],
+      limits: [{ slug: 'two-a-minute', subjects: { groups: ['limited'] }, per: 'each', requests_per_minute: 2 }],
       mcpServers: [
         { slug: 'tracker', url: tracker.url, user_identity_forwarding: { method: 'claims_header' } },
         { slug: 'crm', url: crm.url, user_identity_forwarding: { method: 'jwt_header' } },
@@ -237,6 +241,18 @@ describe('a virtual MCP server mounted at /mcp/<virtual>', () => {
     expect((refused as McpError).code).toBe(-32602);
     expect(crm.calls.length).toBe(sent);
     await client.close();
+  });
+
+  it('counts a call through the virtual server once against the member’s limit', async () => {
+    const before = tracker.calls.length;
+    const client = await connect('workbench', LIMITED_KEY);
+    await client.callTool({ name: 'tracker_list_issues', arguments: {} });
+    await client.callTool({ name: 'tracker_list_issues', arguments: {} });
+    const third = await client.callTool({ name: 'tracker_list_issues', arguments: {} }).catch((e: unknown) => e);
+    await client.close();
+    expect(tracker.calls.length - before).toBe(2);
+    expect(third).toBeInstanceOf(McpError);
+    expect(((third as McpError).data as { code?: string }).code).toBe('rate_limited');
   });
 
   it('answers an unknown name -32602, and a call to a member that is down -32603 upstream_unavailable', async () => {
