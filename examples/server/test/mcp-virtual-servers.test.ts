@@ -216,8 +216,13 @@ describe('a virtual MCP server mounted at /mcp/<virtual>', () => {
     await client.close();
     expect(own).toBeInstanceOf(McpError);
     expect(virtual).toBeInstanceOf(McpError);
-    expect({ code: (virtual as McpError).code, data: (virtual as McpError).data }).toEqual({
+    expect({
+      code: (virtual as McpError).code,
+      message: (virtual as McpError).message,
+      data: (virtual as McpError).data,
+    }).toEqual({
       code: (own as McpError).code,
+      message: (own as McpError).message,
       data: (own as McpError).data,
     });
     expect((virtual as McpError).code).toBe(-32602);

@@ -119,6 +119,20 @@ function callerHeaders(req: IncomingMessage): Record<string, string> {
   return headers;
 }
 
+/**
+ * A JSON-RPC error the SDK `Server` answers as it is: `code`, `message` and `data`. (An SDK
+ * `McpError` would add "MCP error <code>: " to the message, once more for each hop.)
+ */
+export class JsonRpcError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data?: unknown,
+  ) {
+    super(message);
+  }
+}
+
 /** The `error.code` of a gateway error answer (CONTRACT section 7) in an SDK error's message, if any. */
 function gatewayErrorCode(error: StreamableHTTPError): string | undefined {
   const start = error.message.indexOf('{');
@@ -136,18 +150,18 @@ function gatewayErrorCode(error: StreamableHTTPError): string | undefined {
  * refused tool, an unknown tool), else `-32603` with `data.code: "upstream_unavailable"` when the
  * member did not answer (or answered 5xx), else `-32603` with the gateway error's code.
  */
-export function memberFailure(server: string, error: unknown): McpError {
+export function memberFailure(server: string, error: unknown): JsonRpcError {
   if (error instanceof McpError && error.code !== ErrorCode.RequestTimeout && error.code !== ErrorCode.ConnectionClosed)
-    return error;
+    return new JsonRpcError(error.code, error.message.replace(/^MCP error -?\d+: /, ''), error.data);
   if (error instanceof StreamableHTTPError && error.code !== undefined && error.code < 500) {
     const code = gatewayErrorCode(error) ?? 'member_refused';
-    return new McpError(ErrorCode.InternalError, `The MCP server "${server}" refused the call (${code}).`, {
+    return new JsonRpcError(ErrorCode.InternalError, `The MCP server "${server}" refused the call (${code}).`, {
       code,
       server,
       status: error.code,
     });
   }
-  return new McpError(ErrorCode.InternalError, `The MCP server "${server}" is unavailable.`, {
+  return new JsonRpcError(ErrorCode.InternalError, `The MCP server "${server}" is unavailable.`, {
     code: UPSTREAM_UNAVAILABLE,
     server,
   });
@@ -250,7 +264,7 @@ export function virtualServersHandler(options: VirtualServersOptions): NodeMiddl
       { capabilities: { tools: { listChanged: false } } },
     );
     const notListening = () =>
-      new McpError(ErrorCode.InternalError, 'The gateway is not listening yet.', { code: UPSTREAM_UNAVAILABLE });
+      new JsonRpcError(ErrorCode.InternalError, 'The gateway is not listening yet.', { code: UPSTREAM_UNAVAILABLE });
     server.setRequestHandler(ListToolsRequestSchema, async () => {
       if (base === undefined) throw notListening();
       return { tools: await listTools(members, connections) };
@@ -265,7 +279,7 @@ export function virtualServersHandler(options: VirtualServersOptions): NodeMiddl
         target = members.routeTool(name);
       }
       if (target === undefined)
-        throw new McpError(
+        throw new JsonRpcError(
           ErrorCode.InvalidParams,
           `Unknown tool: "${name.slice(0, 128)}" is not offered by "${slug}".`,
         );
