@@ -327,6 +327,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     selfUrl: () => selfUrl,
     logger,
     onMemberUnavailable: (server) => metrics.recordVirtualMemberUnavailable(server),
+    authorize: access.mcp,
   });
   const liveMcpSlugs = { has: (slug: string) => view.mcpSlugs.has(slug) || virtualSlugs.has(slug) };
   // Mode `report` on MCP: the server and tool are known when the request ends; checked then.

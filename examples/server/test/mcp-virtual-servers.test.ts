@@ -18,6 +18,8 @@ import { createLogger } from '../src/observability/logger';
 const KEY = 'gw-virtual-servers-key';
 /** A caller with a limit of 2 requests a minute (CONTRACT section 14). */
 const LIMITED_KEY = 'gw-virtual-limited-key';
+/** A caller no policy names. */
+const NO_POLICY_KEY = 'gw-virtual-no-policy';
 /** A caller whose policy allows tracker only. */
 const TRACKER_ONLY_KEY = 'gw-virtual-tracker-only';
 const servers: Server[] = [];
@@ -80,6 +82,7 @@ beforeAll(async () => {
         apiKeys: [
           { key: KEY, user: { user_id: 'u-virtual', groups: ['support'] } },
           { key: TRACKER_ONLY_KEY, user: { user_id: 'u-tracker', groups: ['tracker-only'] } },
+          { key: NO_POLICY_KEY, user: { user_id: 'u-nobody', groups: ['nobody'] } },
           { key: LIMITED_KEY, user: { user_id: 'u-limited', groups: ['support', 'limited'] } },
         ],
       },
@@ -271,6 +274,23 @@ describe('a virtual MCP server mounted at /mcp/<virtual>', () => {
     expect((down as McpError).code).toBe(-32603);
     expect(((down as McpError).data as { code?: string }).code).toBe('upstream_unavailable');
     await client.close();
+  });
+
+  it('refuses a caller no policy allows any member to: 403 access_denied, as a member endpoint does', async () => {
+    const post = (slug: string) =>
+      fetch(`${base}/mcp/${slug}`, {
+        method: 'POST',
+        headers: {
+          'x-api-key': NO_POLICY_KEY,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+      });
+    const [virtual, own] = await Promise.all([post('workbench'), post('tracker')]);
+    expect(virtual.status).toBe(403);
+    expect(own.status).toBe(403);
+    expect(((await virtual.json()) as { error?: { code?: string } }).error?.code).toBe('access_denied');
   });
 
   it('authenticates like any /mcp/<slug>: no credentials is 401', async () => {

@@ -23,7 +23,8 @@ import {
   type CallToolResult,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
-import { VirtualMembers, type ResolvedVirtualServer } from '@gw/mcp-gateway';
+import { AccessDeniedError, type GatewayIdentity } from '@gw/identity-forwarding';
+import { VirtualMembers, type McpAccess, type ResolvedVirtualServer } from '@gw/mcp-gateway';
 import type { Logger } from 'pino';
 import type { NodeMiddleware } from '../http/route-table';
 
@@ -60,8 +61,11 @@ export interface VirtualServersOptions {
   logger: Logger;
   /** Counts a member left out of a merged list (`gateway_virtual_member_unavailable_total{server}`). */
   onMemberUnavailable: (server: string) => void;
-  /** Tells the request's record which virtual server it went to. Default: nothing. */
-  onVirtualRequest?: (req: IncomingMessage, slug: string) => void;
+  /**
+   * The access decision of the members' own endpoints (access mode `policies`): a caller allowed
+   * none of a virtual server's members is answered `403 access_denied`. Default: every caller.
+   */
+  authorize?: (identity: GatewayIdentity, server: string) => McpAccess | undefined;
 }
 
 /** Keep-alive connections to the gateway's own address: a member request reuses one. */
@@ -206,7 +210,12 @@ class MemberConnections {
  */
 export function virtualServersHandler(options: VirtualServersOptions): NodeMiddleware {
   const { logger } = options;
-  const servers = new Map(options.servers.map((server) => [server.slug, new VirtualMembers(server)]));
+  const servers = new Map(
+    options.servers.map((server) => [
+      server.slug,
+      Object.assign(new VirtualMembers(server), { servers: server.members.map((member) => member.server) }),
+    ]),
+  );
   const titles = new Map(options.servers.map((server) => [server.slug, server.name]));
 
   const listTools = async (members: VirtualMembers, connections: MemberConnections): Promise<Tool[]> =>
@@ -245,7 +254,15 @@ export function virtualServersHandler(options: VirtualServersOptions): NodeMiddl
     const slug = (query === -1 ? url : url.slice(0, query)).replace(/^\//, '').replace(/\/$/, '');
     const members = servers.get(slug);
     if (members === undefined) return next();
-    options.onVirtualRequest?.(req, slug);
+    const identity = (req as { callerIdentity?: GatewayIdentity }).callerIdentity;
+    if (
+      options.authorize !== undefined &&
+      (identity === undefined ||
+        !members.servers.some((server) => options.authorize?.(identity, server)?.allowed === true))
+    )
+      return next(
+        new AccessDeniedError(`The caller may not use MCP server "${slug}": no policy allows any of its members.`),
+      );
     if (req.method !== 'POST') {
       res.writeHead(405, { allow: 'POST', 'content-type': 'application/json' });
       res.end(
