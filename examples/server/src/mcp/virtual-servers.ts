@@ -68,8 +68,11 @@ export interface VirtualServersOptions {
   authorize?: (identity: GatewayIdentity, server: string) => McpAccess | undefined;
 }
 
-/** Keep-alive connections to the gateway's own address: a member request reuses one. */
-const loopbackAgent = new Agent({ keepAlive: true, maxSockets: 256 });
+/**
+ * Keep-alive connections to the gateway's own address: a member request reuses one. At most 64
+ * at once, well below `MAX_CONNECTIONS_PER_IP` (default 256), which counts them as 127.0.0.1's.
+ */
+const loopbackAgent = new Agent({ keepAlive: true, maxSockets: 64 });
 
 /**
  * A `fetch` for the members' SDK clients, over node:http to the gateway's own address. Unlike the
