@@ -17,7 +17,8 @@ import {
   type AccessTokenVerifier,
   type GatewayIdentity,
 } from '@gw/identity-forwarding';
-import { identityForwarding, type IdentityForwardingMiddleware } from '@gw/mcp-gateway';
+import { identityForwarding, resolveVirtualServer, type IdentityForwardingMiddleware } from '@gw/mcp-gateway';
+import { virtualServersHandler } from './mcp/virtual-servers';
 import {
   AdminAccess,
   CatalogError,
@@ -318,7 +319,17 @@ export function createGateway(options: GatewayOptions): Gateway {
     if (consoleTestKey !== undefined && caller?.subject === CONSOLE_TEST_SUBJECT) return next();
     originGuard(req, res, next);
   };
-  const liveMcpSlugs = { has: (slug: string) => view.mcpSlugs.has(slug) };
+  // Virtual MCP servers (CONTRACT section 16): the config file's, validated by the schema already.
+  const virtualServers = (config.virtualServers ?? []).map((entry) => resolveVirtualServer(entry));
+  const virtualSlugs = new Set(virtualServers.map((server) => server.slug));
+  const virtualMcp = virtualServersHandler({
+    servers: virtualServers,
+    selfUrl: () => selfUrl,
+    logger,
+    onMemberUnavailable: (server) => metrics.recordVirtualMemberUnavailable(server),
+    authorize: access.mcp,
+  });
+  const liveMcpSlugs = { has: (slug: string) => view.mcpSlugs.has(slug) || virtualSlugs.has(slug) };
   // Mode `report` on MCP: the server and tool are known when the request ends; checked then.
   const reportMcpAccess: NodeMiddleware = (req, _res, next) => {
     const current = view;
@@ -600,6 +611,7 @@ export function createGateway(options: GatewayOptions): Gateway {
         { kind: 'middleware', middleware: noteKeyUse },
         { kind: 'middleware', middleware: guardMcpOrigin },
         { kind: 'middleware', middleware: reportMcpAccess },
+        { kind: 'middleware', middleware: virtualMcp },
         { kind: 'middleware', middleware: mcp as unknown as NodeMiddleware },
       ],
     },

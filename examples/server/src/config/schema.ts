@@ -1,6 +1,7 @@
 import { recordSchemas } from '@gw/catalog';
 import { routingConfigRefusal } from '../catalog/routing-config-check';
 import { z } from 'zod';
+import { resolveVirtualServer, type VirtualServerConfig } from '@gw/mcp-gateway';
 
 const { httpUrl, anthropicProvider, mcpServer, prompt, policy, limit, namedConfig, slug } = recordSchemas;
 const optionalString = z
@@ -116,6 +117,15 @@ export const gatewayConfigSchema = z
     limits: z.array(limit).optional(),
     providers: z.array(z.discriminatedUnion('provider', [anthropicProvider, bedrockProvider])).optional(),
     mcpServers: z.array(mcpServer).optional(),
+    // Virtual MCP servers (CONTRACT section 16): checked by the MCP gateway's own validator below.
+    virtualServers: z
+      .array(
+        z.custom<VirtualServerConfig>(
+          (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
+          'must be an object such as {"slug": "workbench", "members": [{"server": "tracker"}]}',
+        ),
+      )
+      .optional(),
     prompts: z.array(prompt).optional(),
     // Named routing configs (CONTRACT section 17): `x-gateway-config: <slug>` and API keys' `config`.
     configs: z.array(namedConfig).optional(),
@@ -124,6 +134,23 @@ export const gatewayConfigSchema = z
   .superRefine((config, ctx) => {
     unique(config.providers ?? [], (p) => p.slug, 'provider slug', ctx, 'providers');
     unique(config.mcpServers ?? [], (s) => s.slug, 'MCP server slug', ctx, 'mcpServers');
+    // Servers and virtual servers share one namespace of slugs; members name servers of the file.
+    const serverSlugs = new Set((config.mcpServers ?? []).map((s) => s.slug));
+    const virtualSlugs = new Set<string>();
+    (config.virtualServers ?? []).forEach((entry, index) => {
+      try {
+        const resolved = resolveVirtualServer(entry, serverSlugs, `virtualServers[${index}]`);
+        if (serverSlugs.has(resolved.slug) || virtualSlugs.has(resolved.slug))
+          ctx.addIssue({
+            code: 'custom',
+            path: ['virtualServers', index, 'slug'],
+            message: `repeats the MCP server slug "${resolved.slug}" (servers and virtual servers share one namespace)`,
+          });
+        virtualSlugs.add(resolved.slug);
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', path: ['virtualServers', index], message: (error as Error).message });
+      }
+    });
     unique(config.prompts ?? [], (p) => p.id, 'prompt id', ctx, 'prompts');
     unique(config.policies ?? [], (p) => p.slug, 'policy slug', ctx, 'policies');
     unique(config.limits ?? [], (l) => l.slug, 'limit slug', ctx, 'limits');

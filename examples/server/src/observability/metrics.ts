@@ -37,6 +37,7 @@ function totalCounter(name: string, help: string, registers: Registry[], read: (
 export class GatewayMetrics {
   readonly registry = new Registry();
   private readonly requests: Counter<'route' | 'status'>;
+  private readonly virtualMemberUnavailable: Counter<'server'>;
   private readonly upstream: Histogram<'route' | 'target'>;
   private readonly keySetFetches: Counter<'outcome'>;
   private readonly upstreamTokenRefreshes: Counter<'server' | 'outcome'>;
@@ -78,6 +79,12 @@ export class GatewayMetrics {
       help: 'Time from sending a request upstream to its response headers.',
       labelNames: ['route', 'target'],
       buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers,
+    });
+    this.virtualMemberUnavailable = new Counter({
+      name: 'gateway_virtual_member_unavailable_total',
+      help: 'Members of virtual MCP servers left out of a merged list (no answer within timeout_ms, or a failure), by server.',
+      labelNames: ['server'],
       registers,
     });
     this.keySetFetches = new Counter({
@@ -298,6 +305,11 @@ export class GatewayMetrics {
   /** Records one refresh of a user's upstream OAuth token for MCP server `server`. */
   recordUpstreamTokenRefresh(server: string, outcome: string): void {
     this.upstreamTokenRefreshes.inc({ server, outcome });
+  }
+
+  /** Counts a member of a virtual MCP server left out of a merged list (`gateway_virtual_member_unavailable_total{server}`). */
+  recordVirtualMemberUnavailable(server: string): void {
+    this.virtualMemberUnavailable.inc({ server });
   }
 
   /** Records one fetch of an identity provider's key set. */

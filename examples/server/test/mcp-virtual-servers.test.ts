@@ -1,0 +1,319 @@
+import { createServer, type IncomingHttpHeaders, type RequestListener, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { loadSigningKey } from '@gw/jwks';
+import { z } from 'zod';
+import { createGateway, type Gateway } from '../src/app';
+import { parseConfig } from '../src/config/load';
+import { createLogger } from '../src/observability/logger';
+
+// Virtual MCP servers (CONTRACT section 16): the official MCP SDK client against a virtual server of
+// three SDK members, each reached through its own endpoint of the same gateway (in this process).
+
+const KEY = 'gw-virtual-servers-key';
+/** A caller with a limit of 2 requests a minute (CONTRACT section 14). */
+const LIMITED_KEY = 'gw-virtual-limited-key';
+/** A caller no policy names. */
+const NO_POLICY_KEY = 'gw-virtual-no-policy';
+/** A caller whose policy allows tracker only. */
+const TRACKER_ONLY_KEY = 'gw-virtual-tracker-only';
+const servers: Server[] = [];
+const logs: string[] = [];
+let gateway: Gateway;
+let base: string;
+let downUrl: string;
+
+interface Member {
+  url: string;
+  /** Each tool execution: its name and the headers its request carried. */
+  calls: { tool: string; headers: IncomingHttpHeaders }[];
+}
+
+async function listen(listener: RequestListener): Promise<string> {
+  const server = createServer(listener);
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+/** A stateless SDK MCP server with `tools`, each answering `<name>: <arguments>`. */
+async function sdkMember(name: string, tools: string[]): Promise<Member> {
+  const member: Member = { url: '', calls: [] };
+  member.url = `${await listen((req, res) => {
+    const server = new McpServer({ name, version: '1.0.0' });
+    for (const tool of tools)
+      server.registerTool(
+        tool,
+        { description: `${name} ${tool}`, inputSchema: { q: z.string().optional() } },
+        (args) => {
+          member.calls.push({ tool, headers: req.headers });
+          return { content: [{ type: 'text', text: `${name}/${tool}: ${JSON.stringify(args)}` }] };
+        },
+      );
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    res.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    void server.connect(transport).then(() => transport.handleRequest(req, res));
+  })}/mcp`;
+  return member;
+}
+
+let tracker: Member;
+let crm: Member;
+
+beforeAll(async () => {
+  [tracker, crm] = await Promise.all([
+    sdkMember('tracker', ['create_issue', 'list_issues', 'delete_project']),
+    sdkMember('crm', ['search_contacts', 'search_deals', 'get_ticket', 'export_all']),
+  ]);
+  // A server that takes connections and closes them: the member is down.
+  const down = await listen((req) => req.socket.destroy());
+  downUrl = `${down}/mcp`;
+  const config = parseConfig(
+    {
+      auth: {
+        apiKeys: [
+          { key: KEY, user: { user_id: 'u-virtual', groups: ['support'] } },
+          { key: TRACKER_ONLY_KEY, user: { user_id: 'u-tracker', groups: ['tracker-only'] } },
+          { key: NO_POLICY_KEY, user: { user_id: 'u-nobody', groups: ['nobody'] } },
+          { key: LIMITED_KEY, user: { user_id: 'u-limited', groups: ['support', 'limited'] } },
+        ],
+      },
+      access: { mode: 'policies' },
+      policies: [
+        {
+          slug: 'support',
+          subjects: { groups: ['support'] },
+          allow: {
+            mcpServers: [
+              // tracker's delete_project is not allowed: never listed, never sent.
+              { server: 'tracker', tools: ['create_issue', 'list_issues'] },
+              { server: 'crm' },
+              { server: 'billing' },
+            ],
+          },
+        },
+        {
+          slug: 'tracker-only',
+          subjects: { groups: ['tracker-only'] },
+          allow: { mcpServers: [{ server: 'tracker' }] },
+        },
+      ],
+      limits: [{ slug: 'two-a-minute', subjects: { groups: ['limited'] }, per: 'each', requests_per_minute: 2 }],
+      mcpServers: [
+        { slug: 'tracker', url: tracker.url, user_identity_forwarding: { method: 'claims_header' } },
+        { slug: 'crm', url: crm.url, user_identity_forwarding: { method: 'jwt_header' } },
+        { slug: 'billing', url: downUrl, user_identity_forwarding: { method: 'claims_header' } },
+      ],
+      virtualServers: [
+        {
+          slug: 'workbench',
+          name: 'Everything support uses',
+          members: [
+            { server: 'tracker', prefix: 'tracker_' },
+            { server: 'crm', tools: ['search_*', 'get_ticket'], rename: { get_ticket: 'crm_ticket' } },
+            { server: 'billing', prefix: 'billing_', timeout_ms: 2_000 },
+          ],
+        },
+      ],
+    },
+    {},
+  );
+  const keys = loadSigningKey({ production: false, jwtHeaderInUse: true });
+  // Clients name the gateway by its public name (PUBLIC_BASE_URL), not the address it listens on:
+  // the members' endpoints must see the caller's Host, or their DNS-rebinding guard refuses.
+  const address = await listen((req, res) => gateway.listener(req, res));
+  base = address.replace('127.0.0.1', 'localhost');
+  gateway = createGateway({
+    publicBaseUrl: base,
+    config,
+    accessMode: 'policies',
+    signingKey: keys.key,
+    jwks: keys.jwks,
+    logger: createLogger(
+      'info',
+      new Writable({
+        write: (chunk: Buffer, _e, done) => {
+          logs.push(String(chunk));
+          done();
+        },
+      }),
+    ),
+  });
+  gateway.listeningOn(address);
+});
+
+afterAll(async () => {
+  await gateway.close();
+  for (const server of servers) {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
+
+async function connect(slug: string, key = KEY): Promise<Client> {
+  const client = new Client({ name: 'virtual-test', version: '1.0.0' });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${base}/mcp/${slug}`), {
+      requestInit: { headers: { 'x-api-key': key } },
+    }),
+  );
+  return client;
+}
+
+describe('a virtual MCP server mounted at /mcp/<virtual>', () => {
+  it('answers initialize itself, and lists the members’ tools in member order with prefixes, renames and patterns', async () => {
+    const client = await connect('workbench');
+    expect(client.getServerVersion()?.name).toBe('workbench');
+    const { tools } = await client.listTools();
+    // tracker's delete_project is denied by the policy; crm's export_all is outside its patterns;
+    // billing is down and left out within its timeout_ms.
+    expect(tools.map((t) => t.name)).toEqual([
+      'tracker_create_issue',
+      'tracker_list_issues',
+      'search_contacts',
+      'search_deals',
+      'crm_ticket',
+    ]);
+    expect(tools.find((t) => t.name === 'crm_ticket')?.description).toBe('crm get_ticket');
+    const metrics = await (await fetch(`${base}/metrics`)).text();
+    expect(metrics).toMatch(/gateway_virtual_member_unavailable_total\{server="billing"\} [1-9]/);
+    expect(logs.join('')).toContain('a member of a virtual MCP server is left out of tools/list');
+    await client.close();
+  });
+
+  it('routes a call to the member that owns it, under its own name, with that member’s forwarding', async () => {
+    const client = await connect('workbench');
+    const tracked = await client.callTool({ name: 'tracker_create_issue', arguments: { q: 'a' } });
+    expect(tracked.content).toEqual([{ type: 'text', text: 'tracker/create_issue: {"q":"a"}' }]);
+    const claims = JSON.parse(String(tracker.calls.at(-1)?.headers['x-user-claims'])) as { sub?: string };
+    expect(claims.sub).toBe('u-virtual');
+    expect(tracker.calls.at(-1)?.headers['x-user-jwt']).toBeUndefined();
+
+    const ticket = await client.callTool({ name: 'crm_ticket', arguments: { q: 't-1' } });
+    expect(ticket.content).toEqual([{ type: 'text', text: 'crm/get_ticket: {"q":"t-1"}' }]);
+    const jwt = String(crm.calls.at(-1)?.headers['x-user-jwt']);
+    const payload = JSON.parse(Buffer.from(jwt.split('.')[1] as string, 'base64url').toString()) as { sub?: string };
+    expect(payload.sub).toBe('u-virtual');
+    expect(crm.calls.at(-1)?.headers['x-user-claims']).toBeUndefined();
+    // The caller's gateway key never reaches a member.
+    for (const call of [...tracker.calls, ...crm.calls]) expect(JSON.stringify(call.headers)).not.toContain(KEY);
+    await client.close();
+  });
+
+  it('gives a tool the policy denies the member endpoint’s own refusal, and never sends it', async () => {
+    const before = tracker.calls.length;
+    const direct = await connect('tracker');
+    expect((await direct.listTools()).tools.map((t) => t.name)).toEqual(['create_issue', 'list_issues']);
+    const own = await direct.callTool({ name: 'delete_project', arguments: {} }).catch((e: unknown) => e);
+    await direct.close();
+    const client = await connect('workbench');
+    const virtual = await client.callTool({ name: 'tracker_delete_project', arguments: {} }).catch((e: unknown) => e);
+    await client.close();
+    expect(own).toBeInstanceOf(McpError);
+    expect(virtual).toBeInstanceOf(McpError);
+    expect({
+      code: (virtual as McpError).code,
+      message: (virtual as McpError).message,
+      data: (virtual as McpError).data,
+    }).toEqual({
+      code: (own as McpError).code,
+      message: (own as McpError).message,
+      data: (own as McpError).data,
+    });
+    expect((virtual as McpError).code).toBe(-32602);
+    expect(((virtual as McpError).data as { code?: string }).code).toBe('access_denied');
+    expect(tracker.calls.length).toBe(before);
+  });
+
+  it('lists none of the tools of a member the caller may not reach, without counting it unavailable', async () => {
+    const unavailable = async () =>
+      /gateway_virtual_member_unavailable_total\{server="crm"\} (\d+)/.exec(
+        await (await fetch(`${base}/metrics`)).text(),
+      )?.[1];
+    const before = await unavailable();
+    const client = await connect('workbench', TRACKER_ONLY_KEY);
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name)).toEqual(['tracker_create_issue', 'tracker_list_issues', 'tracker_delete_project']);
+    expect(await unavailable()).toBe(before);
+    // Not offered to this caller: -32602, as the member's own endpoint answers, and never sent.
+    const sent = crm.calls.length;
+    const refused = await client.callTool({ name: 'search_deals', arguments: {} }).catch((e: unknown) => e);
+    expect((refused as McpError).code).toBe(-32602);
+    expect(crm.calls.length).toBe(sent);
+    await client.close();
+  });
+
+  it('counts a call through the virtual server once against the member’s limit', async () => {
+    const before = tracker.calls.length;
+    const client = await connect('workbench', LIMITED_KEY);
+    await client.callTool({ name: 'tracker_list_issues', arguments: {} });
+    await client.callTool({ name: 'tracker_list_issues', arguments: {} });
+    const third = await client.callTool({ name: 'tracker_list_issues', arguments: {} }).catch((e: unknown) => e);
+    await client.close();
+    expect(tracker.calls.length - before).toBe(2);
+    expect(third).toBeInstanceOf(McpError);
+    expect(((third as McpError).data as { code?: string }).code).toBe('rate_limited');
+  });
+
+  it('answers an unknown name -32602, and a call to a member that is down -32603 upstream_unavailable', async () => {
+    const client = await connect('workbench');
+    const unknown = await client.callTool({ name: 'no_such_tool', arguments: {} }).catch((e: unknown) => e);
+    expect(unknown).toBeInstanceOf(McpError);
+    expect((unknown as McpError).code).toBe(-32602);
+    // Not listed (the member is down), but its prefix routes the call to it.
+    const down = await client.callTool({ name: 'billing_refund', arguments: {} }).catch((e: unknown) => e);
+    expect(down).toBeInstanceOf(McpError);
+    expect((down as McpError).code).toBe(-32603);
+    expect(((down as McpError).data as { code?: string }).code).toBe('upstream_unavailable');
+    await client.close();
+  });
+
+  it('refuses a caller no policy allows any member to: 403 access_denied, as a member endpoint does', async () => {
+    const post = (slug: string) =>
+      fetch(`${base}/mcp/${slug}`, {
+        method: 'POST',
+        headers: {
+          'x-api-key': NO_POLICY_KEY,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+      });
+    const [virtual, own] = await Promise.all([post('workbench'), post('tracker')]);
+    expect(virtual.status).toBe(403);
+    expect(own.status).toBe(403);
+    expect(((await virtual.json()) as { error?: { code?: string } }).error?.code).toBe('access_denied');
+  });
+
+  it('authenticates like any /mcp/<slug>: no credentials is 401', async () => {
+    const res = await fetch(`${base}/mcp/workbench`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+    });
+    expect(res.status).toBe(401);
+  });
+});
+
+describe('the config file’s virtualServers', () => {
+  const mcpServers = [
+    { slug: 'tracker', url: 'http://127.0.0.1:9/mcp' },
+    { slug: 'wiki', url: 'http://127.0.0.1:9/mcp' },
+  ];
+  it('refuses a slug an MCP server has, and a member that is not an MCP server', () => {
+    expect(() =>
+      parseConfig({ mcpServers, virtualServers: [{ slug: 'tracker', members: [{ server: 'wiki' }] }] }, {}),
+    ).toThrow(/one namespace/);
+    expect(() =>
+      parseConfig({ mcpServers, virtualServers: [{ slug: 'workbench', members: [{ server: 'crm' }] }] }, {}),
+    ).toThrow(/not an MCP server of the gateway/);
+  });
+});
