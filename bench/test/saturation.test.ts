@@ -158,7 +158,10 @@ describe('an open-loop step', () => {
 
   it('closes its idle sockets before a proxy would (no reset on a socket the proxy is closing)', () => {
     const result = step('res.end("ok");', 'rate: 200, warmMs: 0, windowMs: 300', '', 0, 2_600);
-    expect(result.pass).toBe(true);
+    // No reset; whether p99 stayed under the limit (and the step ran to its end) depends on how busy
+    // the machine is, and is not what this test is about.
+    expect(result.errors).toBe(0);
+    expect(result.firstError).toBeUndefined();
     // The server keeps idle connections 60 s: only the driver closed them.
     expect(result.closedByIdle).toBeGreaterThan(0);
   });
