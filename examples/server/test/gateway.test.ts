@@ -5,11 +5,12 @@ import { createServer, type IncomingMessage, type ServerResponse, type Server } 
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import * as jose from 'jose';
-import { loadSigningKey } from '@gw/jwks';
+import { loadSigningKey, UnknownKeyError } from '@gw/jwks';
 import { createGateway } from '../src/app';
 import { parseConfig } from '../src/config/load';
 import { createLogger } from '../src/observability/logger';
 import { runDemo } from '../src/demo';
+import { DEMO_ISSUER, embeddedDefault } from '../src/demo/embedded-default';
 import { runCli } from '../src/cli';
 import { rsaPem, startGateway, writeConfig } from './support';
 
@@ -233,6 +234,17 @@ describe('developer tools', () => {
     const report = lines.join('\n');
     for (const method of ['claims_header', 'jwt_header', 'bearer', 'spoofing']) expect(report).toContain(`✔ ${method}`);
     expect(report).toContain('All forwarding methods work.');
+  });
+
+  it("makes the demo identity provider's key with its first token: before that no token verifies", async () => {
+    const demo = embeddedDefault('http://127.0.0.1:1/unused', {});
+    await expect(demo.demoIdentityProviderKeys.getKey(undefined)).rejects.toBeInstanceOf(UnknownKeyError);
+    const token = demo.mintDemoToken();
+    const { kid } = jose.decodeProtectedHeader(token);
+    const key = await demo.demoIdentityProviderKeys.getKey(kid);
+    await expect(jose.jwtVerify(token, key, { issuer: DEMO_ISSUER, audience: 'gateway' })).resolves.toBeTruthy();
+    // The same key for every later token.
+    expect(jose.decodeProtectedHeader(demo.mintDemoToken()).kid).toBe(kid);
   });
 
   it('gw keys generate prints a PEM key, its kid and its JWKS entry', async () => {

@@ -1,5 +1,5 @@
 import { sign } from 'node:crypto';
-import { LocalKeySet, SigningKey, buildJwks, type KeyResolver } from '@gw/jwks';
+import { LocalKeySet, SigningKey, UnknownKeyError, buildJwks, type KeyResolver } from '@gw/jwks';
 import type { GatewayConfig } from '../config/schema';
 
 /** The demo API key of the embedded default. It is public: never use it outside development. */
@@ -21,7 +21,17 @@ export interface EmbeddedDefault {
  * forwarding method; `ANTHROPIC_API_KEY` adds an `@anthropic` provider.
  */
 export function embeddedDefault(demoMcpUrl: string, env: NodeJS.ProcessEnv): EmbeddedDefault {
-  const idpKey = SigningKey.generate();
+  // The demo identity provider's key is made when its first token is minted: until then no token
+  // can carry its signature, and a gateway that never mints one (every gateway but `pnpm demo`)
+  // does not spend an RSA key generation (hundreds of ms of CPU) on each start.
+  let demoKeys: { key: SigningKey; keySet: LocalKeySet } | undefined;
+  const demoKeysNow = (): { key: SigningKey; keySet: LocalKeySet } => {
+    if (demoKeys === undefined) {
+      const key = SigningKey.generate();
+      demoKeys = { key, keySet: new LocalKeySet(buildJwks(key, [])) };
+    }
+    return demoKeys;
+  };
   const config: GatewayConfig = {
     auth: {
       apiKeys: [
@@ -45,8 +55,14 @@ export function embeddedDefault(demoMcpUrl: string, env: NodeJS.ProcessEnv): Emb
   };
   return {
     config,
-    demoIdentityProviderKeys: new LocalKeySet(buildJwks(idpKey, [])),
+    demoIdentityProviderKeys: {
+      getKey: (kid) =>
+        demoKeys === undefined
+          ? Promise.reject(new UnknownKeyError('No published key matches the token.'))
+          : demoKeys.keySet.getKey(kid),
+    },
     mintDemoToken: (claims = {}) => {
+      const idpKey = demoKeysNow().key;
       const iat = Math.floor(Date.now() / 1000);
       const encode = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
       const payload = {
