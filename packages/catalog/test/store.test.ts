@@ -372,10 +372,10 @@ describe.each(ENGINES)('the catalog store on %s', (_name, open) => {
       expect(virtualMade && deleted).toBe(false);
       // One slug, one kind: never both.
       expect(virtualMade && outcomes[2].status === 'fulfilled').toBe(false);
-      const servers = (await store.list('mcp-servers')).map((r) => r.slug);
+      const servers = (await store.list('mcp-servers')).map((r) => String(r.slug));
       const virtuals = await store.list('virtual-servers');
       for (const v of virtuals) for (const m of v.members as { server: string }[]) expect(servers).toContain(m.server);
-      for (const v of virtuals) await store.delete('virtual-servers', v.slug, 'admin');
+      for (const v of virtuals) await store.delete('virtual-servers', String(v.slug), 'admin');
       for (const slug of servers.filter((s) => s.startsWith('race-'))) await store.delete('mcp-servers', slug, 'a');
     }
   });
