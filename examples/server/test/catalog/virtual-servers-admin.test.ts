@@ -5,7 +5,10 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { z } from 'zod';
+import type { CatalogSnapshot, OpenedRecord, RecordKind } from '@gw/catalog';
 import { startPostgres, type RunningPostgres } from '../../../../packages/catalog/test/postgres';
+import { buildCatalogView } from '../../src/catalog/catalog-view';
+import { parseConfig } from '../../src/config/load';
 import { startGateway, writeConfig, type RunningGateway } from '../support';
 import { adminClient, newAdminKey, newEncryptionKey, within } from './catalog-support';
 
@@ -274,5 +277,63 @@ describe('a virtual server created on one instance sharing PostgreSQL', () => {
     expect(await toolNames(b.url, 'shared-bench')).toEqual(['t_create_issue', 't_list_issues', 'get_ticket']);
     expect((await admin('DELETE', '/virtual-servers/shared-bench')).status).toBe(200);
     await within(1_000, async () => (await mcpStatus(b.url, 'shared-bench')) === 404);
+  });
+});
+
+describe('the catalog view of virtual servers (what /mcp/<virtual> reads)', () => {
+  const record = (kind: RecordKind, slug: string, data: Record<string, unknown>): OpenedRecord => ({
+    kind,
+    id: slug,
+    slug,
+    version: 1,
+    data,
+    secrets: {},
+  });
+  const snapshot = (records: OpenedRecord[]): CatalogSnapshot => {
+    const byKind = new Map<RecordKind, Map<string, OpenedRecord>>();
+    for (const r of records) {
+      if (!byKind.has(r.kind)) byKind.set(r.kind, new Map());
+      byKind.get(r.kind)?.set(r.slug, r);
+    }
+    return { records: byKind, loadedAt: new Date() };
+  };
+  const config = parseConfig(
+    {
+      mcpServers: [{ slug: 'tracker', url: 'http://127.0.0.1:9/mcp' }],
+      virtualServers: [{ slug: 'file-bench', members: [{ server: 'tracker' }] }],
+    },
+    {},
+  );
+  const records = [
+    record('mcp-servers', 'crm', { slug: 'crm', url: 'http://127.0.0.1:9/mcp' }),
+    // The config file's virtual server has this slug: the file wins, this server is not served.
+    record('mcp-servers', 'file-bench', { slug: 'file-bench', url: 'http://127.0.0.1:9/mcp' }),
+    record('virtual-servers', 'db-bench', { slug: 'db-bench', members: [{ server: 'crm', prefix: 'c_' }] }),
+    record('virtual-servers', 'file-bench', { slug: 'file-bench', members: [{ server: 'crm' }] }),
+    record('virtual-servers', 'crm', { slug: 'crm', members: [{ server: 'tracker' }] }),
+    record('virtual-servers', 'orphan', { slug: 'orphan', members: [{ server: 'gone' }] }),
+  ];
+  const errors: string[] = [];
+  const logger = { error: (_fields: unknown, message: string) => errors.push(message) } as never;
+  const view = buildCatalogView(config, snapshot(records), logger);
+
+  it("serves the config file's and the database's, skipping a slug taken and a member that is gone", () => {
+    expect([...view.virtualServers.keys()]).toEqual(['file-bench', 'db-bench']);
+    expect(view.virtualServers.get('file-bench')?.members.map((m) => m.server)).toEqual(['tracker']);
+    expect(view.virtualServers.get('db-bench')?.members[0]).toMatchObject({ server: 'crm', prefix: 'c_' });
+    expect([...view.mcpSlugs].sort()).toEqual(['crm', 'tracker']);
+    expect(view.counts.get('virtual-servers')).toBe(2);
+    expect(errors).toEqual([
+      expect.stringContaining('mcp-servers/file-bench is not served'),
+      expect.stringContaining('virtual-servers/file-bench is not served'),
+      expect.stringContaining('virtual-servers/crm is not served'),
+      expect.stringContaining('virtual-servers/orphan is not served: its member "gone"'),
+    ]);
+  });
+
+  it('keeps one resolved object per unchanged record across views, so members keep what they learned', () => {
+    const next = buildCatalogView(config, snapshot(records));
+    expect(next.virtualServers.get('db-bench')).toBe(view.virtualServers.get('db-bench'));
+    expect(next.virtualServers.get('file-bench')).toBe(view.virtualServers.get('file-bench'));
   });
 });
