@@ -17,7 +17,7 @@ import {
   type AccessTokenVerifier,
   type GatewayIdentity,
 } from '@gw/identity-forwarding';
-import { identityForwarding, resolveVirtualServer, type IdentityForwardingMiddleware } from '@gw/mcp-gateway';
+import { identityForwarding, type IdentityForwardingMiddleware } from '@gw/mcp-gateway';
 import { virtualServersHandler } from './mcp/virtual-servers';
 import {
   AdminAccess,
@@ -319,17 +319,15 @@ export function createGateway(options: GatewayOptions): Gateway {
     if (consoleTestKey !== undefined && caller?.subject === CONSOLE_TEST_SUBJECT) return next();
     originGuard(req, res, next);
   };
-  // Virtual MCP servers (CONTRACT section 16): the config file's, validated by the schema already.
-  const virtualServers = (config.virtualServers ?? []).map((entry) => resolveVirtualServer(entry));
-  const virtualSlugs = new Set(virtualServers.map((server) => server.slug));
+  // Virtual MCP servers (CONTRACT section 16): the config file's and the catalog's, of the current view.
   const virtualMcp = virtualServersHandler({
-    servers: virtualServers,
+    servers: () => view.virtualServers,
     selfUrl: () => selfUrl,
     logger,
     onMemberUnavailable: (server) => metrics.recordVirtualMemberUnavailable(server),
     authorize: access.mcp,
   });
-  const liveMcpSlugs = { has: (slug: string) => view.mcpSlugs.has(slug) || virtualSlugs.has(slug) };
+  const liveMcpSlugs = { has: (slug: string) => view.mcpSlugs.has(slug) || view.virtualServers.has(slug) };
   // Mode `report` on MCP: the server and tool are known when the request ends; checked then.
   const reportMcpAccess: NodeMiddleware = (req, _res, next) => {
     const current = view;

@@ -81,6 +81,16 @@ const namedConfig = {
   },
 };
 const { name: _name, ...namedConfigOfFile } = namedConfig;
+const virtualServer = {
+  id: '5e7a9c1b-3d5f-4b7a-9c1e-2f4a6b8c0d1e',
+  ...meta,
+  slug: 'workbench',
+  name: 'Everything support uses',
+  members: [
+    { server: 'tracker', prefix: 'tracker_' },
+    { server: 'crm', tools: ['search_*', 'get_ticket'], rename: { get_ticket: 'crm_ticket' }, timeout_ms: 5000 },
+  ],
+};
 const limit = {
   id: '2c4e6a8b-1d3f-4a5b-9c7d-0e1f2a3b4c5d',
   ...meta,
@@ -288,6 +298,11 @@ const SAMPLES: [method: string, path: string, status: number, body: unknown][] =
   ['GET', '/admin/v1/configs/claude-fallback', 200, namedConfig],
   ['PATCH', '/admin/v1/configs/claude-fallback', 200, { ...namedConfig, version: 2 }],
   ['DELETE', '/admin/v1/configs/claude-fallback', 200, deleted(namedConfig.id, 'config')],
+  ['GET', '/admin/v1/virtual-servers', 200, list(virtualServer, { ...virtualServer, source: 'config', id: 'w' })],
+  ['POST', '/admin/v1/virtual-servers', 201, virtualServer],
+  ['GET', '/admin/v1/virtual-servers/workbench', 200, virtualServer],
+  ['PATCH', '/admin/v1/virtual-servers/workbench', 200, { ...virtualServer, version: 2 }],
+  ['DELETE', '/admin/v1/virtual-servers/workbench', 200, deleted(virtualServer.id, 'virtual_server')],
   [
     'GET',
     '/admin/v1/limits/support-daily/status?user=u-1',
@@ -467,6 +482,10 @@ const ERRORS: [method: string, path: string, status: number, body: unknown][] = 
   ['POST', '/admin/v1/api-keys', 400, error('invalid_request', 'config')],
   ['POST', '/admin/v1/configs', 400, error('invalid_request', 'config')],
   ['DELETE', '/admin/v1/configs/claude-fallback', 409, error('config_in_use')],
+  ['POST', '/admin/v1/virtual-servers', 400, error('invalid_request', 'members.0.server')],
+  ['POST', '/admin/v1/virtual-servers', 409, error('slug_taken', 'slug')],
+  ['POST', '/admin/v1/mcp-servers', 409, error('slug_taken', 'slug')],
+  ['DELETE', '/admin/v1/mcp-servers/crm', 409, error('server_in_use')],
   ['GET', '/admin/v1/audit?limit=9999', 400, error('invalid_request', 'limit')],
   ['GET', '/admin/v1/access/explain?resource=nope', 400, error('invalid_request', 'resource')],
   ['GET', '/admin/v1/requests?limit=9999', 400, error('invalid_request', 'limit')],
@@ -548,6 +567,11 @@ describe('the admin API OpenAPI document', () => {
         'GET /admin/v1/configs/{slug}',
         'PATCH /admin/v1/configs/{slug}',
         'DELETE /admin/v1/configs/{slug}',
+        'GET /admin/v1/virtual-servers',
+        'POST /admin/v1/virtual-servers',
+        'GET /admin/v1/virtual-servers/{slug}',
+        'PATCH /admin/v1/virtual-servers/{slug}',
+        'DELETE /admin/v1/virtual-servers/{slug}',
         'GET /admin/v1/access/explain',
         'GET /admin/v1/access/mode',
         'PUT /admin/v1/access/mode',

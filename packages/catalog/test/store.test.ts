@@ -284,6 +284,102 @@ describe.each(ENGINES)('the catalog store on %s', (_name, open) => {
     }
   });
 
+  it('stores virtual servers whose members are MCP servers; refuses a missing member and deleting a member (409 server_in_use)', async () => {
+    await store.create('mcp-servers', { slug: 'vs-tracker', url: 'http://127.0.0.1:9/mcp' }, 'admin');
+    await store.create('mcp-servers', { slug: 'vs-crm', url: 'http://127.0.0.1:9/mcp' }, 'admin');
+    const members = [
+      { server: 'vs-tracker', prefix: 'tracker_' },
+      { server: 'vs-crm', tools: ['search_*'], rename: { get_ticket: 'crm_ticket' }, timeout_ms: 2000 },
+    ];
+    const created = await store.create('virtual-servers', { slug: 'vs-bench', name: 'Bench', members }, 'admin');
+    expect(created).toMatchObject({ slug: 'vs-bench', name: 'Bench', members, version: 1, source: 'admin' });
+    const missing = store.create('virtual-servers', { slug: 'vs-2', members: [{ server: 'vs-none' }] }, 'admin');
+    await expect(missing).rejects.toMatchObject({ code: 'invalid_request', status: 400, param: 'members.0.server' });
+    await expect(missing).rejects.toThrow('no MCP server "vs-none"');
+    await expect(
+      store.update('virtual-servers', 'vs-bench', { version: 1, members: [...members, { server: 'vs-none' }] }, 'a'),
+    ).rejects.toMatchObject({ code: 'invalid_request', param: 'members.2.server' });
+    for (const [body, param] of [
+      [{ slug: 'vs-3', members: [] }, 'members'],
+      [{ slug: 'vs-3' }, 'members'],
+      [{ slug: 'vs-3', members: [{ server: 'vs-crm', extra: 1 }] }, 'members.0.extra'],
+      [{ slug: 'vs-3', members: [{ server: 'vs-crm', timeout_ms: 0 }] }, 'members.0.timeout_ms'],
+      [{ slug: 'vs-3', members: [{ server: 'vs-crm', prefix: 'a b' }] }, 'members.0.prefix'],
+    ] as const)
+      await expect(store.create('virtual-servers', body, 'admin')).rejects.toMatchObject({ param });
+    const refused = store.delete('mcp-servers', 'vs-crm', 'admin');
+    await expect(refused).rejects.toMatchObject({ code: 'server_in_use', status: 409 });
+    await expect(refused).rejects.toThrow('member of the virtual server "vs-bench"');
+    await expect(store.get('mcp-servers', 'vs-crm')).resolves.toMatchObject({ version: 1 });
+    const renamed = await store.update(
+      'virtual-servers',
+      'vs-bench',
+      { version: 1, name: null, members: [members[0]] },
+      'b',
+    );
+    expect(renamed).toMatchObject({ version: 2, members: [members[0]] });
+    expect(renamed).not.toHaveProperty('name');
+    await store.delete('mcp-servers', 'vs-crm', 'admin');
+    await store.delete('virtual-servers', 'vs-bench', 'admin');
+    await store.delete('mcp-servers', 'vs-tracker', 'admin');
+    expect((await store.auditLog('virtual-servers/vs-bench')).map((e) => e.action)).toEqual([
+      'delete',
+      'update',
+      'create',
+    ]);
+  });
+
+  it('keeps MCP servers and virtual servers in one namespace of slugs, in both directions (409 slug_taken)', async () => {
+    await store.create('mcp-servers', { slug: 'ns-server', url: 'http://127.0.0.1:9/mcp' }, 'admin');
+    const asVirtual = store.create('virtual-servers', { slug: 'ns-server', members: [{ server: 'ns-server' }] }, 'a');
+    await expect(asVirtual).rejects.toMatchObject({ code: 'slug_taken', status: 409, param: 'slug' });
+    await expect(asVirtual).rejects.toThrow('used by an MCP server');
+    await store.create('virtual-servers', { slug: 'ns-virtual', members: [{ server: 'ns-server' }] }, 'admin');
+    const asServer = store.create('mcp-servers', { slug: 'ns-virtual', url: 'http://127.0.0.1:9/mcp' }, 'admin');
+    await expect(asServer).rejects.toMatchObject({ code: 'slug_taken', status: 409, param: 'slug' });
+    await expect(asServer).rejects.toThrow('used by a virtual MCP server');
+    // The config file's (vouched for by the host) count too, both ways, and may be members.
+    const withFile = new CatalogStore(db, box, {
+      recordOutsideStore: (kind, slug) =>
+        (kind === 'mcp-servers' && slug === 'file-server') || (kind === 'virtual-servers' && slug === 'file-virtual'),
+    });
+    await expect(
+      withFile.create('virtual-servers', { slug: 'file-server', members: [{ server: 'ns-server' }] }, 'a'),
+    ).rejects.toMatchObject({ code: 'slug_taken' });
+    await expect(
+      withFile.create('mcp-servers', { slug: 'file-virtual', url: 'http://127.0.0.1:9/mcp' }, 'a'),
+    ).rejects.toMatchObject({ code: 'slug_taken' });
+    await expect(
+      withFile.create('virtual-servers', { slug: 'ns-file', members: [{ server: 'file-server' }] }, 'a'),
+    ).resolves.toMatchObject({ members: [{ server: 'file-server' }] });
+    await store.delete('virtual-servers', 'ns-file', 'a');
+    await store.delete('virtual-servers', 'ns-virtual', 'a');
+    await store.delete('mcp-servers', 'ns-server', 'a');
+  });
+
+  it('never leaves a virtual server naming a deleted MCP server, nor two kinds on one slug, when writes race', async () => {
+    for (let round = 0; round < 10; round++) {
+      const server = `race-member-${round}`;
+      await store.create('mcp-servers', { slug: server, url: 'http://127.0.0.1:9/mcp' }, 'admin');
+      const outcomes = await Promise.allSettled([
+        store.create('virtual-servers', { slug: `race-v-${round}`, members: [{ server }] }, 'admin'),
+        store.delete('mcp-servers', server, 'admin'),
+        store.create('mcp-servers', { slug: `race-v-${round}`, url: 'http://127.0.0.1:9/mcp' }, 'admin'),
+      ]);
+      const virtualMade = outcomes[0].status === 'fulfilled';
+      const deleted = outcomes[1].status === 'fulfilled';
+      // Either the member is gone and no virtual server names it, or it stayed because one does.
+      expect(virtualMade && deleted).toBe(false);
+      // One slug, one kind: never both.
+      expect(virtualMade && outcomes[2].status === 'fulfilled').toBe(false);
+      const servers = (await store.list('mcp-servers')).map((r) => String(r.slug));
+      const virtuals = await store.list('virtual-servers');
+      for (const v of virtuals) for (const m of v.members as { server: string }[]) expect(servers).toContain(m.server);
+      for (const v of virtuals) await store.delete('virtual-servers', String(v.slug), 'admin');
+      for (const slug of servers.filter((s) => s.startsWith('race-'))) await store.delete('mcp-servers', slug, 'a');
+    }
+  });
+
   it('gives exactly one winner per version under 200 concurrent updates, with a consistent audit log', async () => {
     await store.create('mcp-servers', { slug: 'race', url: 'http://127.0.0.1:9/mcp' }, 'admin');
     const outcomes = await Promise.allSettled(

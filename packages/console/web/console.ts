@@ -18,12 +18,14 @@ import { modelsPage } from './pages/models.js';
 import { promptsPage } from './pages/prompts.js';
 import { requestsPage } from './pages/requests.js';
 import { usagePage } from './pages/usage.js';
+import { virtualServersPage } from './pages/virtual-servers.js';
 
 startRouter(
   new Map<string, Page>([
     ['models', modelsPage],
     ['integrations', integrationsPage],
     ['mcp', mcpPage],
+    ['virtual-servers', virtualServersPage],
     ['prompts', promptsPage],
     ['configs', configsPage],
     ['keys', keysPage],

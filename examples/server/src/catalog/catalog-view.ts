@@ -8,6 +8,7 @@ import {
   type OpenedRecord,
 } from '@gw/catalog';
 import type { ApiKeyEntry, McpServerConfig } from '@gw/identity-forwarding';
+import { resolveVirtualServer, type ResolvedVirtualServer, type VirtualServerConfig } from '@gw/mcp-gateway';
 import {
   createInMemoryCatalog,
   type ModelProviderConfig,
@@ -49,6 +50,12 @@ export interface CatalogView {
    * file's, then the database's whose slug the file does not define. Read with `namedConfig`.
    */
   readonly namedConfigs: ReadonlyMap<string, Readonly<Record<string, unknown>>>;
+  /**
+   * The virtual MCP servers (CONTRACT section 16), resolved, by slug: the config file's, then the
+   * database's whose slug no MCP server or virtual server of the file takes and whose members are
+   * all MCP servers of this view. Served at `/mcp/<slug>` (one namespace with `mcpSlugs`).
+   */
+  readonly virtualServers: ReadonlyMap<string, ResolvedVirtualServer>;
   /** Records of each kind, for metrics. */
   readonly counts: ReadonlyMap<string, number>;
 }
@@ -79,6 +86,31 @@ function frozenJson<T extends object>(value: T): Readonly<T> {
     for (const child of Object.values(item)) stack.push(child);
   }
   return value;
+}
+
+/** Each virtual server resolved, kept while its record (or config file entry) is unchanged (same object). */
+const resolvedVirtualServers = new WeakMap<object, ResolvedVirtualServer | Error>();
+
+/**
+ * A virtual server of the config file or of the database, resolved as `resolveVirtualServer` does
+ * (without checking that its members exist), or why it cannot be. One object per version of the
+ * record, so the virtual servers' handler keeps what it learned of its members across reloads.
+ */
+function resolvedVirtualServer(source: OpenedRecord | VirtualServerConfig): ResolvedVirtualServer | Error {
+  let result = resolvedVirtualServers.get(source);
+  if (result === undefined) {
+    const isRecord = 'kind' in source && 'data' in source && 'secrets' in source;
+    const entry = isRecord
+      ? Object.fromEntries(Object.entries((source as OpenedRecord).data).filter(([field]) => !field.startsWith('_')))
+      : source;
+    try {
+      result = resolveVirtualServer(entry as unknown as VirtualServerConfig);
+    } catch (error) {
+      result = error as Error;
+    }
+    resolvedVirtualServers.set(source, result);
+  }
+  return result;
 }
 
 /** A bedrock record's knowledge-base integration: its fields less the model catalog's `knownModels`. */
@@ -132,9 +164,9 @@ export function buildCatalogView(
 ): CatalogView {
   const skip = (kind: string, slug: string, reason: string) =>
     logger?.error({ record: `${kind}/${slug}` }, `catalog record ${kind}/${slug} is not served: ${reason}`);
-  const records = (kind: 'providers' | 'mcp-servers' | 'prompts' | 'api-keys' | 'policies' | 'configs') => [
-    ...(snapshot?.records.get(kind)?.values() ?? []),
-  ];
+  const records = (
+    kind: 'providers' | 'mcp-servers' | 'prompts' | 'api-keys' | 'policies' | 'configs' | 'virtual-servers',
+  ) => [...(snapshot?.records.get(kind)?.values() ?? [])];
 
   const providerConfigs: ModelProviderConfig[] = [];
   const awsIntegrations = new Map<string, AwsIntegration>();
@@ -172,8 +204,9 @@ export function buildCatalogView(
   };
   const mcpServers: McpServerConfig[] = (config.mcpServers ?? []).map((s) => mcpServer(s));
   const mcpSlugs = new Set(mcpServers.map((s) => s.slug));
+  const configVirtualSlugs = new Set((config.virtualServers ?? []).map((entry) => entry.slug));
   for (const record of records('mcp-servers')) {
-    if (mcpSlugs.has(record.slug)) {
+    if (mcpSlugs.has(record.slug) || configVirtualSlugs.has(record.slug)) {
       skip('mcp-servers', record.slug, 'the config file defines the same slug');
       continue;
     }
@@ -264,6 +297,28 @@ export function buildCatalogView(
     namedConfigs.set(record.slug, frozenJson(body as Record<string, unknown>));
   }
 
+  // Validated by the schema (the file's) or by the admin API (the database's); a member the
+  // database lost since, or a slug an MCP server took meanwhile, skips the record.
+  const virtualServers = new Map<string, ResolvedVirtualServer>();
+  for (const entry of config.virtualServers ?? []) {
+    const resolved = resolvedVirtualServer(entry as VirtualServerConfig);
+    // The schema resolved each entry at start-up already: one that fails here is a bug.
+    if (resolved instanceof Error) throw resolved;
+    virtualServers.set(entry.slug, resolved);
+  }
+  for (const record of records('virtual-servers')) {
+    if (virtualServers.has(record.slug) || mcpSlugs.has(record.slug)) {
+      skip('virtual-servers', record.slug, 'an MCP server or a virtual server of the config file has the same slug');
+      continue;
+    }
+    const resolved = resolvedVirtualServer(record);
+    const missing = resolved instanceof Error ? undefined : resolved.members.find((m) => !mcpSlugs.has(m.server));
+    if (resolved instanceof Error) skip('virtual-servers', record.slug, resolved.message);
+    else if (missing !== undefined)
+      skip('virtual-servers', record.slug, `its member "${missing.server}" is not an MCP server of the gateway`);
+    else virtualServers.set(record.slug, resolved);
+  }
+
   const counts = new Map([
     ['providers', modelProviders.size],
     ['mcp-servers', mcpServers.length],
@@ -271,6 +326,7 @@ export function buildCatalogView(
     ['api-keys', apiKeys.length],
     ['policies', policies.length],
     ['configs', namedConfigs.size],
+    ['virtual-servers', virtualServers.size],
   ]);
   return {
     modelProviders,
@@ -287,6 +343,7 @@ export function buildCatalogView(
     upstreamAuth,
     mcpUrls: new Map(mcpServers.map((server) => [server.slug, server.url])),
     namedConfigs,
+    virtualServers,
     counts,
   };
 }

@@ -139,6 +139,7 @@ export async function openGatewayCatalog(options: OpenCatalogOptions): Promise<G
       policies: config.policies,
       limits: config.limits,
       configs: config.configs,
+      virtualServers: config.virtualServers,
     });
     // An API key of the catalog may name a named config of the config file.
     const store = new CatalogStore(db, box, {

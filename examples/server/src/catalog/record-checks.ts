@@ -1,7 +1,7 @@
 import { InvalidRecordError, type AdminModel, type CatalogStoreHooks, type RecordKind } from '@gw/catalog';
 import type { IdentityTokenSigner } from '@gw/jwks';
 import type { McpServerConfig } from '@gw/identity-forwarding';
-import { identityForwarding } from '@gw/mcp-gateway';
+import { identityForwarding, resolveVirtualServer, type VirtualServerConfig } from '@gw/mcp-gateway';
 import {
   KNOWN_ANTHROPIC_MODELS,
   KNOWN_BEDROCK_ANTHROPIC_MODELS,
@@ -52,6 +52,8 @@ export function catalogRecordChecks(options: RecordCheckOptions): CatalogStoreHo
         const routing = routingConfigRefusal(data.config);
         if (routing !== undefined) throw new InvalidRecordError(`config: ${routing}`, 'config');
       }
+      // Checked as the config file's `virtualServers` are; that members exist is the store's to check.
+      if (kind === 'virtual-servers') refusal = virtualServerRefusal(data);
       if (refusal !== undefined) throw new InvalidRecordError(refusal, paramOf(refusal));
     },
     annotate(kind, data, changed) {
@@ -78,11 +80,28 @@ export function providerRefusal(data: Record<string, unknown>): string | undefin
 }
 
 /**
+ * Why the MCP gateway refuses a virtual server record (CONTRACT section 16), as it refuses an entry
+ * of the config file's `virtualServers` (`resolveVirtualServer`), or undefined when it accepts it.
+ * The message starts with `virtualServers[<slug>].<field>`.
+ */
+export function virtualServerRefusal(data: Record<string, unknown>): string | undefined {
+  try {
+    resolveVirtualServer(data as unknown as VirtualServerConfig, undefined, `virtualServers[${String(data.slug)}]`);
+    return undefined;
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
+/**
  * The field a package's refusal is about, from the path its message starts with
  * (`mcpServers[tools].user_identity_forwarding.method is …` → `user_identity_forwarding.method`,
  * `providers[kb].allowedHosts[0] must …` → `allowedHosts`), or null.
  */
 function paramOf(message: string): string | null {
+  // A virtual server's `members[0].server` is named as the admin API names fields: `members.0.server`.
+  const member = /^virtualServers\[[^\]]*\]\.([A-Za-z_][\w.[\]]*)/.exec(message)?.[1];
+  if (member !== undefined) return member.replace(/\[(\d+)\]/g, '.$1').replace(/\.$/, '');
   return /^(?:providers|mcpServers)\[[^\]]*\]\.([A-Za-z_][\w.]*)/.exec(message)?.[1] ?? null;
 }
 

@@ -51,8 +51,11 @@ const CALLER_HEADERS = [
 
 /** What the virtual servers' handler needs from the gateway. */
 export interface VirtualServersOptions {
-  /** The validated virtual servers of the config file. */
-  servers: readonly ResolvedVirtualServer[];
+  /**
+   * The virtual servers of the moment, by slug (the config file's and the catalog's), read on each
+   * request: an admin API change applies to the next request. Required.
+   */
+  servers: () => ReadonlyMap<string, ResolvedVirtualServer>;
   /**
    * The gateway's own address (`http://127.0.0.1:<port>`), where members' endpoints are reached;
    * undefined until the gateway listens (a call then fails with `-32603`).
@@ -213,13 +216,16 @@ class MemberConnections {
  */
 export function virtualServersHandler(options: VirtualServersOptions): NodeMiddleware {
   const { logger } = options;
-  const servers = new Map(
-    options.servers.map((server) => [
-      server.slug,
-      Object.assign(new VirtualMembers(server), { servers: server.members.map((member) => member.server) }),
-    ]),
-  );
-  const titles = new Map(options.servers.map((server) => [server.slug, server.name]));
+  /** Each virtual server's members, kept while its definition is unchanged (the same object). */
+  const membersByDefinition = new WeakMap<ResolvedVirtualServer, VirtualMembers & { servers: string[] }>();
+  const membersOf = (server: ResolvedVirtualServer) => {
+    let found = membersByDefinition.get(server);
+    if (found === undefined) {
+      found = Object.assign(new VirtualMembers(server), { servers: server.members.map((member) => member.server) });
+      membersByDefinition.set(server, found);
+    }
+    return found;
+  };
 
   const listTools = async (members: VirtualMembers, connections: MemberConnections): Promise<Tool[]> =>
     members.listTools(
@@ -255,8 +261,9 @@ export function virtualServersHandler(options: VirtualServersOptions): NodeMiddl
     const url = req.url ?? '/';
     const query = url.indexOf('?');
     const slug = (query === -1 ? url : url.slice(0, query)).replace(/^\//, '').replace(/\/$/, '');
-    const members = servers.get(slug);
-    if (members === undefined) return next();
+    const definition = options.servers().get(slug);
+    if (definition === undefined) return next();
+    const members = membersOf(definition);
     const identity = (req as { callerIdentity?: GatewayIdentity }).callerIdentity;
     if (
       options.authorize !== undefined &&
@@ -280,7 +287,7 @@ export function virtualServersHandler(options: VirtualServersOptions): NodeMiddl
     const base = options.selfUrl();
     const connections = new MemberConnections(slug, base ?? '', callerHeaders(req));
     const server = new Server(
-      { name: slug, title: titles.get(slug), version: '1.0.0' },
+      { name: slug, title: definition.name, version: '1.0.0' },
       { capabilities: { tools: { listChanged: false } } },
     );
     const notListening = () =>

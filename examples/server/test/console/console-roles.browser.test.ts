@@ -144,7 +144,7 @@ describe('the console signed in at the OpenID Provider, by role', () => {
     await banner.getByText('Access mode: Open').waitFor();
     expect(await banner.getByRole('button', { name: 'Switch' }).count()).toBe(0);
     expect(await page.getByRole('form', { name: 'Create an API key' }).count()).toBe(0);
-    for (const section of ['Model catalog', 'MCP servers', 'Prompts', 'Access', 'Connected apps']) {
+    for (const section of ['Model catalog', 'MCP servers', 'Virtual servers', 'Prompts', 'Access', 'Connected apps']) {
       await goTo(page, section);
       // Only the filter and question forms remain, and no button that changes a record.
       const forms = await page.locator('main form').evaluateAll((fs) => fs.map((f) => f.getAttribute('aria-label')));

@@ -181,6 +181,7 @@ const OBJECT_NAMES = new Map<RecordKind, string>([
   ['policies', 'policy'],
   ['limits', 'limit'],
   ['configs', 'config'],
+  ['virtual-servers', 'virtual_server'],
 ]);
 
 /** Most groups one explain question names. */
@@ -379,7 +380,7 @@ export function createAdminApi(options: AdminApiOptions): AdminApiHandler {
       const record = query.get('record') ?? undefined;
       if (
         record !== undefined &&
-        !/^(providers|mcp-servers|prompts|api-keys|policies|limits|configs|settings|console|admin-api|oauth-grants|oauth-clients)\/[^/]{1,128}$/.test(
+        !/^(providers|mcp-servers|prompts|api-keys|policies|limits|configs|virtual-servers|settings|console|admin-api|oauth-grants|oauth-clients)\/[^/]{1,128}$/.test(
           record,
         )
       ) {

@@ -19,6 +19,8 @@ export interface ConfigFileRecords {
   limits?: readonly { slug: string; [field: string]: unknown }[];
   /** The config's `configs` (named routing configs). Default `[]`. */
   configs?: readonly { slug: string; name?: string; config: Record<string, unknown> }[];
+  /** The config's `virtualServers` (virtual MCP servers). Default `[]`. */
+  virtualServers?: readonly { slug: string; name?: string; members: readonly object[] }[];
 }
 
 /** The id the admin API gives an API key of the config file: derived from its digest, stable across restarts. */
@@ -66,6 +68,8 @@ export class ConfigRecords {
     for (const policy of config.policies ?? []) this.add('policies', policy.slug, { ...base(policy.slug), ...policy });
     for (const entry of config.limits ?? []) this.add('limits', entry.slug, { ...base(entry.slug), ...entry });
     for (const entry of config.configs ?? []) this.add('configs', entry.slug, { ...base(entry.slug), ...entry });
+    for (const entry of config.virtualServers ?? [])
+      this.add('virtual-servers', entry.slug, { ...base(entry.slug), ...entry });
     for (const prompt of config.prompts ?? []) this.add('prompts', prompt.id, { ...prompt, ...base(prompt.id) });
   }
 

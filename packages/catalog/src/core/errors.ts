@@ -54,6 +54,15 @@ export class ConfigInUseError extends CatalogError {
   readonly status = 409;
 }
 
+/**
+ * An MCP server (`mcp-servers/<slug>`) cannot be deleted while a virtual MCP server names it among
+ * its `members`: `409 server_in_use`; the message names the virtual server.
+ */
+export class ServerInUseError extends CatalogError {
+  readonly code = 'server_in_use';
+  readonly status = 409;
+}
+
 /** The record comes from the config file, which the admin API does not change. */
 export class ManagedByConfigFileError extends CatalogError {
   readonly code = 'managed_by_config_file';

@@ -8,7 +8,15 @@ import { InvalidRecordError, SecretsRequiredForRoutingChangeError } from './erro
  * never by the generic record routes.
  */
 export type RecordKind =
-  'providers' | 'mcp-servers' | 'prompts' | 'api-keys' | 'policies' | 'limits' | 'configs' | 'settings';
+  | 'providers'
+  | 'mcp-servers'
+  | 'prompts'
+  | 'api-keys'
+  | 'policies'
+  | 'limits'
+  | 'configs'
+  | 'virtual-servers'
+  | 'settings';
 
 /** Every kind, in the order the admin API lists them. */
 export const RECORD_KINDS: readonly RecordKind[] = [
@@ -19,6 +27,7 @@ export const RECORD_KINDS: readonly RecordKind[] = [
   'policies',
   'limits',
   'configs',
+  'virtual-servers',
 ];
 
 const slug = z
@@ -316,6 +325,37 @@ const namedConfig = z.strictObject({
   config: namedConfigBody,
 });
 
+/** Characters of an MCP tool name (letters, digits, `_`, `-`, `.`, `/`), at most 128. */
+const toolName = z
+  .string()
+  .regex(/^[A-Za-z0-9_./-]{1,128}$/, 'must be a tool name: letters, digits, "_", "-", "." or "/" (at most 128)');
+
+/** One member of a virtual MCP server (CONTRACT section 16): field names as in the config file. */
+const virtualMember = z.strictObject({
+  server: slug,
+  prefix: z
+    .string()
+    .regex(/^[A-Za-z0-9_./-]{1,64}$/, 'must be letters, digits, "_", "-", "." or "/" (at most 64)')
+    .optional(),
+  tools: z.array(z.string().min(1).max(200)).min(1).max(100).optional(),
+  rename: z.record(toolName, toolName).optional(),
+  timeout_ms: z.number().int().min(1).max(60_000).optional(),
+});
+
+/**
+ * A virtual MCP server (CONTRACT section 16): several MCP servers behind `/mcp/<slug>`. The shape
+ * is checked here; the host checks the rest as the config file's `virtualServers` are (patterns,
+ * renames to one name), and the store that each member names an MCP server.
+ */
+const virtualServer = z.strictObject({
+  slug,
+  name: z.string().min(1).max(200).optional(),
+  members: z.array(virtualMember).min(1, 'must list at least one member, such as {"server": "tracker"}').max(64),
+});
+
+/** The fields of a virtual server a PATCH removes when it gives them as null: its name. */
+export const VIRTUAL_SERVER_REMOVABLE_FIELDS: readonly string[] = ['name'];
+
 /** The fields of a named config a PATCH removes when it gives them as null: its name. */
 export const NAMED_CONFIG_REMOVABLE_FIELDS: readonly string[] = ['name'];
 
@@ -397,6 +437,7 @@ export const recordSchemas = {
   pricing,
   limit,
   namedConfig,
+  virtualServer,
 };
 
 /**
@@ -723,6 +764,8 @@ function schemaOf(kind: RecordKind, input: unknown): z.ZodType {
       return limit;
     case 'configs':
       return namedConfig;
+    case 'virtual-servers':
+      return virtualServer;
     case 'settings':
       return setting;
   }

@@ -4,6 +4,7 @@ import {
   ConfigInUseError,
   InvalidRecordError,
   RecordNotFoundError,
+  ServerInUseError,
   SecretUnreadableError,
   SlugTakenError,
   VersionConflictError,
@@ -12,6 +13,7 @@ import {
   API_KEY_CHANGEABLE_FIELDS,
   LIMIT_REMOVABLE_FIELDS,
   NAMED_CONFIG_REMOVABLE_FIELDS,
+  VIRTUAL_SERVER_REMOVABLE_FIELDS,
   checkApiKeyExpiry,
   checkSecretsGivenForRoutingChange,
   isSecretField,
@@ -283,6 +285,8 @@ export class CatalogStore {
       const taken = await tx.query('SELECT 1 FROM gw_records WHERE kind = $1 AND slug = $2', [kind, slug]);
       if (taken.length > 0) throw new SlugTakenError(`"${slug}" is already used.`, kind === 'prompts' ? 'id' : 'slug');
       if (kind === 'api-keys') await this.checkConfigExists(tx, validated.config);
+      if (kind === 'mcp-servers' || kind === 'virtual-servers') await this.checkMcpSlugFree(tx, kind, slug);
+      if (kind === 'virtual-servers') await this.checkMembersExist(tx, validated.members);
       const now = new Date();
       const [created] = await tx.query<Row>(
         `INSERT INTO gw_records (kind, id, slug, version, data, secrets, hints, created_at, updated_at)
@@ -352,6 +356,9 @@ export class CatalogStore {
       // A named config's name given as null is removed.
       if (kind === 'configs')
         for (const field of NAMED_CONFIG_REMOVABLE_FIELDS) if (merged[field] === null) delete merged[field];
+      // A virtual server's name given as null is removed.
+      if (kind === 'virtual-servers')
+        for (const field of VIRTUAL_SERVER_REMOVABLE_FIELDS) if (merged[field] === null) delete merged[field];
       // An MCP server's upstream_auth given as null is removed (its secrets with it).
       if (kind === 'mcp-servers' && merged.upstream_auth === null) delete merged.upstream_auth;
       const validated = validateInput(kind, merged);
@@ -374,6 +381,8 @@ export class CatalogStore {
       if (kind === 'api-keys') validated.keySha256 = row.data.keySha256;
       this.runCheck(kind, validated);
       if (kind === 'api-keys' && Object.hasOwn(changes, 'config')) await this.checkConfigExists(tx, validated.config);
+      if (kind === 'virtual-servers' && Object.hasOwn(changes, 'members'))
+        await this.checkMembersExist(tx, validated.members);
       const data = {
         ...validated,
         ...internalData(row.data),
@@ -430,9 +439,65 @@ export class CatalogStore {
           );
         }
       }
+      // The same order for an MCP server: a virtual server naming it written meanwhile held its row.
+      if (kind === 'mcp-servers') {
+        const [user] = await tx.query<{ slug: string }>(
+          "SELECT slug FROM gw_records WHERE kind = 'virtual-servers' AND data->'members' @> $1::jsonb ORDER BY slug LIMIT 1",
+          [JSON.stringify([{ server: slug }])],
+        );
+        if (user) {
+          throw new ServerInUseError(
+            `The MCP server "${slug.slice(0, 64)}" is a member of the virtual server "${user.slug.slice(0, 64)}": remove it from the virtual servers naming it first.`,
+          );
+        }
+      }
       if (kind === 'api-keys') await tx.query('DELETE FROM gw_api_key_use WHERE key_id = $1', [String(deleted.id)]);
       await this.audit(tx, actor, kind === 'api-keys' ? 'revoke' : 'delete', kind, deleted, []);
     });
+  }
+
+  /**
+   * Refuses an MCP server or virtual server whose slug the other kind uses, in the database or in
+   * the config file ({@link CatalogStoreHooks.recordOutsideStore}): `409 slug_taken` naming `slug`,
+   * since both are served at `/mcp/<slug>` (one namespace). A transaction-scoped advisory lock on
+   * the slug makes two such writes of one slug, one of each kind, wait for each other.
+   */
+  private async checkMcpSlugFree(
+    tx: SqlExecutor,
+    kind: 'mcp-servers' | 'virtual-servers',
+    slug: string,
+  ): Promise<void> {
+    await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`gw-mcp-slug:${slug}`]);
+    const other = kind === 'mcp-servers' ? 'virtual-servers' : 'mcp-servers';
+    const found = await tx.query('SELECT 1 FROM gw_records WHERE kind = $1 AND slug = $2', [other, slug]);
+    if (found.length > 0 || this.hooks.recordOutsideStore?.(other, slug) === true) {
+      const what = other === 'mcp-servers' ? 'an MCP server' : 'a virtual MCP server';
+      throw new SlugTakenError(
+        `"${slug.slice(0, 64)}" is already used by ${what}: MCP servers and virtual servers share one namespace of slugs (/mcp/<slug>).`,
+        'slug',
+      );
+    }
+  }
+
+  /**
+   * Refuses a virtual server member that names no MCP server (`400 invalid_request` naming
+   * `members.<i>.server`): one of the database's, locked until the virtual server is written so it
+   * cannot be deleted meanwhile, or one of the config file's ({@link CatalogStoreHooks.recordOutsideStore}).
+   */
+  private async checkMembersExist(tx: SqlExecutor, members: unknown): Promise<void> {
+    if (!Array.isArray(members)) return;
+    for (const [index, member] of members.entries()) {
+      const server = (member as { server?: unknown }).server;
+      if (typeof server !== 'string') continue;
+      const found = await tx.query("SELECT 1 FROM gw_records WHERE kind = 'mcp-servers' AND slug = $1 FOR SHARE", [
+        server,
+      ]);
+      if (found.length > 0 || this.hooks.recordOutsideStore?.('mcp-servers', server) === true) continue;
+      throw new InvalidRecordError(
+        `members.${index}.server: no MCP server "${server.slice(0, 64)}": create it first (POST /admin/v1/mcp-servers) or name an existing one.`,
+        `members.${index}.server`,
+      );
+    }
   }
 
   /**
