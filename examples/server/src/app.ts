@@ -18,7 +18,7 @@ import {
   type GatewayIdentity,
 } from '@gw/identity-forwarding';
 import { identityForwarding, type IdentityForwardingMiddleware } from '@gw/mcp-gateway';
-import { virtualServersHandler } from './mcp/virtual-servers';
+import type * as VirtualServers from './mcp/virtual-servers';
 import {
   AdminAccess,
   CatalogError,
@@ -320,13 +320,24 @@ export function createGateway(options: GatewayOptions): Gateway {
     originGuard(req, res, next);
   };
   // Virtual MCP servers (CONTRACT section 16): the config file's and the catalog's, of the current view.
-  const virtualMcp = virtualServersHandler({
-    servers: () => view.virtualServers,
-    selfUrl: () => selfUrl,
-    logger,
-    onMemberUnavailable: (server) => metrics.recordVirtualMemberUnavailable(server),
-    authorize: access.mcp,
-  });
+  // Their handler brings the MCP SDK's client and server (~150 ms of CPU to load): it is loaded with
+  // the first virtual server, at start-up or by the catalog change that brings one (off the
+  // requests), never by a gateway that has none.
+  let virtualMcpHandler: NodeMiddleware | undefined;
+  const loadVirtualMcp = (): NodeMiddleware => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when configured
+    virtualMcpHandler ??= (require('./mcp/virtual-servers') as typeof VirtualServers).virtualServersHandler({
+      servers: () => view.virtualServers,
+      selfUrl: () => selfUrl,
+      logger,
+      onMemberUnavailable: (server) => metrics.recordVirtualMemberUnavailable(server),
+      authorize: access.mcp,
+    });
+    return virtualMcpHandler;
+  };
+  if (view.virtualServers.size > 0) loadVirtualMcp();
+  const virtualMcp: NodeMiddleware = (req, res, next) =>
+    virtualMcpHandler === undefined && view.virtualServers.size === 0 ? next() : loadVirtualMcp()(req, res, next);
   const liveMcpSlugs = { has: (slug: string) => view.mcpSlugs.has(slug) || view.virtualServers.has(slug) };
   // Mode `report` on MCP: the server and tool are known when the request ends; checked then.
   const reportMcpAccess: NodeMiddleware = (req, _res, next) => {
@@ -507,6 +518,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     }
     endConnectionsOfRevokedKeys(view, next);
     view = next;
+    if (next.virtualServers.size > 0) loadVirtualMcp();
   };
   /**
    * A user's upstream connections (CONTRACT section 15) end with their API key: every user whose

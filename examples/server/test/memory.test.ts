@@ -32,7 +32,7 @@ const pgliteLoads = () => (globalThis as { pgliteLoads?: number }).pgliteLoads ?
 
 // Modules a gateway loads only when the feature they serve is configured, observed the same way:
 // the OpenTelemetry SDK (an OTLP endpoint), the MCP SDK's server (the development default's demo
-// MCP server) and @gw/oauth with openid-client (OAuth sign-in, the console's OpenID Provider sign-in).
+// MCP server), the MCP SDK's client (virtual MCP servers) and @gw/oauth with openid-client (OAuth sign-in, the console's OpenID Provider sign-in).
 jest.mock('@opentelemetry/sdk-trace', () => {
   const seen = globalThis as { lazyLoads?: Record<string, number> };
   seen.lazyLoads = { ...seen.lazyLoads, otel: (seen.lazyLoads?.otel ?? 0) + 1 };
@@ -43,12 +43,23 @@ jest.mock('@modelcontextprotocol/sdk/server/mcp.js', () => {
   seen.lazyLoads = { ...seen.lazyLoads, mcpServer: (seen.lazyLoads?.mcpServer ?? 0) + 1 };
   return jest.requireActual('@modelcontextprotocol/sdk/server/mcp.js');
 });
+jest.mock('@modelcontextprotocol/sdk/client/index.js', () => {
+  const seen = globalThis as { lazyLoads?: Record<string, number> };
+  seen.lazyLoads = { ...seen.lazyLoads, mcpClient: (seen.lazyLoads?.mcpClient ?? 0) + 1 };
+  return jest.requireActual('@modelcontextprotocol/sdk/client/index.js');
+});
 jest.mock('@gw/oauth', () => {
   const seen = globalThis as { lazyLoads?: Record<string, number> };
   seen.lazyLoads = { ...seen.lazyLoads, oauth: (seen.lazyLoads?.oauth ?? 0) + 1 };
   return jest.requireActual('@gw/oauth');
 });
-const lazyLoads = () => ({ otel: 0, mcpServer: 0, oauth: 0, ...(globalThis as { lazyLoads?: object }).lazyLoads });
+const lazyLoads = () => ({
+  otel: 0,
+  mcpServer: 0,
+  mcpClient: 0,
+  oauth: 0,
+  ...(globalThis as { lazyLoads?: object }).lazyLoads,
+});
 
 const MB = 1024 * 1024;
 /** A container's limit that the first start must survive. */
@@ -240,7 +251,7 @@ describe.each([process.platform === 'linux' ? 'linux' : 'skip'])('memory at star
 });
 
 describe('modules loaded only for what is configured', () => {
-  it("the production shape loads neither the OpenTelemetry SDK, the MCP SDK's server nor @gw/oauth; each loads once its feature is on", async () => {
+  it("the production shape loads neither the OpenTelemetry SDK, the MCP SDK's server or client, nor @gw/oauth; each loads once its feature is on", async () => {
     redis ??= await startRedis();
     const env = {
       GATEWAY_CONFIG: productionConfig(),
@@ -254,23 +265,30 @@ describe('modules loaded only for what is configured', () => {
     };
     const production = await startFromEnvironment(env);
     await production.stop();
-    expect(lazyLoads()).toEqual({ otel: 0, mcpServer: 0, oauth: 0 });
+    expect(lazyLoads()).toEqual({ otel: 0, mcpServer: 0, mcpClient: 0, oauth: 0 });
     // Nothing listens there: the spans of this start are dropped, and the start is not held up.
     const traced = await startFromEnvironment({ ...env, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9' });
     await traced.stop();
-    expect(lazyLoads()).toEqual({ otel: 1, mcpServer: 0, oauth: 0 });
+    expect(lazyLoads()).toEqual({ otel: 1, mcpServer: 0, mcpClient: 0, oauth: 0 });
     const withOAuth = await startFromEnvironment({
       ...env,
       GATEWAY_CONFIG: productionConfig({ oauth: { login: { type: 'api_key' } } }),
       PUBLIC_BASE_URL: 'http://127.0.0.1:9',
     });
     await withOAuth.stop();
-    expect(lazyLoads()).toEqual({ otel: 1, mcpServer: 0, oauth: 1 });
+    expect(lazyLoads()).toEqual({ otel: 1, mcpServer: 0, mcpClient: 0, oauth: 1 });
     // The development default (no config file) starts its demo MCP server.
     const { GATEWAY_CONFIG: _config, NODE_ENV: _production, ...developmentEnv } = env;
     const development = await startFromEnvironment(developmentEnv);
     await development.stop();
-    expect(lazyLoads()).toEqual({ otel: 1, mcpServer: 1, oauth: 1 });
+    expect(lazyLoads()).toEqual({ otel: 1, mcpServer: 1, mcpClient: 0, oauth: 1 });
+    // A virtual MCP server brings the MCP SDK's client (its members are reached as an MCP client).
+    const withVirtualServer = await startFromEnvironment({
+      ...env,
+      GATEWAY_CONFIG: productionConfig({ virtualServers: [{ slug: 'workbench', members: [{ server: 'tools' }] }] }),
+    });
+    await withVirtualServer.stop();
+    expect(lazyLoads()).toEqual({ otel: 1, mcpServer: 1, mcpClient: 1, oauth: 1 });
   }, 60_000);
 });
 
