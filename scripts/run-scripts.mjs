@@ -9,7 +9,8 @@
 //
 // A step starts when the steps before it are done, except the checks in READ_ONLY_CHECKS: they
 // only read the tree (`tsc --noEmit`, `eslint`, `prettier --check`), so the steps after them start
-// at the same time instead of waiting (in `check`: typecheck, lint and test all start once build
+// at the same time instead of waiting (in `check`: lint starts with build, whose output it does not
+// read, on the core that single-threaded tsc leaves idle; typecheck and test start once build
 // is done). Each of them writes its output in one block when it ends. The first script that fails
 // ends the run with its exit code: a read-only check that fails stops the steps still running; a
 // step that fails waits for the read-only checks still running, so that their output is shown too.
