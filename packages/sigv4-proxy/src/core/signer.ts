@@ -166,9 +166,13 @@ interface SigningDay {
   credential: string;
 }
 
-/** A key of at most one block XORed with HMAC's pad byte, over a whole block. */
-function padKey(key: Buffer, pad: number): Buffer {
-  const block = Buffer.alloc(HMAC_BLOCK_BYTES, pad);
+/**
+ * A key of at most one block XORed with HMAC's pad byte, over a whole block, then `room` zero
+ * bytes. Its own memory (`Buffer.alloc`), never the shared pool: it is derived from the key.
+ */
+function padKey(key: Buffer, pad: number, room = 0): Buffer {
+  const block = Buffer.alloc(HMAC_BLOCK_BYTES + room);
+  block.fill(pad, 0, HMAC_BLOCK_BYTES);
   key.forEach((byte, at) => {
     block[at] = (block[at] as number) ^ byte;
   });
@@ -253,7 +257,7 @@ export class IntegrationSigner {
       const key = hmac(hmac(hmac(date, region), this.service), 'aws4_request');
       day = {
         innerPad: padKey(key, 0x36),
-        outerBlock: Buffer.concat([padKey(key, 0x5c), Buffer.alloc(SHA256_BYTES)]),
+        outerBlock: padKey(key, 0x5c, SHA256_BYTES),
         scope,
         credential: `AWS4-HMAC-SHA256 Credential=${this.integration.accessKeyId}/${scope}, SignedHeaders=`,
       };
