@@ -156,11 +156,12 @@ const SHA256_BYTES = 32;
 /**
  * What a UTC day and region sign with: the derived key XORed with HMAC's inner (`0x36`) and outer
  * (`0x5c`) pads (RFC 2104), the credential scope and the `authorization` up to `SignedHeaders=`.
- * `outerBlock` is the outer pad followed by room for the inner digest, written by each signature
- * (signing is synchronous: one signature at a time uses it).
+ * `innerBlock` is the inner pad followed by room for the string to sign, `outerBlock` the outer pad
+ * followed by room for the inner digest: each signature writes them (signing is synchronous: one
+ * signature at a time uses them); `innerBlock` grows when a string to sign does not fit.
  */
 interface SigningDay {
-  innerPad: Buffer;
+  innerBlock: Buffer;
   outerBlock: Buffer;
   scope: string;
   credential: string;
@@ -184,10 +185,15 @@ function padKey(key: Buffer, pad: number, room = 0): Buffer {
  * object (whose construction, key import included, costs more than both hashes on every request).
  */
 function padHmacHex(day: SigningDay, data: string): string {
-  const inner = Buffer.alloc(HMAC_BLOCK_BYTES + Buffer.byteLength(data));
-  day.innerPad.copy(inner);
-  inner.write(data, HMAC_BLOCK_BYTES);
-  hash('sha256', inner, 'buffer').copy(day.outerBlock, HMAC_BLOCK_BYTES);
+  const length = HMAC_BLOCK_BYTES + Buffer.byteLength(data);
+  // Stryker disable next-line EqualityOperator,ConditionalExpression: growing a block that would fit (or every time) changes no byte hashed.
+  if (length > day.innerBlock.length) {
+    const grown = Buffer.alloc(length);
+    day.innerBlock.copy(grown, 0, 0, HMAC_BLOCK_BYTES);
+    day.innerBlock = grown;
+  }
+  day.innerBlock.write(data, HMAC_BLOCK_BYTES);
+  hash('sha256', day.innerBlock.subarray(0, length), 'buffer').copy(day.outerBlock, HMAC_BLOCK_BYTES);
   return hash('sha256', day.outerBlock, 'hex');
 }
 
@@ -256,7 +262,7 @@ export class IntegrationSigner {
       const scope = `${id}/${this.service}/aws4_request`;
       const key = hmac(hmac(hmac(date, region), this.service), 'aws4_request');
       day = {
-        innerPad: padKey(key, 0x36),
+        innerBlock: padKey(key, 0x36),
         outerBlock: padKey(key, 0x5c, SHA256_BYTES),
         scope,
         credential: `AWS4-HMAC-SHA256 Credential=${this.integration.accessKeyId}/${scope}, SignedHeaders=`,
