@@ -189,11 +189,14 @@ export function trackRequest(
   });
 }
 
-/** The attempts of a request routed across targets, the answering one marked. */
+/**
+ * The attempts of a request routed across targets, the answering one marked (`answered: true`):
+ * the router's own records, which it no longer changes once the request is over (not copied).
+ */
 function recordedAttempts(gateway: GatewayLocals): RequestAttempt[] {
-  return (gateway.attempts ?? []).map((attempt) =>
-    attempt.index === gateway.answeredIndex ? { ...attempt, answered: true } : { ...attempt },
-  );
+  const attempts = gateway.attempts ?? [];
+  for (const attempt of attempts) if (attempt.index === gateway.answeredIndex) attempt.answered = true;
+  return attempts;
 }
 
 /** No parent: the request span starts a new trace (one context for every such request, made once). */

@@ -305,7 +305,8 @@ export function resolveModel(
   record?: { target?: string; requestModel?: string },
 ) {
   const split = typeof bodyModel === 'string' ? splitModel(bodyModel) : { model: '' };
-  const slug = split.slug ?? headerProvider?.replace(/^@/, '');
+  // A target's or header's provider may be written `@slug`: sliced, not matched (this runs on every request).
+  const slug = split.slug ?? (headerProvider?.startsWith('@') === true ? headerProvider.slice(1) : headerProvider);
   // What was asked, recorded before any refusal: a refused request's record names it too.
   if (record !== undefined) {
     if (slug) record.target = slug.slice(0, 256);

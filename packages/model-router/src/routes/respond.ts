@@ -49,6 +49,8 @@ export interface GatewayAttempt {
   ms: number;
   /** `upstream_unreachable` or `upstream_timeout` when the provider gave no answer. */
   error?: string;
+  /** True on the attempt whose answer the client got (set when the request is answered). Default: absent. */
+  answered?: boolean;
 }
 
 /** Tokens of one answer, as the provider reported them. */

@@ -78,7 +78,13 @@ export function requestConfig(context: TargetContext, req: IncomingMessage): Gat
 type Outcome<P> =
   | { kind: 'skipped' }
   | { kind: 'cached' }
-  | { kind: 'response'; prepared: P; attempt: ResolvedAttempt; response: Dispatcher.ResponseData }
+  | {
+      kind: 'response';
+      prepared: P;
+      attempt: ResolvedAttempt;
+      response: Dispatcher.ResponseData;
+      record: GatewayAttempt;
+    }
   | { kind: 'error'; error: Error & { status: number } };
 
 const SKIPPED = { kind: 'skipped' } as const;
@@ -127,7 +133,8 @@ export async function runAcrossTargets<P>(
   }
 
   const attempts: GatewayAttempt[] = (locals.attempts = []);
-  let begun = false;
+  /** The attempt named on the answer before `begin` (the first tried): named again only if another answers. */
+  let named: ResolvedAttempt | undefined;
   const attemptTarget = async (target: RoutingTarget): Promise<Outcome<P>> => {
     const targetBody =
       target.overrideParams === undefined || !isObject(body) ? body : { ...body, ...target.overrideParams };
@@ -147,8 +154,8 @@ export async function runAcrossTargets<P>(
       return SKIPPED;
     const attempt: ResolvedAttempt = { provider, model, body: targetBody, config: target.config, index: target.index };
     const prepared = await steps.prepare(attempt);
-    if (!begun) {
-      begun = true;
+    if (named === undefined) {
+      named = attempt;
       // A cached answer is the first target's: named before `begin` may send it.
       answeredBy(res, attempt);
       if (await steps.begin(prepared, attempt)) return CACHED;
@@ -156,14 +163,15 @@ export async function runAcrossTargets<P>(
     const started = performance.now();
     try {
       const response = await steps.call(prepared, attempt);
-      attempts.push({
+      const record: GatewayAttempt = {
         index: target.index,
         provider: provider.slug,
         model,
         status: response.statusCode,
         ms: round(performance.now() - started),
-      });
-      return { kind: 'response', prepared, attempt, response };
+      };
+      attempts.push(record);
+      return { kind: 'response', prepared, attempt, response, record };
     } catch (error) {
       if (!(error instanceof UpstreamUnreachableError || error instanceof UpstreamTimeoutError)) throw error;
       attempts.push({
@@ -211,7 +219,9 @@ export async function runAcrossTargets<P>(
   if (outcome.kind === 'skipped')
     throw new AccessDeniedError('The caller may use none of the targets of this config.', { param: 'model' });
   if (outcome.kind === 'error') throw outcome.error;
-  answeredBy(res, outcome.attempt);
+  // The first target's answer was named before it was asked (the headers are not set twice).
+  if (outcome.attempt !== named) answeredBy(res, outcome.attempt);
+  outcome.record.answered = true;
   locals.answeredIndex = outcome.attempt.index;
   return outcome;
 }

@@ -110,6 +110,35 @@ describe('fallback order', () => {
     expect(run.res.getHeader('x-gateway-provider-used')).toBe('d');
   });
 
+  it('names the answering target once (two headers) and marks its attempt answered', async () => {
+    const setHeader = jest.spyOn(ServerResponse.prototype, 'setHeader');
+    try {
+      const first = await route(fallback('a', 'b'));
+      expect(setHeader.mock.calls).toEqual([
+        ['x-gateway-last-used-option-index', '0'],
+        ['x-gateway-provider-used', 'a'],
+      ]);
+      expect(first.locals.attempts).toEqual([
+        { index: '0', provider: 'a', model: 'claude-sonnet-4-5', status: 200, ms: expect.any(Number), answered: true },
+      ]);
+      setHeader.mockClear();
+      const second = await route(fallback('a', 'b'), { a: [529] });
+      expect(setHeader.mock.calls).toEqual([
+        ['x-gateway-last-used-option-index', '0'],
+        ['x-gateway-provider-used', 'a'],
+        ['x-gateway-last-used-option-index', '1'],
+        ['x-gateway-provider-used', 'b'],
+      ]);
+      expect(second.locals.attempts?.map((attempt) => [attempt.index, attempt.answered])).toEqual([
+        ['0', undefined],
+        ['1', true],
+      ]);
+      expect(second.res.getHeader('x-gateway-last-used-option-index')).toBe('1');
+    } finally {
+      setHeader.mockRestore();
+    }
+  });
+
   it('gives the last failure: a thrown one is thrown, an answer is answered', async () => {
     expect((await route(fallback('a', 'b'), { a: [529], b: ['unreachable'] })).answer).toEqual({
       status: 502,

@@ -236,6 +236,17 @@ describe('canonicalPath', () => {
     ["/!'()*", '/%21%27%28%29%2A'],
     ['/\u1234', '/%E1%88%B4'],
     ['/-_.~', '/-_.~'],
+    // Dot segments at the end or the start, alone: resolved, never taken as plain paths.
+    ['/a/.', '/a'],
+    ['/a/b/..', '/a'],
+    ['./a', 'a'],
+    ['../a', 'a'],
+    ['.', ''],
+    ['/a.b/.c/..d', '/a.b/.c/..d'],
+    [
+      '/model/us.anthropic.claude-sonnet-4-5-20250929-v1%3A0/invoke',
+      '/model/us.anthropic.claude-sonnet-4-5-20250929-v1%253A0/invoke',
+    ],
   ])('%j is signed as %j', (path, expected) => {
     expect(canonicalPath(path)).toBe(expected);
   });
@@ -313,6 +324,18 @@ describe('IntegrationSigner canonicalisation', () => {
       headers: { 'content-type': 'x/y', 'content-length': '7' },
     };
     expect(authorization(extra)).toBe(byAws4(extra));
+  });
+  it('signs a text body as its UTF-8 bytes, as aws4 signs those bytes', () => {
+    const text = '{"a":"é€ \u{1F600}"}';
+    const extra = {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)) },
+    };
+    expect(authorization({ ...extra, body: text })).toBe(authorization({ ...extra, body: Buffer.from(text) }));
+    expect(authorization({ ...extra, body: text })).toBe(byAws4({ ...extra, body: Buffer.from(text) }));
+    expect(authorization({ ...extra, body: text })).not.toBe(
+      authorization({ ...extra, body: Buffer.from(text, 'latin1') }),
+    );
   });
   it('matches more published vectors: unreserved query characters, a space in the path, relative paths', () => {
     const unreserved = '-._~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';

@@ -16,6 +16,8 @@ export const BEDROCK_ANTHROPIC_VERSION = 'bedrock-2023-05-31';
 export interface BedrockRuntime {
   /** The origin dialled: the first `allowedHosts` origin, else `https://bedrock-runtime.<region>.amazonaws.com`. */
   origin: string;
+  /** {@link BedrockRuntime.origin} parsed, once per runtime (its `host` is signed). Never changed. */
+  originUrl: URL;
   /** The signing region: the integration's `region`. */
   region: string;
   /** The integration's signer (`@gw/sigv4-proxy`), which holds its secret. */
@@ -31,8 +33,10 @@ export interface BedrockRuntime {
 export function bedrockRuntimeOf(integration: AwsIntegration): BedrockRuntime {
   const resolved = resolveIntegration(integration);
   const first = resolved.allowedOrigins.values().next();
+  const origin = first.done ? `https://bedrock-runtime.${resolved.region}.amazonaws.com` : first.value;
   return {
-    origin: first.done ? `https://bedrock-runtime.${resolved.region}.amazonaws.com` : first.value,
+    origin,
+    originUrl: new URL(origin),
     region: resolved.region,
     signer: new IntegrationSigner(resolved),
   };
@@ -50,6 +54,9 @@ export interface BedrockCall {
   /** Turns Bedrock's answer into the answer Anthropic's API gives for the same request. */
   adapt: (response: Dispatcher.ResponseData) => Promise<Dispatcher.ResponseData>;
 }
+
+/** The body handed to the signer for a chunked body, whose hash it is given instead. */
+const EMPTY_BODY = new Uint8Array(0);
 
 /** The fields of a Messages body Bedrock takes in the path or not at all. */
 const DROPPED_FIELDS: ReadonlySet<string> = new Set(['model', 'stream']);
@@ -79,6 +86,7 @@ function hashBody(body: string | ChunkedJson): string {
   return hash.digest('hex');
 }
 
+/** The bytes of a body, joined (token counting base64-encodes them). */
 function wholeBody(body: string | ChunkedJson): Buffer {
   return typeof body === 'string' ? Buffer.from(body) : Buffer.concat([...body.chunks()], body.byteLength);
 }
@@ -117,15 +125,15 @@ export function bedrockCall(
   };
   // A chunked body is hashed chunk by chunk and the hash sent with it, so it is never joined.
   if (typeof body !== 'string') unsigned['x-amz-content-sha256'] = hashBody(body);
-  const origin = new URL(runtime.origin);
+  // A text body is hashed as the UTF-8 bytes undici sends; a chunked one by its `x-amz-content-sha256`.
   const headers = runtime.signer.signNow(
     {
       method: 'POST',
-      origin,
+      origin: runtime.originUrl,
       path,
       query: '',
       headers: unsigned,
-      body: typeof body === 'string' ? Buffer.from(body) : new Uint8Array(0),
+      body: typeof body === 'string' ? body : EMPTY_BODY,
     },
     runtime.region,
   );
