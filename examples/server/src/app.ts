@@ -820,6 +820,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     requestLog,
     close: async () => {
       unsubscribe?.();
+      virtualMcp.close();
       await keyUse?.close();
       await currentOAuth?.oauth.server.stop();
       await upstream.close();

@@ -32,6 +32,8 @@ interface Member {
   url: string;
   /** Each tool execution: its name and the headers its request carried. */
   calls: { tool: string; headers: IncomingHttpHeaders }[];
+  /** Each HTTP request the member received: `<HTTP method> <JSON-RPC method>`. */
+  requests: string[];
 }
 
 async function listen(listener: RequestListener): Promise<string> {
@@ -43,8 +45,13 @@ async function listen(listener: RequestListener): Promise<string> {
 
 /** A stateless SDK MCP server with `tools`, each answering `<name>: <arguments>`. */
 async function sdkMember(name: string, tools: string[]): Promise<Member> {
-  const member: Member = { url: '', calls: [] };
-  member.url = `${await listen((req, res) => {
+  const member: Member = { url: '', calls: [], requests: [] };
+  member.url = `${await listen(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const text = Buffer.concat(chunks).toString();
+    const body = text === '' ? undefined : (JSON.parse(text) as { method?: string });
+    member.requests.push(`${req.method} ${body?.method ?? ''}`.trim());
     const server = new McpServer({ name, version: '1.0.0' });
     for (const tool of tools)
       server.registerTool(
@@ -60,7 +67,7 @@ async function sdkMember(name: string, tools: string[]): Promise<Member> {
       void transport.close();
       void server.close();
     });
-    void server.connect(transport).then(() => transport.handleRequest(req, res));
+    void server.connect(transport).then(() => transport.handleRequest(req, res, body));
   })}/mcp`;
   return member;
 }
@@ -206,6 +213,29 @@ describe('a virtual MCP server mounted at /mcp/<virtual>', () => {
     // The caller's gateway key never reaches a member.
     for (const call of [...tracker.calls, ...crm.calls]) expect(JSON.stringify(call.headers)).not.toContain(KEY);
     await client.close();
+  });
+
+  it('costs a member one request per call: the caller’s member client is kept initialized', async () => {
+    const client = await connect('workbench');
+    await client.callTool({ name: 'tracker_list_issues', arguments: {} });
+    const before = tracker.requests.length;
+    for (let i = 0; i < 3; i++) await client.callTool({ name: 'tracker_list_issues', arguments: {} });
+    await client.close();
+    // A new connection of the same caller (a stateless client) finds it kept too.
+    const again = await connect('workbench');
+    await again.callTool({ name: 'tracker_list_issues', arguments: {} });
+    await again.close();
+    expect(tracker.requests.slice(before)).toEqual(Array(4).fill('POST tools/call'));
+    // Another caller's requests go through a client of their own, initialized with their credentials.
+    const other = await connect('workbench', TRACKER_ONLY_KEY);
+    await other.callTool({ name: 'tracker_list_issues', arguments: {} });
+    await other.close();
+    expect(tracker.requests.slice(before + 4)).toEqual([
+      'POST initialize',
+      'POST notifications/initialized',
+      'POST tools/call',
+    ]);
+    expect(String(tracker.calls.at(-1)?.headers['x-user-claims'])).toContain('u-tracker');
   });
 
   it('gives a tool the policy denies the member endpoint’s own refusal, and never sends it', async () => {

@@ -9,6 +9,8 @@
  * own endpoint applies: implemented once. The merge and the routing back are the core's
  * (`VirtualMembers` of `@gw/mcp-gateway`).
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { createHash } from 'node:crypto';
 import { Agent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -45,9 +47,19 @@ const CALLER_HEADERS = [
   'origin',
   'x-gateway-metadata',
   'x-portkey-metadata',
-  'traceparent',
-  'tracestate',
 ] as const;
+
+/**
+ * The caller's headers that belong to one request, not to the caller (the trace context): sent
+ * with each member request made for it, whichever kept member client makes it.
+ */
+const PER_REQUEST_HEADERS = ['traceparent', 'tracestate'] as const;
+
+/** How long a member client, once initialized, is kept for the same caller: 30 s from its `initialize`. */
+export const MEMBER_CLIENT_TTL_MS = 30_000;
+
+/** How many member clients are kept at most (least recently used dropped first): 512. */
+export const MEMBER_CLIENTS_MAX = 512;
 
 /** What the virtual servers' handler needs from the gateway. */
 export interface VirtualServersOptions {
@@ -109,21 +121,42 @@ export function loopbackFetch(url: string | URL, init: RequestInit = {}): Promis
         req.destroy(signal.reason as Error);
         return reject(signal.reason as Error);
       }
-      signal.addEventListener('abort', () => req.destroy(signal.reason as Error), { once: true });
+      // A kept member client's transport passes one signal for all its requests: each removes its own listener.
+      const abort = () => req.destroy(signal.reason as Error);
+      signal.addEventListener('abort', abort, { once: true });
+      req.once('close', () => signal.removeEventListener('abort', abort));
     }
     req.on('error', reject);
     req.end(body ?? undefined);
   });
 }
 
-/** The caller's headers to send on to a member's endpoint. */
-function callerHeaders(req: IncomingMessage): Record<string, string> {
+/** The caller's headers to send on to a member's endpoint, from `names`. */
+function pickHeaders(req: IncomingMessage, names: readonly string[]): Record<string, string> {
   const headers: Record<string, string> = {};
-  for (const name of CALLER_HEADERS) {
+  for (const name of names) {
     const value = req.headers[name];
     if (typeof value === 'string') headers[name] = value;
   }
   return headers;
+}
+
+/** The headers of the request a member request is made for (the trace context), while it is handled. */
+const requestHeaders = new AsyncLocalStorage<Record<string, string>>();
+
+/**
+ * The `fetch` of a kept member client: {@link loopbackFetch} with the current request's own
+ * headers added; a `GET` (the SDK's standalone SSE stream, opened after `initialized`) is answered
+ * `405` here without a request: a kept client holds no member connection while idle, and a virtual
+ * server passes no member notification outside a call.
+ */
+function memberFetch(url: string | URL, init: RequestInit = {}): Promise<Response> {
+  if ((init.method ?? 'GET') === 'GET') return Promise.resolve(new Response(null, { status: 405 }));
+  const extra = requestHeaders.getStore();
+  if (extra === undefined || Object.keys(extra).length === 0) return loopbackFetch(url, init);
+  const headers = new Headers(init.headers);
+  for (const [name, value] of Object.entries(extra)) headers.set(name, value);
+  return loopbackFetch(url, { ...init, headers });
 }
 
 /**
@@ -174,34 +207,156 @@ export function memberFailure(server: string, error: unknown): JsonRpcError {
   });
 }
 
-/** One caller's connections to the members of a virtual server, for the length of one request. */
-class MemberConnections {
-  private readonly clients: Client[] = [];
+/** A member client, initialized or on its way, and when it is dropped. */
+interface KeptClient {
+  client: Client;
+  connected: Promise<Client>;
+  expires: number;
+}
+
+/**
+ * The initialized SDK clients of members, kept per (caller, virtual server, member) so that a
+ * request through a virtual server costs each member one request, not an `initialize`,
+ * `initialized` and the request. Keyed by a SHA-256 of the caller's credential headers, `Host`,
+ * `Origin` and metadata with the two slugs: the credential itself is never a key. Bounded
+ * ({@link MEMBER_CLIENTS_MAX}, least recently used dropped first) and short-lived
+ * ({@link MEMBER_CLIENT_TTL_MS} from `initialize`). The member endpoint still authenticates and
+ * checks every request: a kept client saves the handshake, never a check.
+ */
+export class MemberClients {
+  private readonly kept = new Map<string, KeptClient>();
+  private readonly sweeper: NodeJS.Timeout;
 
   constructor(
+    private readonly ttlMs = MEMBER_CLIENT_TTL_MS,
+    private readonly max = MEMBER_CLIENTS_MAX,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.sweeper = setInterval(() => this.sweep(), ttlMs);
+    this.sweeper.unref();
+  }
+
+  /** The key of a caller's client of `server` in virtual server `slug`: a hash, never a credential. */
+  static key(slug: string, server: string, caller: Record<string, string>): string {
+    const hash = createHash('sha256');
+    hash.update(`${slug}\0${server}`);
+    for (const name of CALLER_HEADERS) hash.update(`\0${name}\0${caller[name] ?? ''}`);
+    return hash.digest('base64url');
+  }
+
+  /** How many clients are kept now. */
+  get size(): number {
+    return this.kept.size;
+  }
+
+  /**
+   * The kept client of `key`, or a new one `open` makes (and `initialize`s once, however many
+   * requests wait for it). A client whose initialize fails is not kept.
+   */
+  get(key: string, open: () => Client, connect: (client: Client) => Promise<void>): Promise<Client> {
+    const now = this.now();
+    const found = this.kept.get(key);
+    if (found !== undefined) {
+      this.kept.delete(key);
+      if (found.expires > now) {
+        this.kept.set(key, found); // most recently used last
+        return found.connected;
+      }
+      closeClient(found.client);
+    }
+    const client = open();
+    const entry: KeptClient = {
+      client,
+      connected: connect(client).then(() => client),
+      expires: now + this.ttlMs,
+    };
+    entry.connected.catch(() => this.drop(key, entry));
+    this.kept.set(key, entry);
+    while (this.kept.size > this.max) {
+      const [oldest, kept] = this.kept.entries().next().value as [string, KeptClient];
+      this.kept.delete(oldest);
+      closeClient(kept.client);
+    }
+    return entry.connected;
+  }
+
+  /**
+   * Drops `key`'s client if it is still `client` (one that failed: a member that restarted, a
+   * session it ended); the next request opens a new one.
+   */
+  forget(key: string, client: Client): void {
+    const entry = this.kept.get(key);
+    if (entry?.client === client) this.drop(key, entry);
+  }
+
+  /** Ends every kept client (a stateful member gets its `DELETE`). */
+  close(): void {
+    clearInterval(this.sweeper);
+    for (const entry of this.kept.values()) closeClient(entry.client);
+    this.kept.clear();
+  }
+
+  private drop(key: string, entry: KeptClient): void {
+    if (this.kept.get(key) === entry) this.kept.delete(key);
+    closeClient(entry.client);
+  }
+
+  private sweep(): void {
+    const now = this.now();
+    for (const [key, entry] of this.kept) if (entry.expires <= now) this.drop(key, entry);
+  }
+}
+
+/** Ends a member client's session (a stateful member gets its `DELETE`), never throws. */
+function closeClient(client: Client): void {
+  const transport = client.transport as StreamableHTTPClientTransport | undefined;
+  const ending = transport?.sessionId !== undefined ? transport.terminateSession() : Promise.resolve();
+  void ending.catch(() => undefined).finally(() => void client.close().catch(() => undefined));
+}
+
+/** One caller's member clients for one request through a virtual server: kept ones where there are. */
+class MemberConnections {
+  constructor(
+    private readonly kept: MemberClients,
     private readonly slug: string,
     private readonly base: string,
     private readonly headers: Record<string, string>,
   ) {}
 
-  /** An SDK client connected (initialized) to `server`'s own endpoint of this gateway. */
-  async connect(server: string, signal?: AbortSignal): Promise<Client> {
-    const transport = new StreamableHTTPClientTransport(new URL(`${this.base}/mcp/${encodeURIComponent(server)}`), {
-      requestInit: { headers: this.headers },
-      fetch: loopbackFetch,
-    });
-    const client = new Client({ name: `gateway-virtual-${this.slug}`, version: '1.0.0' });
-    this.clients.push(client);
-    await client.connect(transport, { signal });
-    return client;
-  }
-
-  /** Ends every member session opened (a stateful member gets its `DELETE`), never throws. */
-  close(): void {
-    for (const client of this.clients) {
-      const transport = client.transport as StreamableHTTPClientTransport | undefined;
-      const ending = transport?.sessionId !== undefined ? transport.terminateSession() : Promise.resolve();
-      void ending.catch(() => undefined).finally(() => void client.close().catch(() => undefined));
+  /**
+   * Runs `use` with an SDK client initialized to `server`'s own endpoint of this gateway, kept for
+   * this caller. A kept client whose request fails without a member's answer (its session gone,
+   * the gateway restarted) is dropped; a failure of a freshly opened one is the member's.
+   */
+  async with<T>(
+    server: string,
+    signal: AbortSignal | undefined,
+    use: (client: Client) => Promise<T>,
+    retry = true,
+  ): Promise<T> {
+    const key = MemberClients.key(this.slug, server, this.headers);
+    const client = await this.kept.get(
+      key,
+      () => new Client({ name: `gateway-virtual-${this.slug}`, version: '1.0.0' }),
+      (client) =>
+        client.connect(
+          new StreamableHTTPClientTransport(new URL(`${this.base}/mcp/${encodeURIComponent(server)}`), {
+            requestInit: { headers: this.headers },
+            fetch: memberFetch,
+          }),
+          { signal },
+        ),
+    );
+    const sessionId = (client.transport as StreamableHTTPClientTransport | undefined)?.sessionId;
+    try {
+      return await use(client);
+    } catch (error) {
+      if (error instanceof McpError && error.code !== ErrorCode.ConnectionClosed) throw error;
+      this.kept.forget(key, client);
+      // A stateful member that no longer knows the kept session (404) did not take the request: once more, anew.
+      if (retry && sessionId !== undefined && error instanceof StreamableHTTPError && error.code === 404)
+        return this.with(server, signal, use, false);
+      throw error;
     }
   }
 }
@@ -211,8 +366,9 @@ class MemberConnections {
  * origin guard, before the MCP proxy): answers a request for a virtual server's slug and passes
  * every other on. `POST` only (stateless); `GET` and `DELETE` are `405` with `Allow: POST`.
  */
-export function virtualServersHandler(options: VirtualServersOptions): NodeMiddleware {
+export function virtualServersHandler(options: VirtualServersOptions): NodeMiddleware & { close(): void } {
   const { logger } = options;
+  const kept = new MemberClients();
   const servers = new Map(
     options.servers.map((server) => [
       server.slug,
@@ -225,8 +381,11 @@ export function virtualServersHandler(options: VirtualServersOptions): NodeMiddl
     members.listTools(
       async (server, signal) => {
         try {
-          const client = await connections.connect(server, signal);
-          return (await client.listTools(undefined, { signal })).tools;
+          return await connections.with(
+            server,
+            signal,
+            async (client) => (await client.listTools(undefined, { signal })).tools,
+          );
         } catch (error) {
           // A member the caller may not reach (its endpoint answers 401/403): none of its tools is theirs.
           if (error instanceof StreamableHTTPError && (error.code === 401 || error.code === 403)) return [];
@@ -251,7 +410,7 @@ export function virtualServersHandler(options: VirtualServersOptions): NodeMiddl
       },
     );
 
-  return function virtualMcpServer(req, res, next) {
+  const virtualMcpServer: NodeMiddleware = function virtualMcpServer(req, res, next) {
     const url = req.url ?? '/';
     const query = url.indexOf('?');
     const slug = (query === -1 ? url : url.slice(0, query)).replace(/^\//, '').replace(/\/$/, '');
@@ -278,7 +437,8 @@ export function virtualServersHandler(options: VirtualServersOptions): NodeMiddl
       return;
     }
     const base = options.selfUrl();
-    const connections = new MemberConnections(slug, base ?? '', callerHeaders(req));
+    const connections = new MemberConnections(kept, slug, base ?? '', pickHeaders(req, CALLER_HEADERS));
+    const own = pickHeaders(req, PER_REQUEST_HEADERS);
     const server = new Server(
       { name: slug, title: titles.get(slug), version: '1.0.0' },
       { capabilities: { tools: { listChanged: false } } },
@@ -304,23 +464,25 @@ export function virtualServersHandler(options: VirtualServersOptions): NodeMiddl
           `Unknown tool: "${name.slice(0, 128)}" is not offered by "${slug}".`,
         );
       try {
-        const client = await connections.connect(target.server, extra.signal);
-        return (await client.callTool({ ...request.params, name: target.name }, undefined, {
-          signal: extra.signal,
-        })) as CallToolResult;
+        const own = { ...request.params, name: target.name };
+        return (await connections.with(target.server, extra.signal, (client) =>
+          client.callTool(own, undefined, { signal: extra.signal }),
+        )) as CallToolResult;
       } catch (error) {
         throw memberFailure(target.server, error);
       }
     });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.on('close', () => {
-      connections.close();
       void transport.close();
       void server.close();
     });
-    server
-      .connect(transport)
-      .then(() => transport.handleRequest(req, res))
-      .catch(next);
+    requestHeaders.run(own, () => {
+      server
+        .connect(transport)
+        .then(() => transport.handleRequest(req, res))
+        .catch(next);
+    });
   };
+  return Object.assign(virtualMcpServer, { close: () => kept.close() });
 }
