@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { loadSigningKey } from '@gw/jwks';
@@ -43,8 +43,30 @@ async function listen(listener: RequestListener): Promise<string> {
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
+/**
+ * A member's prompt `name` (answering `<member> <name> <topic>`), its static resources (answering
+ * `<member> read <uri>`) and its resource templates (answering the same).
+ */
+function promptsAndResources(member: string, prompts: string[], resources: string[], templates: string[]) {
+  return (server: McpServer) => {
+    for (const name of prompts)
+      server.registerPrompt(
+        name,
+        { description: `${member} ${name}`, argsSchema: { topic: z.string() } },
+        ({ topic }) => ({
+          messages: [{ role: 'user', content: { type: 'text', text: `${member} ${name} ${topic}` } }],
+        }),
+      );
+    const read = (uri: URL) => ({ contents: [{ uri: uri.href, text: `${member} read ${uri.href}` }] });
+    resources.forEach((uri, i) => server.registerResource(`${member}-resource-${i}`, uri, {}, read));
+    templates.forEach((template, i) =>
+      server.registerResource(`${member}-template-${i}`, new ResourceTemplate(template, { list: undefined }), {}, read),
+    );
+  };
+}
+
 /** A stateless SDK MCP server with `tools`, each answering `<name>: <arguments>`. */
-async function sdkMember(name: string, tools: string[]): Promise<Member> {
+async function sdkMember(name: string, tools: string[], extras?: (server: McpServer) => void): Promise<Member> {
   const member: Member = { url: '', calls: [], requests: [] };
   member.url = `${await listen(async (req, res) => {
     const chunks: Buffer[] = [];
@@ -62,6 +84,7 @@ async function sdkMember(name: string, tools: string[]): Promise<Member> {
           return { content: [{ type: 'text', text: `${name}/${tool}: ${JSON.stringify(args)}` }] };
         },
       );
+    extras?.(server);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.on('close', () => {
       void transport.close();
@@ -77,8 +100,16 @@ let crm: Member;
 
 beforeAll(async () => {
   [tracker, crm] = await Promise.all([
-    sdkMember('tracker', ['create_issue', 'list_issues', 'delete_project']),
-    sdkMember('crm', ['search_contacts', 'search_deals', 'get_ticket', 'export_all']),
+    sdkMember(
+      'tracker',
+      ['create_issue', 'list_issues', 'delete_project'],
+      promptsAndResources('tracker', ['triage'], ['tracker://issues/1'], ['tracker://issues/{id}', 'docs://{path}']),
+    ),
+    sdkMember(
+      'crm',
+      ['search_contacts', 'search_deals', 'get_ticket', 'export_all'],
+      promptsAndResources('crm', ['summary'], ['crm://contacts'], ['docs://{path}', 'crm://deals/{id}']),
+    ),
   ]);
   // A server that takes connections and closes them: the member is down.
   const down = await listen((req) => req.socket.destroy());
@@ -236,6 +267,44 @@ describe('a virtual MCP server mounted at /mcp/<virtual>', () => {
       'POST tools/call',
     ]);
     expect(String(tracker.calls.at(-1)?.headers['x-user-claims'])).toContain('u-tracker');
+  });
+
+  it('merges prompts: each named with its member’s prefix, got from that member under its own name', async () => {
+    const client = await connect('workbench');
+    expect((await client.listPrompts()).prompts.map((p) => p.name)).toEqual(['tracker_triage', 'summary']);
+    const triage = await client.getPrompt({ name: 'tracker_triage', arguments: { topic: 'login' } });
+    expect(triage.messages).toEqual([{ role: 'user', content: { type: 'text', text: 'tracker triage login' } }]);
+    const summary = await client.getPrompt({ name: 'summary', arguments: { topic: 'q3' } });
+    expect(summary.messages[0]?.content).toEqual({ type: 'text', text: 'crm summary q3' });
+    const unknown = await client.getPrompt({ name: 'triage', arguments: { topic: 'x' } }).catch((e: unknown) => e);
+    expect((unknown as McpError).code).toBe(-32602);
+    await client.close();
+  });
+
+  it('merges resources and templates, URIs kept, each read from the member that listed it or whose template matches first', async () => {
+    const client = await connect('workbench');
+    expect((await client.listResources()).resources.map((r) => r.uri)).toEqual([
+      'tracker://issues/1',
+      'crm://contacts',
+    ]);
+    expect((await client.listResourceTemplates()).resourceTemplates.map((t) => t.uriTemplate)).toEqual([
+      'tracker://issues/{id}',
+      'docs://{path}',
+      'docs://{path}',
+      'crm://deals/{id}',
+    ]);
+    const text = async (uri: string) => {
+      const { contents } = await client.readResource({ uri });
+      return (contents[0] as { text?: string }).text;
+    };
+    expect(await text('crm://contacts')).toBe('crm read crm://contacts');
+    expect(await text('tracker://issues/1')).toBe('tracker read tracker://issues/1');
+    expect(await text('crm://deals/9')).toBe('crm read crm://deals/9');
+    // Both members' templates match: the first member's.
+    expect(await text('docs://guide')).toBe('tracker read docs://guide');
+    const nowhere = await client.readResource({ uri: 'nowhere://x' }).catch((e: unknown) => e);
+    expect((nowhere as McpError).code).toBe(-32002);
+    await client.close();
   });
 
   it('gives a tool the policy denies the member endpoint’s own refusal, and never sends it', async () => {

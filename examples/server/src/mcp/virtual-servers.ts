@@ -11,24 +11,39 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { Agent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import {
   CallToolRequestSchema,
   ErrorCode,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
   McpError,
+  ReadResourceRequestSchema,
   type CallToolResult,
+  type GetPromptResult,
+  type Prompt,
+  type ReadResourceResult,
+  type Resource,
+  type ResourceTemplate,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { AccessDeniedError, type GatewayIdentity } from '@gw/identity-forwarding';
-import { VirtualMembers, type McpAccess, type ResolvedVirtualServer } from '@gw/mcp-gateway';
+import { VirtualMembers, type McpAccess, type MergeReports, type ResolvedVirtualServer } from '@gw/mcp-gateway';
 import type { Logger } from 'pino';
 import type { NodeMiddleware } from '../http/route-table';
+
+/** MCP's JSON-RPC error for a resource no member offers (`resources/read`): -32002. */
+export const RESOURCE_NOT_FOUND = -32002;
 
 /** The JSON-RPC `data.code` of a call whose member did not answer (CONTRACT section 16). */
 export const UPSTREAM_UNAVAILABLE = 'upstream_unavailable';
@@ -121,7 +136,9 @@ export function loopbackFetch(url: string | URL, init: RequestInit = {}): Promis
         req.destroy(signal.reason as Error);
         return reject(signal.reason as Error);
       }
-      // A kept member client's transport passes one signal for all its requests: each removes its own listener.
+      // A kept member client's transport passes one signal for all its requests, as many at once as
+      // callers use it: each request removes its own listener when it ends, so none is left behind.
+      setMaxListeners(0, signal);
       const abort = () => req.destroy(signal.reason as Error);
       signal.addEventListener('abort', abort, { once: true });
       req.once('close', () => signal.removeEventListener('abort', abort));
@@ -362,6 +379,12 @@ class MemberConnections {
 }
 
 /**
+ * One JSON-schema validator for every request's SDK `Server` (each would build an Ajv instance of
+ * its own otherwise: a third of a call's CPU). It holds compiled schemas only, nothing of a request.
+ */
+const schemaValidator = new AjvJsonSchemaValidator();
+
+/**
  * The handler of `/mcp/<virtual>` (mounted in the `/mcp` route group, after authentication and the
  * origin guard, before the MCP proxy): answers a request for a virtual server's slug and passes
  * every other on. `POST` only (stateless); `GET` and `DELETE` are `405` with `Allow: POST`.
@@ -377,37 +400,70 @@ export function virtualServersHandler(options: VirtualServersOptions): NodeMiddl
   );
   const titles = new Map(options.servers.map((server) => [server.slug, server.name]));
 
-  const listTools = async (members: VirtualMembers, connections: MemberConnections): Promise<Tool[]> =>
-    members.listTools(
-      async (server, signal) => {
-        try {
-          return await connections.with(
-            server,
-            signal,
-            async (client) => (await client.listTools(undefined, { signal })).tools,
-          );
-        } catch (error) {
-          // A member the caller may not reach (its endpoint answers 401/403): none of its tools is theirs.
-          if (error instanceof StreamableHTTPError && (error.code === 401 || error.code === 403)) return [];
-          throw error;
-        }
-      },
-      {
-        onUnavailable: ({ server, reason, error }) => {
-          options.onMemberUnavailable(server);
-          logger.warn(
-            {
-              virtualServer: members.slug,
-              server,
-              reason,
-              err: error === undefined ? undefined : { message: String((error as Error)?.message).slice(0, 200) },
-            },
-            'a member of a virtual MCP server is left out of tools/list',
-          );
+  /** What merging a list reports: the member left out (warning, metric) and a name listed twice. */
+  const reports = (members: VirtualMembers, method: string): MergeReports => ({
+    onUnavailable: ({ server, reason, error }) => {
+      options.onMemberUnavailable(server);
+      logger.warn(
+        {
+          virtualServer: members.slug,
+          server,
+          reason,
+          method,
+          err: error === undefined ? undefined : { message: String((error as Error)?.message).slice(0, 200) },
         },
-        onCollision: (collision) =>
-          logger.warn({ virtualServer: members.slug, ...collision }, 'a virtual MCP server tool name is listed twice'),
-      },
+        `a member of a virtual MCP server is left out of ${method}`,
+      );
+    },
+    onCollision: (collision) =>
+      logger.warn(
+        { virtualServer: members.slug, ...collision },
+        `a virtual MCP server ${collision.kind} name is listed twice`,
+      ),
+  });
+
+  /**
+   * Asks one member for a list through `list`: a member the caller may not reach (its endpoint
+   * answers 401/403) lists nothing of theirs, and one that does not offer the method (`-32601`,
+   * a server without prompts or resources) lists nothing, without being counted unavailable.
+   */
+  const askMember =
+    <T>(connections: MemberConnections, list: (client: Client, signal: AbortSignal) => Promise<readonly T[]>) =>
+    async (server: string, signal: AbortSignal): Promise<readonly T[]> => {
+      try {
+        return await connections.with(server, signal, (client) => list(client, signal));
+      } catch (error) {
+        if (error instanceof StreamableHTTPError && (error.code === 401 || error.code === 403)) return [];
+        if (error instanceof McpError && error.code === ErrorCode.MethodNotFound) return [];
+        throw error;
+      }
+    };
+
+  const listTools = (members: VirtualMembers, connections: MemberConnections): Promise<Tool[]> =>
+    members.listTools(
+      askMember(connections, async (client, signal) => (await client.listTools(undefined, { signal })).tools),
+      reports(members, 'tools/list'),
+    );
+  const listPrompts = (members: VirtualMembers, connections: MemberConnections): Promise<Prompt[]> =>
+    members.listPrompts(
+      askMember(connections, async (client, signal) => (await client.listPrompts(undefined, { signal })).prompts),
+      reports(members, 'prompts/list'),
+    );
+  const listResources = (members: VirtualMembers, connections: MemberConnections): Promise<Resource[]> =>
+    members.listResources(
+      askMember(connections, async (client, signal) => (await client.listResources(undefined, { signal })).resources),
+      reports(members, 'resources/list'),
+    );
+  const listResourceTemplates = (
+    members: VirtualMembers,
+    connections: MemberConnections,
+  ): Promise<ResourceTemplate[]> =>
+    members.listResourceTemplates(
+      askMember(
+        connections,
+        async (client, signal) => (await client.listResourceTemplates(undefined, { signal })).resourceTemplates,
+      ),
+      reports(members, 'resources/templates/list'),
     );
 
   const virtualMcpServer: NodeMiddleware = function virtualMcpServer(req, res, next) {
@@ -441,7 +497,10 @@ export function virtualServersHandler(options: VirtualServersOptions): NodeMiddl
     const own = pickHeaders(req, PER_REQUEST_HEADERS);
     const server = new Server(
       { name: slug, title: titles.get(slug), version: '1.0.0' },
-      { capabilities: { tools: { listChanged: false } } },
+      {
+        capabilities: { tools: { listChanged: false }, prompts: { listChanged: false }, resources: {} },
+        jsonSchemaValidator: schemaValidator,
+      },
     );
     const notListening = () =>
       new JsonRpcError(ErrorCode.InternalError, 'The gateway is not listening yet.', { code: UPSTREAM_UNAVAILABLE });
@@ -470,6 +529,66 @@ export function virtualServersHandler(options: VirtualServersOptions): NodeMiddl
         )) as CallToolResult;
       } catch (error) {
         throw memberFailure(target.server, error);
+      }
+    });
+    server.setRequestHandler(ListPromptsRequestSchema, async () => {
+      if (base === undefined) throw notListening();
+      return { prompts: await listPrompts(members, connections) };
+    });
+    server.setRequestHandler(GetPromptRequestSchema, async (request, extra): Promise<GetPromptResult> => {
+      if (base === undefined) throw notListening();
+      const name = request.params.name;
+      let target = members.routePrompt(name);
+      if (target === undefined) {
+        await listPrompts(members, connections);
+        target = members.routePrompt(name);
+      }
+      if (target === undefined)
+        throw new JsonRpcError(
+          ErrorCode.InvalidParams,
+          `Unknown prompt: "${name.slice(0, 128)}" is not offered by "${slug}".`,
+        );
+      const own = { ...request.params, name: target.name };
+      try {
+        return await connections.with(target.server, extra.signal, (client) =>
+          client.getPrompt(own, { signal: extra.signal }),
+        );
+      } catch (error) {
+        throw memberFailure(target.server, error);
+      }
+    });
+    server.setRequestHandler(ListResourcesRequestSchema, async () => {
+      if (base === undefined) throw notListening();
+      return { resources: await listResources(members, connections) };
+    });
+    server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => {
+      if (base === undefined) throw notListening();
+      return { resourceTemplates: await listResourceTemplates(members, connections) };
+    });
+    server.setRequestHandler(ReadResourceRequestSchema, async (request, extra): Promise<ReadResourceResult> => {
+      if (base === undefined) throw notListening();
+      const uri = request.params.uri;
+      let target = members.routeResource(uri);
+      // A URI not listed here before: the caller's lists (resources, then templates) decide.
+      if (target === undefined) {
+        await Promise.all([listResources(members, connections), listResourceTemplates(members, connections)]);
+        target = members.routeResource(uri);
+      }
+      if (target === undefined)
+        throw new JsonRpcError(
+          RESOURCE_NOT_FOUND,
+          `Resource not found: "${uri.slice(0, 256)}" is not offered by "${slug}".`,
+          {
+            uri: uri.slice(0, 256),
+          },
+        );
+      const server = target;
+      try {
+        return await connections.with(server, extra.signal, (client) =>
+          client.readResource(request.params, { signal: extra.signal }),
+        );
+      } catch (error) {
+        throw memberFailure(server, error);
       }
     });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
