@@ -5,7 +5,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { McpError, type Progress } from '@modelcontextprotocol/sdk/types.js';
 import { loadSigningKey } from '@gw/jwks';
 import { z } from 'zod';
 import { createGateway, type Gateway } from '../src/app';
@@ -79,13 +79,30 @@ async function sdkMember(name: string, tools: string[], extras?: (server: McpSer
       server.registerTool(
         tool,
         { description: `${name} ${tool}`, inputSchema: { q: z.string().optional() } },
-        (args) => {
+        async (args, extra) => {
           member.calls.push({ tool, headers: req.headers });
+          // A call with a progressToken gets two progress notifications before its result.
+          const progressToken = extra._meta?.progressToken;
+          if (progressToken !== undefined)
+            for (const [progress, message] of [
+              [1, 'half'],
+              [2, 'done'],
+            ] as const)
+              await extra.sendNotification({
+                method: 'notifications/progress',
+                params: { progressToken, progress, total: 2, message },
+              });
           return { content: [{ type: 'text', text: `${name}/${tool}: ${JSON.stringify(args)}` }] };
         },
       );
     extras?.(server);
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    // An answer with notifications in it is a stream; others are JSON.
+    const streamed = (body as { params?: { _meta?: { progressToken?: unknown } } } | undefined)?.params?._meta
+      ?.progressToken;
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: streamed === undefined,
+    });
     res.on('close', () => {
       void transport.close();
       void server.close();
@@ -267,6 +284,33 @@ describe('a virtual MCP server mounted at /mcp/<virtual>', () => {
       'POST tools/call',
     ]);
     expect(String(tracker.calls.at(-1)?.headers['x-user-claims'])).toContain('u-tracker');
+  });
+
+  it('passes a member’s progress notifications of a call back to the client as they come, then the result', async () => {
+    const client = await connect('workbench');
+    const progress: Progress[] = [];
+    const result = await client.callTool({ name: 'search_deals', arguments: { q: 'big' } }, undefined, {
+      onprogress: (p) => progress.push(p),
+    });
+    expect(progress).toEqual([
+      { progress: 1, total: 2, message: 'half' },
+      { progress: 2, total: 2, message: 'done' },
+    ]);
+    expect(result.content).toEqual([{ type: 'text', text: 'crm/search_deals: {"q":"big"}' }]);
+    // Without a progressToken the answer stays JSON.
+    const plain = await fetch(`${base}/mcp/workbench`, {
+      method: 'POST',
+      headers: { 'x-api-key': KEY, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'search_deals', arguments: {} },
+      }),
+    });
+    expect(plain.headers.get('content-type')).toContain('application/json');
+    await plain.text();
+    await client.close();
   });
 
   it('merges prompts: each named with its member’s prefix, got from that member under its own name', async () => {

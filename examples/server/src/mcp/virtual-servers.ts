@@ -31,6 +31,7 @@ import {
   ReadResourceRequestSchema,
   type CallToolResult,
   type GetPromptResult,
+  type Progress,
   type Prompt,
   type ReadResourceResult,
   type Resource,
@@ -378,6 +379,55 @@ class MemberConnections {
   }
 }
 
+/** The largest request body a virtual server reads: 4 MB, as the SDK's transport. */
+export const MAX_BODY_BYTES = 4 * 1024 * 1024;
+
+/** The JSON-RPC error of a body over {@link MAX_BODY_BYTES} (answered `413`). */
+const PAYLOAD_TOO_LARGE = -32000;
+
+/**
+ * The request's JSON body, read here so that the answer's form can follow it; `undefined` for an
+ * empty one. A body that is not JSON is the JSON-RPC parse error (`-32700`), one over
+ * {@link MAX_BODY_BYTES} `-32000`, both answered before the SDK sees them.
+ */
+function readJsonBody(req: IncomingMessage): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        req.removeAllListeners('data');
+        req.resume();
+        resolve(new JsonRpcError(PAYLOAD_TOO_LARGE, `Parse error: the body is over ${MAX_BODY_BYTES} bytes.`));
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => {
+      if (size > MAX_BODY_BYTES) return;
+      const text = Buffer.concat(chunks).toString('utf8');
+      if (text.trim() === '') return resolve(undefined);
+      try {
+        resolve(JSON.parse(text) as unknown);
+      } catch {
+        resolve(new JsonRpcError(ErrorCode.ParseError, 'Parse error: the body is not JSON.'));
+      }
+    });
+    req.on('error', reject);
+  });
+}
+
+/** Whether a request (or one of a batch) asks for progress notifications (`params._meta.progressToken`). */
+function asksProgress(body: unknown): boolean {
+  const messages = Array.isArray(body) ? (body as unknown[]) : [body];
+  return messages.some(
+    (message) =>
+      (message as { params?: { _meta?: { progressToken?: unknown } } } | null)?.params?._meta?.progressToken !==
+      undefined,
+  );
+}
+
 /**
  * One JSON-schema validator for every request's SDK `Server` (each would build an Ajv instance of
  * its own otherwise: a third of a call's CPU). It holds compiled schemas only, nothing of a request.
@@ -524,8 +574,17 @@ export function virtualServersHandler(options: VirtualServersOptions): NodeMiddl
         );
       try {
         const own = { ...request.params, name: target.name };
+        // The member's progress notifications, under the caller's progressToken, as they come.
+        const progressToken = request.params._meta?.progressToken;
+        const onprogress =
+          progressToken === undefined
+            ? undefined
+            : (progress: Progress) =>
+                void extra
+                  .sendNotification({ method: 'notifications/progress', params: { ...progress, progressToken } })
+                  .catch(() => undefined);
         return (await connections.with(target.server, extra.signal, (client) =>
-          client.callTool(own, undefined, { signal: extra.signal }),
+          client.callTool(own, undefined, { signal: extra.signal, onprogress, resetTimeoutOnProgress: true }),
         )) as CallToolResult;
       } catch (error) {
         throw memberFailure(target.server, error);
@@ -591,17 +650,26 @@ export function virtualServersHandler(options: VirtualServersOptions): NodeMiddl
         throw memberFailure(server, error);
       }
     });
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    res.on('close', () => {
-      void transport.close();
-      void server.close();
-    });
-    requestHeaders.run(own, () => {
-      server
-        .connect(transport)
-        .then(() => transport.handleRequest(req, res))
-        .catch(next);
-    });
+    res.on('close', () => void server.close());
+    readJsonBody(req).then((body) => {
+      if (body instanceof JsonRpcError) {
+        res.writeHead(body.code === PAYLOAD_TOO_LARGE ? 413 : 400, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: body.code, message: body.message } }));
+        return;
+      }
+      // An answer that carries a member's notifications (progress) is a stream; every other is JSON.
+      const transport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: undefined,
+        enableJsonResponse: !asksProgress(body),
+      });
+      res.on('close', () => void transport.close());
+      requestHeaders.run(own, () => {
+        server
+          .connect(transport)
+          .then(() => transport.handleRequest(req, res, body))
+          .catch(next);
+      });
+    }, next);
   };
   return Object.assign(virtualMcpServer, { close: () => kept.close() });
 }
