@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { createGateway, type Gateway } from '../src/app';
 import { parseConfig } from '../src/config/load';
 import { createLogger } from '../src/observability/logger';
+import { call2026 } from './mcp-2026/client';
 
 // Virtual MCP servers (CONTRACT section 16): the official MCP SDK client against a virtual server of
 // three SDK members, each reached through its own endpoint of the same gateway (in this process).
@@ -311,6 +312,58 @@ describe('a virtual MCP server mounted at /mcp/<virtual>', () => {
     expect(plain.headers.get('content-type')).toContain('application/json');
     await plain.text();
     await client.close();
+  });
+
+  it('serves 2026-07-28 clients statelessly: server/discover, then calls checked against Mcp-Method and Mcp-Name', async () => {
+    const endpoint = `${base}/mcp/workbench`;
+    const credentials = { 'x-api-key': KEY };
+    const discover = await call2026(endpoint, credentials, 'server/discover');
+    expect(discover.status).toBe(200);
+    expect(discover.body.result).toMatchObject({
+      resultType: 'complete',
+      capabilities: { tools: {} },
+      _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'workbench' } },
+    });
+    expect(discover.body.result.supportedVersions).toContain('2026-07-28');
+    const listed = await call2026(endpoint, credentials, 'tools/list');
+    expect(listed.status).toBe(200);
+    expect(listed.body.result.resultType).toBe('complete');
+    expect(listed.body.result.tools.map((t: { name: string }) => t.name)).toContain('tracker_create_issue');
+    const called = await call2026(endpoint, credentials, 'tools/call', {
+      name: 'tracker_create_issue',
+      arguments: { q: 'm' },
+    });
+    expect(called.status).toBe(200);
+    expect(called.body.result).toMatchObject({
+      resultType: 'complete',
+      content: [{ type: 'text', text: 'tracker/create_issue: {"q":"m"}' }],
+    });
+    // Headers that disagree with the body, or are missing: 400 with -32020, and nothing sent.
+    const sent = tracker.calls.length;
+    const mismatch = await call2026(
+      endpoint,
+      credentials,
+      'tools/call',
+      { name: 'tracker_create_issue', arguments: {} },
+      {
+        headers: { 'mcp-name': 'tracker_list_issues' },
+      },
+    );
+    expect(mismatch.status).toBe(400);
+    expect(mismatch.body.error.code).toBe(-32020);
+    const missing = await fetch(endpoint, {
+      method: 'POST',
+      headers: {
+        ...credentials,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2026-07-28',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'tracker_create_issue' } }),
+    });
+    expect(missing.status).toBe(400);
+    expect(((await missing.json()) as { error: { code: number } }).error.code).toBe(-32020);
+    expect(tracker.calls.length).toBe(sent);
   });
 
   it('merges prompts: each named with its member’s prefix, got from that member under its own name', async () => {

@@ -23,6 +23,8 @@ import {
   CallToolRequestSchema,
   ErrorCode,
   GetPromptRequestSchema,
+  LATEST_PROTOCOL_VERSION,
+  SUPPORTED_PROTOCOL_VERSIONS,
   ListPromptsRequestSchema,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
@@ -39,7 +41,15 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { AccessDeniedError, type GatewayIdentity } from '@gw/identity-forwarding';
-import { VirtualMembers, type McpAccess, type MergeReports, type ResolvedVirtualServer } from '@gw/mcp-gateway';
+import {
+  inspectRequest,
+  VirtualMembers,
+  type McpAccess,
+  type McpToolGate,
+  type MergeReports,
+  type ResolvedVirtualServer,
+} from '@gw/mcp-gateway';
+import { z } from 'zod';
 import type { Logger } from 'pino';
 import type { NodeMiddleware } from '../http/route-table';
 
@@ -379,6 +389,52 @@ class MemberConnections {
   }
 }
 
+/** What a virtual server offers: tools, prompts and resources, without list-changed notifications. */
+const VIRTUAL_CAPABILITIES = { tools: { listChanged: false }, prompts: { listChanged: false }, resources: {} };
+
+/** The stateless protocol revision a virtual server serves beside the SDK's (CONTRACT section 12). */
+export const MODERN_REVISION = '2026-07-28';
+
+/** Where a 2026-07-28 request names its revision in the body. */
+const META_VERSION = 'io.modelcontextprotocol/protocolVersion';
+
+/** `server/discover` (MCP 2026-07-28): what the server is, instead of an `initialize` handshake. */
+const DiscoverRequestSchema = z.object({ method: z.literal('server/discover'), params: z.optional(z.looseObject({})) });
+
+/** A gate that lets every tool through: the virtual server checks the mirror headers only (members gate their tools). */
+const EVERY_TOOL: McpToolGate = { listed: () => 'allowed', called: () => 'allowed', namesOnly: true };
+
+/** Whether a request is of revision 2026-07-28 or later: its `MCP-Protocol-Version`, or its body's `_meta`. */
+function isModern(req: IncomingMessage, body: unknown): boolean {
+  const later = (value: unknown) =>
+    typeof value === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(value) && value >= MODERN_REVISION;
+  if ((req.headersDistinct['mcp-protocol-version'] ?? []).some(later)) return true;
+  return (Array.isArray(body) ? (body as unknown[]) : [body]).some((message) =>
+    later((message as { params?: { _meta?: Record<string, unknown> } } | null)?.params?._meta?.[META_VERSION]),
+  );
+}
+
+/**
+ * The caller's `_meta` as a member is sent it: without the request metadata of revision 2026-07-28
+ * (`io.modelcontextprotocol/…`: the member client speaks its own revision) and without the
+ * caller's `progressToken` (the member client asks for progress under its own); undefined when
+ * nothing is left.
+ */
+function memberMeta(meta: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+  if (meta === undefined) return undefined;
+  const kept = Object.entries(meta).filter(
+    ([key]) => key !== 'progressToken' && !key.startsWith('io.modelcontextprotocol/'),
+  );
+  return kept.length === 0 ? undefined : Object.fromEntries(kept);
+}
+
+/** Sets a request header as the SDK's transport reads it (from `rawHeaders`, through its Node adapter). */
+function setHeader(req: IncomingMessage, name: string, value: string): void {
+  req.headers[name] = value;
+  for (let i = 0; i < req.rawHeaders.length; i += 2)
+    if (req.rawHeaders[i]?.toLowerCase() === name) req.rawHeaders[i + 1] = value;
+}
+
 /** The largest request body a virtual server reads: 4 MB, as the SDK's transport. */
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;
 
@@ -386,11 +442,11 @@ export const MAX_BODY_BYTES = 4 * 1024 * 1024;
 const PAYLOAD_TOO_LARGE = -32000;
 
 /**
- * The request's JSON body, read here so that the answer's form can follow it; `undefined` for an
- * empty one. A body that is not JSON is the JSON-RPC parse error (`-32700`), one over
+ * The request's JSON body, read here so that the answer's form can follow it (`body` undefined
+ * for an empty one), with its bytes (`raw`). A body that is not JSON is the JSON-RPC parse error (`-32700`), one over
  * {@link MAX_BODY_BYTES} `-32000`, both answered before the SDK sees them.
  */
-function readJsonBody(req: IncomingMessage): Promise<unknown> {
+function readJsonBody(req: IncomingMessage): Promise<JsonRpcError | { raw: Buffer; body: unknown }> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -406,10 +462,11 @@ function readJsonBody(req: IncomingMessage): Promise<unknown> {
     });
     req.on('end', () => {
       if (size > MAX_BODY_BYTES) return;
-      const text = Buffer.concat(chunks).toString('utf8');
-      if (text.trim() === '') return resolve(undefined);
+      const raw = Buffer.concat(chunks);
+      const text = raw.toString('utf8');
+      if (text.trim() === '') return resolve({ raw, body: undefined });
       try {
-        resolve(JSON.parse(text) as unknown);
+        resolve({ raw, body: JSON.parse(text) as unknown });
       } catch {
         resolve(new JsonRpcError(ErrorCode.ParseError, 'Parse error: the body is not JSON.'));
       }
@@ -545,18 +602,24 @@ export function virtualServersHandler(options: VirtualServersOptions): NodeMiddl
     const base = options.selfUrl();
     const connections = new MemberConnections(kept, slug, base ?? '', pickHeaders(req, CALLER_HEADERS));
     const own = pickHeaders(req, PER_REQUEST_HEADERS);
+    /** Whether this request is of revision 2026-07-28 (stateless): its results then say `resultType: "complete"`. */
+    let modern = false;
+    const complete = <T extends object>(result: T): T => (modern ? { ...result, resultType: 'complete' } : result);
     const server = new Server(
       { name: slug, title: titles.get(slug), version: '1.0.0' },
-      {
-        capabilities: { tools: { listChanged: false }, prompts: { listChanged: false }, resources: {} },
-        jsonSchemaValidator: schemaValidator,
-      },
+      { capabilities: VIRTUAL_CAPABILITIES, jsonSchemaValidator: schemaValidator },
     );
     const notListening = () =>
       new JsonRpcError(ErrorCode.InternalError, 'The gateway is not listening yet.', { code: UPSTREAM_UNAVAILABLE });
+    server.setRequestHandler(DiscoverRequestSchema, () => ({
+      resultType: 'complete',
+      supportedVersions: [MODERN_REVISION, ...SUPPORTED_PROTOCOL_VERSIONS],
+      capabilities: VIRTUAL_CAPABILITIES,
+      _meta: { 'io.modelcontextprotocol/serverInfo': { name: slug, title: titles.get(slug), version: '1.0.0' } },
+    }));
     server.setRequestHandler(ListToolsRequestSchema, async () => {
       if (base === undefined) throw notListening();
-      return { tools: await listTools(members, connections) };
+      return complete({ tools: await listTools(members, connections) });
     });
     server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
       if (base === undefined) throw notListening();
@@ -573,7 +636,7 @@ export function virtualServersHandler(options: VirtualServersOptions): NodeMiddl
           `Unknown tool: "${name.slice(0, 128)}" is not offered by "${slug}".`,
         );
       try {
-        const own = { ...request.params, name: target.name };
+        const own = { ...request.params, name: target.name, _meta: memberMeta(request.params._meta) };
         // The member's progress notifications, under the caller's progressToken, as they come.
         const progressToken = request.params._meta?.progressToken;
         const onprogress =
@@ -583,16 +646,18 @@ export function virtualServersHandler(options: VirtualServersOptions): NodeMiddl
                 void extra
                   .sendNotification({ method: 'notifications/progress', params: { ...progress, progressToken } })
                   .catch(() => undefined);
-        return (await connections.with(target.server, extra.signal, (client) =>
-          client.callTool(own, undefined, { signal: extra.signal, onprogress, resetTimeoutOnProgress: true }),
-        )) as CallToolResult;
+        return complete(
+          (await connections.with(target.server, extra.signal, (client) =>
+            client.callTool(own, undefined, { signal: extra.signal, onprogress, resetTimeoutOnProgress: true }),
+          )) as CallToolResult,
+        );
       } catch (error) {
         throw memberFailure(target.server, error);
       }
     });
     server.setRequestHandler(ListPromptsRequestSchema, async () => {
       if (base === undefined) throw notListening();
-      return { prompts: await listPrompts(members, connections) };
+      return complete({ prompts: await listPrompts(members, connections) });
     });
     server.setRequestHandler(GetPromptRequestSchema, async (request, extra): Promise<GetPromptResult> => {
       if (base === undefined) throw notListening();
@@ -607,10 +672,12 @@ export function virtualServersHandler(options: VirtualServersOptions): NodeMiddl
           ErrorCode.InvalidParams,
           `Unknown prompt: "${name.slice(0, 128)}" is not offered by "${slug}".`,
         );
-      const own = { ...request.params, name: target.name };
+      const own = { ...request.params, name: target.name, _meta: memberMeta(request.params._meta) };
       try {
-        return await connections.with(target.server, extra.signal, (client) =>
-          client.getPrompt(own, { signal: extra.signal }),
+        return complete(
+          await connections.with(target.server, extra.signal, (client) =>
+            client.getPrompt(own, { signal: extra.signal }),
+          ),
         );
       } catch (error) {
         throw memberFailure(target.server, error);
@@ -618,11 +685,11 @@ export function virtualServersHandler(options: VirtualServersOptions): NodeMiddl
     });
     server.setRequestHandler(ListResourcesRequestSchema, async () => {
       if (base === undefined) throw notListening();
-      return { resources: await listResources(members, connections) };
+      return complete({ resources: await listResources(members, connections) });
     });
     server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => {
       if (base === undefined) throw notListening();
-      return { resourceTemplates: await listResourceTemplates(members, connections) };
+      return complete({ resourceTemplates: await listResourceTemplates(members, connections) });
     });
     server.setRequestHandler(ReadResourceRequestSchema, async (request, extra): Promise<ReadResourceResult> => {
       if (base === undefined) throw notListening();
@@ -643,20 +710,48 @@ export function virtualServersHandler(options: VirtualServersOptions): NodeMiddl
         );
       const server = target;
       try {
-        return await connections.with(server, extra.signal, (client) =>
-          client.readResource(request.params, { signal: extra.signal }),
+        return complete(
+          await connections.with(server, extra.signal, (client) =>
+            client.readResource(
+              { ...request.params, _meta: memberMeta(request.params._meta) },
+              { signal: extra.signal },
+            ),
+          ),
         );
       } catch (error) {
         throw memberFailure(server, error);
       }
     });
     res.on('close', () => void server.close());
-    readJsonBody(req).then((body) => {
-      if (body instanceof JsonRpcError) {
-        res.writeHead(body.code === PAYLOAD_TOO_LARGE ? 413 : 400, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: body.code, message: body.message } }));
+    readJsonBody(req).then((read) => {
+      if (read instanceof JsonRpcError) {
+        res.writeHead(read.code === PAYLOAD_TOO_LARGE ? 413 : 400, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: read.code, message: read.message } }));
         return;
       }
+      const { raw, body } = read;
+      // MCP 2026-07-28 (CONTRACT section 12): Mcp-Method and Mcp-Name must agree with the body (and
+      // be there), checked as the proxy checks them for servers: else 400 with -32020, answered here.
+      const mirror = {
+        method: req.headersDistinct['mcp-method'],
+        name: req.headersDistinct['mcp-name'],
+        version: req.headersDistinct['mcp-protocol-version'],
+      };
+      let mismatch: string | undefined;
+      try {
+        mismatch = inspectRequest(raw, EVERY_TOOL, mirror).answer;
+      } catch (error) {
+        return next(error);
+      }
+      if (mismatch !== undefined) {
+        res.writeHead(400, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(mismatch) });
+        res.end(mismatch);
+        return;
+      }
+      modern = isModern(req, body);
+      // The SDK transport knows revisions up to 2025-11-25 and refuses a later MCP-Protocol-Version:
+      // a stateless 2026-07-28 request is served by the same handlers, its revision known here.
+      if (modern) setHeader(req, 'mcp-protocol-version', LATEST_PROTOCOL_VERSION);
       // An answer that carries a member's notifications (progress) is a stream; every other is JSON.
       const transport = new StreamableHTTPServerTransport({
         sessionIdGenerator: undefined,
