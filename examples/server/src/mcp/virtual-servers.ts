@@ -52,6 +52,7 @@ import {
 import { z } from 'zod';
 import type { Logger } from 'pino';
 import type { NodeMiddleware } from '../http/route-table';
+import { virtualServerMarker } from './virtual-marker';
 
 /** MCP's JSON-RPC error for a resource no member offers (`resources/read`): -32002. */
 export const RESOURCE_NOT_FOUND = -32002;
@@ -77,7 +78,8 @@ const CALLER_HEADERS = [
 
 /**
  * The caller's headers that belong to one request, not to the caller (the trace context): sent
- * with each member request made for it, whichever kept member client makes it.
+ * with each member request made for it, whichever kept member client makes it, with the virtual
+ * server's marker (`virtual-marker.ts`).
  */
 const PER_REQUEST_HEADERS = ['traceparent', 'tracestate'] as const;
 
@@ -601,7 +603,7 @@ export function virtualServersHandler(options: VirtualServersOptions): NodeMiddl
     }
     const base = options.selfUrl();
     const connections = new MemberConnections(kept, slug, base ?? '', pickHeaders(req, CALLER_HEADERS));
-    const own = pickHeaders(req, PER_REQUEST_HEADERS);
+    const own = { ...pickHeaders(req, PER_REQUEST_HEADERS), ...virtualServerMarker(slug) };
     /** Whether this request is of revision 2026-07-28 (stateless): its results then say `resultType: "complete"`. */
     let modern = false;
     const complete = <T extends object>(result: T): T => (modern ? { ...result, resultType: 'complete' } : result);
