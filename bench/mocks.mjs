@@ -1,6 +1,7 @@
 // Mock upstreams for the benchmark, in their own process so their CPU is not the gateway's:
 // Anthropic (JSON and SSE: see `sendStream` for how a stream leaves), an MCP Streamable HTTP endpoint (JSON-RPC: `tools/list` answers 200
-// tools, `tools/call` a text result, each with the request's id), a Bedrock retrieve endpoint, and
+// tools, `tools/call` a text result, `initialize` a stateless server, each with the request's id;
+// a notification `202`), a Bedrock retrieve endpoint, and
 // Bedrock Runtime's `POST /model/<model id>/invoke` (the same message as JSON, as Bedrock answers
 // an Anthropic model's invoke; a request not SigV4-signed for `bedrock` gets Bedrock's 403).
 // `MOCK_DELAY_MS=N` (default 0: at once) answers every request N ms after it arrived (a timer, no
@@ -94,7 +95,17 @@ function sendStream(res, mode) {
 const TOOLS_RESULT = JSON.stringify({ tools: TOOLS });
 const CALL_RESULT = '{"content":[{"type":"text","text":"ok"}]}';
 
-/** A JSON-RPC answer to an MCP request, with its id (what a Streamable HTTP server answers in JSON). */
+/** The answer to `initialize`: a stateless server (no session id) with tools, as an SDK client expects it. */
+const INITIALIZE_RESULT = JSON.stringify({
+  protocolVersion: '2025-06-18',
+  capabilities: { tools: {} },
+  serverInfo: { name: 'bench-mock', version: '1.0.0' },
+});
+
+/**
+ * A JSON-RPC answer to an MCP request, with its id (what a Streamable HTTP server answers in JSON);
+ * undefined for a notification (`202`, no body).
+ */
 function mcpAnswer(body) {
   let id = 1;
   let method = '';
@@ -105,7 +116,8 @@ function mcpAnswer(body) {
   } catch {
     return '{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}';
   }
-  const result = method === 'tools/list' ? TOOLS_RESULT : CALL_RESULT;
+  if (method.startsWith('notifications/')) return undefined;
+  const result = method === 'tools/list' ? TOOLS_RESULT : method === 'initialize' ? INITIALIZE_RESULT : CALL_RESULT;
   return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${result}}`;
 }
 
@@ -156,7 +168,9 @@ function answer(req, res, chunks) {
       res.writeHead(200, { 'content-type': 'application/json' }).end(MESSAGE);
     }
   } else if (url.startsWith('/mcp')) {
-    res.writeHead(200, { 'content-type': 'application/json' }).end(mcpAnswer(Buffer.concat(chunks).toString()));
+    const mcp = mcpAnswer(Buffer.concat(chunks).toString());
+    if (mcp === undefined) res.writeHead(202).end();
+    else res.writeHead(200, { 'content-type': 'application/json' }).end(mcp);
   } else if (/^\/model\/[^/]+\/invoke$/.test(url)) {
     if (
       !/^AWS4-HMAC-SHA256 Credential=[^/]+\/\d{8}\/[^/]+\/bedrock\/aws4_request,/.test(req.headers.authorization ?? '')

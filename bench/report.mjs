@@ -2,6 +2,7 @@
 import { renderShapes } from './shapes.mjs';
 import { renderSaturation } from './saturation.mjs';
 import { routingSection, routingTargets } from './routing.mjs';
+import { virtualSection, virtualTargets } from './virtual.mjs';
 
 const ms = (micros) => (micros === undefined || micros === null ? 'n/a' : `${(micros / 1000).toFixed(3)} ms`);
 const us = (micros) => (micros === undefined || micros === null ? 'n/a' : `${micros.toFixed(1)} µs`);
@@ -184,6 +185,7 @@ export function targets(report) {
     }),
     ...featureTargets(report.features),
     ...routingTargets(report.routing),
+    ...virtualTargets(report.virtual),
     ...mcpAuthTargets(report.mcpAuth),
   ];
 }
@@ -653,6 +655,7 @@ export function renderMarkdown(report) {
     ...catalogSection(report),
     ...featureSection(report),
     ...routingSection(report),
+    ...virtualSection(report),
     ...mcpAuthSection(report),
     ...scalingSection(report),
     ...peersSection(report),

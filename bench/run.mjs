@@ -29,6 +29,7 @@ import { mcpAuthBenchmarks } from './mcp-auth.mjs';
 import { SHAPES, renderShapes, shapeBenchmarks } from './shapes.mjs';
 import { renderSaturation, saturationBenchmarks } from './saturation.mjs';
 import { routingBenchmarks } from './routing.mjs';
+import { VIRTUAL_MEMBERS, virtualBenchmarks, virtualServerConfig } from './virtual.mjs';
 
 // Every temporary folder of this run (databases, configs, keys) in one, removed at exit.
 benchScratch('gateway-bench-run-');
@@ -42,10 +43,11 @@ const outIndex = args.indexOf('--out');
 const outDir = outIndex === -1 ? undefined : args[outIndex + 1];
 const onlyIndex = args.indexOf('--only');
 /**
- * `--only catalog,latency,load,routing,streams,pdf,features,access,limits,mcp-auth,scaling,peers,saturation,micro`: run those
+ * `--only catalog,latency,load,routing,virtual,streams,pdf,features,access,limits,mcp-auth,scaling,peers,saturation,micro`: run those
  * sections alone (`access`: the access-policy rows of `features` only; `limits`: the limit-check
  * row of `features` only (Redis on loopback); `routing`: a two-target fallback against no config
- * and Claude on Bedrock against the `anthropic` provider (bench/routing.mjs); `mcp-auth`: MCP tools/call
+ * and Claude on Bedrock against the `anthropic` provider (bench/routing.mjs); `virtual`: a virtual
+ * MCP server of three members against its members' own endpoints (bench/virtual.mjs); `mcp-auth`: MCP tools/call
  * with an API key, an identity-provider token and a gateway OAuth access token)
  * and print their figures as JSON (no targets, nothing written unless `--out` is given): for
  * working on one part.
@@ -254,7 +256,14 @@ function gatewayConfig(mockPort, missUsers) {
     ],
     mcpServers: [
       { slug: 'tools', url: `http://127.0.0.1:${mockPort}/mcp`, user_identity_forwarding: { method: 'jwt_header' } },
+      // Two more members of the virtual server `toolbox` (bench/virtual.mjs), on the same mock.
+      ...VIRTUAL_MEMBERS.slice(1).map((slug) => ({
+        slug,
+        url: `http://127.0.0.1:${mockPort}/mcp`,
+        user_identity_forwarding: { method: 'jwt_header' },
+      })),
     ],
+    virtualServers: [virtualServerConfig()],
   };
 }
 
@@ -1350,6 +1359,17 @@ async function main() {
         provider: 'bench',
         secondProvider: 'paced',
         bedrockSlug: 'kb',
+        c: counts.routing,
+        log: (line) => process.stdout.write(`${line}\n`),
+      });
+    }
+
+    if (want('virtual')) {
+      results.virtual = await virtualBenchmarks({
+        gateway,
+        bare,
+        mock,
+        at: gw,
         c: counts.routing,
         log: (line) => process.stdout.write(`${line}\n`),
       });

@@ -149,7 +149,12 @@ describe('pnpm bench', () => {
       expect(Object.keys(comparison.addedP50Micros).sort()).toEqual(['a', 'b', 'floor']);
       expect(Object.keys(comparison.ratio).sort()).toEqual(['addedP50', 'cpu', 'cpuOverFloor']);
     }
-    expect(report.targets).toHaveLength(33);
+    // A virtual MCP server of three members: its tools/list against its slowest member, and a call
+    // through it against the same call on the member's own endpoint.
+    expect(Object.keys(report.virtual)).toEqual(['list', 'call']);
+    expect(Object.keys(report.virtual.list.p50Micros.members)).toEqual(['tools', 'tools-b', 'tools-c']);
+    expect(Object.keys(report.virtual.call.ratio).sort()).toEqual(['addedP50', 'cpu', 'cpuOverFloor']);
+    expect(report.targets).toHaveLength(35);
     // A row is met or not, or says why it was not measured (smoke runs build no earlier gateway).
     for (const target of report.targets)
       expect(target.met === null ? target.measured : typeof target.met).toMatch(/^(boolean|not measured: .+)$/);
@@ -158,6 +163,7 @@ describe('pnpm bench', () => {
     expect(doc).toContain('## Cost as work grows');
     expect(doc).toContain('## MCP tools/call by credential');
     expect(doc).toContain('## Routing across targets and Claude on Bedrock');
+    expect(doc).toContain('## Virtual MCP server of three members');
     expect(doc).toContain('Not measured in this run (no `--peers`).');
     for (const target of report.targets) expect(doc).toContain(target.metric);
   });

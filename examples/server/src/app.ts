@@ -323,7 +323,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   // Their handler brings the MCP SDK's client and server (~150 ms of CPU to load): it is loaded with
   // the first virtual server, at start-up or by the catalog change that brings one (off the
   // requests), never by a gateway that has none.
-  let virtualMcpHandler: NodeMiddleware | undefined;
+  let virtualMcpHandler: ReturnType<typeof VirtualServers.virtualServersHandler> | undefined;
   const loadVirtualMcp = (): NodeMiddleware => {
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when configured
     virtualMcpHandler ??= (require('./mcp/virtual-servers') as typeof VirtualServers).virtualServersHandler({
@@ -830,6 +830,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     requestLog,
     close: async () => {
       unsubscribe?.();
+      virtualMcpHandler?.close();
       await keyUse?.close();
       await currentOAuth?.oauth.server.stop();
       await upstream.close();

@@ -27,6 +27,7 @@ beforeAll(async () => {
         groups_claim: GROUPS_CLAIM,
       },
       mcpServers: [{ slug: 'tools', url: mcp.url, user_identity_forwarding: { method: 'claims_header' } }],
+      virtualServers: [{ slug: 'desk', members: [{ server: 'tools', prefix: 't_' }] }],
       policies: [
         {
           slug: 'mcp-users',
@@ -64,7 +65,7 @@ describe('MCP request records', () => {
       },
       { tools: mcp.tools },
     );
-    expect(call.body.result.content).toEqual([{ type: 'text', text: 'sunny in eu' }]);
+    expect(call.body).toMatchObject({ result: { content: [{ type: 'text', text: 'sunny in eu' }] } });
     // Refused by the gateway itself: recorded with the tool all the same.
     const refused = await call2026(endpoint(), credentials, 'tools/call', { name: 'delete_everything', arguments: {} });
     expect(refused.body.error.data.code).toBe('access_denied');
@@ -95,6 +96,60 @@ describe('MCP request records', () => {
       },
     ]);
     expect(records.every((r) => (r as unknown as { path: string }).path === '/mcp/tools')).toBe(true);
+  });
+});
+
+describe('records of calls made through a virtual MCP server', () => {
+  type Stored = { path: string; mcp_method: string | null; mcp_tool: string | null; provider: string | null };
+  const stored = async (run: string, count: number) => {
+    let records: (Stored & { mcp_virtual_server: string | null })[] = [];
+    await within(15_000, async () => {
+      records = (await admin('GET', `/requests?metadata.run=${run}`)).body.data;
+      return records.filter((r) => r.mcp_tool !== null).length >= count;
+    });
+    return records;
+  };
+
+  it('name the virtual server on the member request’s record (mcp_server = the member)', async () => {
+    const run = randomUUID();
+    const credentials = { 'x-gateway-api-key': KEY, 'x-gateway-metadata': JSON.stringify({ run }) };
+    const call = await call2026(`${gateway.url}/mcp/desk`, credentials, 'tools/call', {
+      name: 't_get_weather',
+      arguments: { region: 'eu' },
+    });
+    expect(call.body).toMatchObject({ result: { content: [{ type: 'text', text: 'sunny in eu' }] } });
+    const member = (await stored(run, 1)).find((r) => r.mcp_tool === 'get_weather');
+    expect(member).toMatchObject({
+      path: '/mcp/tools',
+      provider: 'tools',
+      mcp_method: 'tools/call',
+      mcp_virtual_server: 'desk',
+    });
+  });
+
+  it('cannot be claimed by a client: its own x-gateway-virtual-server counts for nothing and is not sent on', async () => {
+    const run = randomUUID();
+    const credentials = {
+      'x-gateway-api-key': KEY,
+      'x-gateway-metadata': JSON.stringify({ run }),
+      'x-gateway-virtual-server': 'desk',
+      'x-gateway-virtual-proof': Buffer.alloc(32).toString('base64url'),
+    };
+    const before = mcp.received.length;
+    const call = await call2026(
+      endpoint(),
+      credentials,
+      'tools/call',
+      {
+        name: 'get_weather',
+        arguments: { region: 'us' },
+      },
+      { tools: mcp.tools },
+    );
+    expect(call.body).toMatchObject({ result: { content: [{ type: 'text', text: 'sunny in us' }] } });
+    const record = (await stored(run, 1)).find((r) => r.mcp_tool === 'get_weather');
+    expect(record).toMatchObject({ path: '/mcp/tools', provider: 'tools', mcp_virtual_server: null });
+    expect(mcp.received.length).toBe(before + 1);
   });
 });
 

@@ -3,14 +3,15 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { McpError, type Progress } from '@modelcontextprotocol/sdk/types.js';
 import { loadSigningKey } from '@gw/jwks';
 import { z } from 'zod';
 import { createGateway, type Gateway } from '../src/app';
 import { parseConfig } from '../src/config/load';
 import { createLogger } from '../src/observability/logger';
+import { call2026 } from './mcp-2026/client';
 
 // Virtual MCP servers (CONTRACT section 16): the official MCP SDK client against a virtual server of
 // three SDK members, each reached through its own endpoint of the same gateway (in this process).
@@ -32,6 +33,8 @@ interface Member {
   url: string;
   /** Each tool execution: its name and the headers its request carried. */
   calls: { tool: string; headers: IncomingHttpHeaders }[];
+  /** Each HTTP request the member received: `<HTTP method> <JSON-RPC method>`. */
+  requests: string[];
 }
 
 async function listen(listener: RequestListener): Promise<string> {
@@ -41,26 +44,71 @@ async function listen(listener: RequestListener): Promise<string> {
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
+/**
+ * A member's prompt `name` (answering `<member> <name> <topic>`), its static resources (answering
+ * `<member> read <uri>`) and its resource templates (answering the same).
+ */
+function promptsAndResources(member: string, prompts: string[], resources: string[], templates: string[]) {
+  return (server: McpServer) => {
+    for (const name of prompts)
+      server.registerPrompt(
+        name,
+        { description: `${member} ${name}`, argsSchema: { topic: z.string() } },
+        ({ topic }) => ({
+          messages: [{ role: 'user', content: { type: 'text', text: `${member} ${name} ${topic}` } }],
+        }),
+      );
+    const read = (uri: URL) => ({ contents: [{ uri: uri.href, text: `${member} read ${uri.href}` }] });
+    resources.forEach((uri, i) => server.registerResource(`${member}-resource-${i}`, uri, {}, read));
+    templates.forEach((template, i) =>
+      server.registerResource(`${member}-template-${i}`, new ResourceTemplate(template, { list: undefined }), {}, read),
+    );
+  };
+}
+
 /** A stateless SDK MCP server with `tools`, each answering `<name>: <arguments>`. */
-async function sdkMember(name: string, tools: string[]): Promise<Member> {
-  const member: Member = { url: '', calls: [] };
-  member.url = `${await listen((req, res) => {
+async function sdkMember(name: string, tools: string[], extras?: (server: McpServer) => void): Promise<Member> {
+  const member: Member = { url: '', calls: [], requests: [] };
+  member.url = `${await listen(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const text = Buffer.concat(chunks).toString();
+    const body = text === '' ? undefined : (JSON.parse(text) as { method?: string });
+    member.requests.push(`${req.method} ${body?.method ?? ''}`.trim());
     const server = new McpServer({ name, version: '1.0.0' });
     for (const tool of tools)
       server.registerTool(
         tool,
         { description: `${name} ${tool}`, inputSchema: { q: z.string().optional() } },
-        (args) => {
+        async (args, extra) => {
           member.calls.push({ tool, headers: req.headers });
+          // A call with a progressToken gets two progress notifications before its result.
+          const progressToken = extra._meta?.progressToken;
+          if (progressToken !== undefined)
+            for (const [progress, message] of [
+              [1, 'half'],
+              [2, 'done'],
+            ] as const)
+              await extra.sendNotification({
+                method: 'notifications/progress',
+                params: { progressToken, progress, total: 2, message },
+              });
           return { content: [{ type: 'text', text: `${name}/${tool}: ${JSON.stringify(args)}` }] };
         },
       );
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    extras?.(server);
+    // An answer with notifications in it is a stream; others are JSON.
+    const streamed = (body as { params?: { _meta?: { progressToken?: unknown } } } | undefined)?.params?._meta
+      ?.progressToken;
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: streamed === undefined,
+    });
     res.on('close', () => {
       void transport.close();
       void server.close();
     });
-    void server.connect(transport).then(() => transport.handleRequest(req, res));
+    void server.connect(transport).then(() => transport.handleRequest(req, res, body));
   })}/mcp`;
   return member;
 }
@@ -70,8 +118,16 @@ let crm: Member;
 
 beforeAll(async () => {
   [tracker, crm] = await Promise.all([
-    sdkMember('tracker', ['create_issue', 'list_issues', 'delete_project']),
-    sdkMember('crm', ['search_contacts', 'search_deals', 'get_ticket', 'export_all']),
+    sdkMember(
+      'tracker',
+      ['create_issue', 'list_issues', 'delete_project'],
+      promptsAndResources('tracker', ['triage'], ['tracker://issues/1'], ['tracker://issues/{id}', 'docs://{path}']),
+    ),
+    sdkMember(
+      'crm',
+      ['search_contacts', 'search_deals', 'get_ticket', 'export_all'],
+      promptsAndResources('crm', ['summary'], ['crm://contacts'], ['docs://{path}', 'crm://deals/{id}']),
+    ),
   ]);
   // A server that takes connections and closes them: the member is down.
   const down = await listen((req) => req.socket.destroy());
@@ -205,6 +261,146 @@ describe('a virtual MCP server mounted at /mcp/<virtual>', () => {
     expect(crm.calls.at(-1)?.headers['x-user-claims']).toBeUndefined();
     // The caller's gateway key never reaches a member.
     for (const call of [...tracker.calls, ...crm.calls]) expect(JSON.stringify(call.headers)).not.toContain(KEY);
+    await client.close();
+  });
+
+  it('costs a member one request per call: the caller’s member client is kept initialized', async () => {
+    const client = await connect('workbench');
+    await client.callTool({ name: 'tracker_list_issues', arguments: {} });
+    const before = tracker.requests.length;
+    for (let i = 0; i < 3; i++) await client.callTool({ name: 'tracker_list_issues', arguments: {} });
+    await client.close();
+    // A new connection of the same caller (a stateless client) finds it kept too.
+    const again = await connect('workbench');
+    await again.callTool({ name: 'tracker_list_issues', arguments: {} });
+    await again.close();
+    expect(tracker.requests.slice(before)).toEqual(Array(4).fill('POST tools/call'));
+    // Another caller's requests go through a client of their own, initialized with their credentials.
+    const other = await connect('workbench', TRACKER_ONLY_KEY);
+    await other.callTool({ name: 'tracker_list_issues', arguments: {} });
+    await other.close();
+    expect(tracker.requests.slice(before + 4)).toEqual([
+      'POST initialize',
+      'POST notifications/initialized',
+      'POST tools/call',
+    ]);
+    expect(String(tracker.calls.at(-1)?.headers['x-user-claims'])).toContain('u-tracker');
+  });
+
+  it('passes a member’s progress notifications of a call back to the client as they come, then the result', async () => {
+    const client = await connect('workbench');
+    const progress: Progress[] = [];
+    const result = await client.callTool({ name: 'search_deals', arguments: { q: 'big' } }, undefined, {
+      onprogress: (p) => progress.push(p),
+    });
+    expect(progress).toEqual([
+      { progress: 1, total: 2, message: 'half' },
+      { progress: 2, total: 2, message: 'done' },
+    ]);
+    expect(result.content).toEqual([{ type: 'text', text: 'crm/search_deals: {"q":"big"}' }]);
+    // Without a progressToken the answer stays JSON.
+    const plain = await fetch(`${base}/mcp/workbench`, {
+      method: 'POST',
+      headers: { 'x-api-key': KEY, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'search_deals', arguments: {} },
+      }),
+    });
+    expect(plain.headers.get('content-type')).toContain('application/json');
+    await plain.text();
+    await client.close();
+  });
+
+  it('serves 2026-07-28 clients statelessly: server/discover, then calls checked against Mcp-Method and Mcp-Name', async () => {
+    const endpoint = `${base}/mcp/workbench`;
+    const credentials = { 'x-api-key': KEY };
+    const discover = await call2026(endpoint, credentials, 'server/discover');
+    expect(discover.status).toBe(200);
+    expect(discover.body.result).toMatchObject({
+      resultType: 'complete',
+      capabilities: { tools: {} },
+      _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'workbench' } },
+    });
+    expect(discover.body.result.supportedVersions).toContain('2026-07-28');
+    const listed = await call2026(endpoint, credentials, 'tools/list');
+    expect(listed.status).toBe(200);
+    expect(listed.body.result.resultType).toBe('complete');
+    expect(listed.body.result.tools.map((t: { name: string }) => t.name)).toContain('tracker_create_issue');
+    const called = await call2026(endpoint, credentials, 'tools/call', {
+      name: 'tracker_create_issue',
+      arguments: { q: 'm' },
+    });
+    expect(called.status).toBe(200);
+    expect(called.body.result).toMatchObject({
+      resultType: 'complete',
+      content: [{ type: 'text', text: 'tracker/create_issue: {"q":"m"}' }],
+    });
+    // Headers that disagree with the body, or are missing: 400 with -32020, and nothing sent.
+    const sent = tracker.calls.length;
+    const mismatch = await call2026(
+      endpoint,
+      credentials,
+      'tools/call',
+      { name: 'tracker_create_issue', arguments: {} },
+      {
+        headers: { 'mcp-name': 'tracker_list_issues' },
+      },
+    );
+    expect(mismatch.status).toBe(400);
+    expect(mismatch.body.error.code).toBe(-32020);
+    const missing = await fetch(endpoint, {
+      method: 'POST',
+      headers: {
+        ...credentials,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2026-07-28',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'tracker_create_issue' } }),
+    });
+    expect(missing.status).toBe(400);
+    expect(((await missing.json()) as { error: { code: number } }).error.code).toBe(-32020);
+    expect(tracker.calls.length).toBe(sent);
+  });
+
+  it('merges prompts: each named with its member’s prefix, got from that member under its own name', async () => {
+    const client = await connect('workbench');
+    expect((await client.listPrompts()).prompts.map((p) => p.name)).toEqual(['tracker_triage', 'summary']);
+    const triage = await client.getPrompt({ name: 'tracker_triage', arguments: { topic: 'login' } });
+    expect(triage.messages).toEqual([{ role: 'user', content: { type: 'text', text: 'tracker triage login' } }]);
+    const summary = await client.getPrompt({ name: 'summary', arguments: { topic: 'q3' } });
+    expect(summary.messages[0]?.content).toEqual({ type: 'text', text: 'crm summary q3' });
+    const unknown = await client.getPrompt({ name: 'triage', arguments: { topic: 'x' } }).catch((e: unknown) => e);
+    expect((unknown as McpError).code).toBe(-32602);
+    await client.close();
+  });
+
+  it('merges resources and templates, URIs kept, each read from the member that listed it or whose template matches first', async () => {
+    const client = await connect('workbench');
+    expect((await client.listResources()).resources.map((r) => r.uri)).toEqual([
+      'tracker://issues/1',
+      'crm://contacts',
+    ]);
+    expect((await client.listResourceTemplates()).resourceTemplates.map((t) => t.uriTemplate)).toEqual([
+      'tracker://issues/{id}',
+      'docs://{path}',
+      'docs://{path}',
+      'crm://deals/{id}',
+    ]);
+    const text = async (uri: string) => {
+      const { contents } = await client.readResource({ uri });
+      return (contents[0] as { text?: string }).text;
+    };
+    expect(await text('crm://contacts')).toBe('crm read crm://contacts');
+    expect(await text('tracker://issues/1')).toBe('tracker read tracker://issues/1');
+    expect(await text('crm://deals/9')).toBe('crm read crm://deals/9');
+    // Both members' templates match: the first member's.
+    expect(await text('docs://guide')).toBe('tracker read docs://guide');
+    const nowhere = await client.readResource({ uri: 'nowhere://x' }).catch((e: unknown) => e);
+    expect((nowhere as McpError).code).toBe(-32002);
     await client.close();
   });
 

@@ -160,6 +160,7 @@ const requestRecord = {
     { index: '0', provider: 'anthropic-backup', model: 'claude-sonnet-4-5', status: 529, ms: 40.5 },
     { index: '1', provider: 'anthropic-prod', model: 'claude-sonnet-4-5', status: 200, ms: 300, answered: true },
   ],
+  mcp_virtual_server: null,
 };
 
 const oauthGrant = {
@@ -391,7 +392,10 @@ const SAMPLES: [method: string, path: string, status: number, body: unknown][] =
     200,
     {
       object: 'list',
-      data: [requestRecord, { ...requestRecord, cache_status: null, metadata: null, attempts: null }],
+      data: [
+        requestRecord,
+        { ...requestRecord, cache_status: null, metadata: null, attempts: null, mcp_virtual_server: 'workbench' },
+      ],
       next_cursor: 'eyJ0IjoxfQ',
     },
   ],

@@ -140,6 +140,7 @@ describe.each(ENGINES)('request records written to %s', (_name, open) => {
         },
         { index: '1', provider: 'claude', model: 'claude-haiku-4-5', status: 429, ms: 30.25, answered: true },
       ],
+      mcpVirtualServer: 'workbench',
     });
     for (const r of [record(), odd]) expect(writer.push(r)).toBe(true);
     await writer.close();
@@ -183,6 +184,7 @@ describe.each(ENGINES)('request records written to %s', (_name, open) => {
           },
           { index: '1', provider: 'claude', model: 'claude-haiku-4-5', status: 429, ms: 30.25, answered: true },
         ],
+        mcp_virtual_server: 'workbench',
       },
     ]);
     const reported = await queryRequestRecords(db, new URLSearchParams('access=would_deny'));
@@ -292,6 +294,7 @@ const anyRecord: fc.Arbitrary<RequestRecord> = fc.record({
       { maxLength: 3 },
     ),
   ),
+  mcpVirtualServer: orNull(someText),
 });
 
 describe('request records written with COPY on the embedded database', () => {
@@ -320,8 +323,8 @@ describe('request records written with COPY on the embedded database', () => {
     const line = recordCopyLine(record({ path: 'a\tb\\c\nd\re', userId: null, metadata: { team: 'r\td' } }));
     expect(line.endsWith('\n')).toBe(true);
     const fields = line.slice(0, -1).split('\t');
-    expect(fields).toHaveLength(28);
-    expect(fields[27]).toBe('\\N');
+    expect(fields).toHaveLength(29);
+    expect(fields[28]).toBe('\\N');
     expect(fields[5]).toBe('a\\tb\\\\c\\nd\\re');
     expect(fields[6]).toBe('\\N');
     expect(fields[21]).toBe('{"team":"r\\\\td"}');

@@ -20,6 +20,7 @@ import { CONSOLE_TEST_SUBJECT, callerUserId } from '../access/access-hooks';
 import type { GatewayMetrics } from '../observability/metrics';
 import { isoTime } from '../observability/logger';
 import { logRequest, type RequestRecord } from '../observability/request-record';
+import { takeVirtualServerMarker } from '../mcp/virtual-marker';
 import { routeFamily, type RouteFamily } from './route-family';
 
 const TRACE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -105,6 +106,8 @@ export function trackRequest(
   const started = performance.now();
   const startedAt = Date.now();
   const requestId = randomUUID();
+  // A member request a virtual MCP server made (its in-process marker, removed here); never a client's claim.
+  const virtualServer = takeVirtualServerMarker(req);
   const header = req.headers['x-gateway-trace-id'] ?? req.headers['x-portkey-trace-id'];
   const sent = typeof header === 'string' && TRACE_ID.test(header) ? header : undefined;
   const parent = incomingTrace(req, sent);
@@ -169,6 +172,7 @@ export function trackRequest(
     };
     if (gateway.errorMessage !== undefined && status >= 400) record.errorMessage = gateway.errorMessage;
     if (gateway.attempts !== undefined && gateway.attempts.length > 0) record.attempts = recordedAttempts(gateway);
+    if (virtualServer !== undefined) record.mcpVirtualServer = virtualServer;
     const wouldDeny = typeof state.wouldDeny === 'function' ? state.wouldDeny(gateway) : state.wouldDeny;
     if (wouldDeny !== undefined) {
       record.access = 'would_deny';

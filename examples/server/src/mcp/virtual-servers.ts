@@ -9,24 +9,53 @@
  * own endpoint applies: implemented once. The merge and the routing back are the core's
  * (`VirtualMembers` of `@gw/mcp-gateway`).
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { createHash } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { Agent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import {
   CallToolRequestSchema,
   ErrorCode,
+  GetPromptRequestSchema,
+  LATEST_PROTOCOL_VERSION,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
   McpError,
+  ReadResourceRequestSchema,
   type CallToolResult,
+  type GetPromptResult,
+  type Progress,
+  type Prompt,
+  type ReadResourceResult,
+  type Resource,
+  type ResourceTemplate,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { AccessDeniedError, type GatewayIdentity } from '@gw/identity-forwarding';
-import { VirtualMembers, type McpAccess, type ResolvedVirtualServer } from '@gw/mcp-gateway';
+import {
+  inspectRequest,
+  VirtualMembers,
+  type McpAccess,
+  type McpToolGate,
+  type MergeReports,
+  type ResolvedVirtualServer,
+} from '@gw/mcp-gateway';
+import { z } from 'zod';
 import type { Logger } from 'pino';
 import type { NodeMiddleware } from '../http/route-table';
+import { virtualServerMarker } from './virtual-marker';
+
+/** MCP's JSON-RPC error for a resource no member offers (`resources/read`): -32002. */
+export const RESOURCE_NOT_FOUND = -32002;
 
 /** The JSON-RPC `data.code` of a call whose member did not answer (CONTRACT section 16). */
 export const UPSTREAM_UNAVAILABLE = 'upstream_unavailable';
@@ -45,9 +74,20 @@ const CALLER_HEADERS = [
   'origin',
   'x-gateway-metadata',
   'x-portkey-metadata',
-  'traceparent',
-  'tracestate',
 ] as const;
+
+/**
+ * The caller's headers that belong to one request, not to the caller (the trace context): sent
+ * with each member request made for it, whichever kept member client makes it, with the virtual
+ * server's marker (`virtual-marker.ts`).
+ */
+const PER_REQUEST_HEADERS = ['traceparent', 'tracestate'] as const;
+
+/** How long a member client, once initialized, is kept for the same caller: 30 s from its `initialize`. */
+export const MEMBER_CLIENT_TTL_MS = 30_000;
+
+/** How many member clients are kept at most (least recently used dropped first): 512. */
+export const MEMBER_CLIENTS_MAX = 512;
 
 /** What the virtual servers' handler needs from the gateway. */
 export interface VirtualServersOptions {
@@ -112,21 +152,44 @@ export function loopbackFetch(url: string | URL, init: RequestInit = {}): Promis
         req.destroy(signal.reason as Error);
         return reject(signal.reason as Error);
       }
-      signal.addEventListener('abort', () => req.destroy(signal.reason as Error), { once: true });
+      // A kept member client's transport passes one signal for all its requests, as many at once as
+      // callers use it: each request removes its own listener when it ends, so none is left behind.
+      setMaxListeners(0, signal);
+      const abort = () => req.destroy(signal.reason as Error);
+      signal.addEventListener('abort', abort, { once: true });
+      req.once('close', () => signal.removeEventListener('abort', abort));
     }
     req.on('error', reject);
     req.end(body ?? undefined);
   });
 }
 
-/** The caller's headers to send on to a member's endpoint. */
-function callerHeaders(req: IncomingMessage): Record<string, string> {
+/** The caller's headers to send on to a member's endpoint, from `names`. */
+function pickHeaders(req: IncomingMessage, names: readonly string[]): Record<string, string> {
   const headers: Record<string, string> = {};
-  for (const name of CALLER_HEADERS) {
+  for (const name of names) {
     const value = req.headers[name];
     if (typeof value === 'string') headers[name] = value;
   }
   return headers;
+}
+
+/** The headers of the request a member request is made for (the trace context), while it is handled. */
+const requestHeaders = new AsyncLocalStorage<Record<string, string>>();
+
+/**
+ * The `fetch` of a kept member client: {@link loopbackFetch} with the current request's own
+ * headers added; a `GET` (the SDK's standalone SSE stream, opened after `initialized`) is answered
+ * `405` here without a request: a kept client holds no member connection while idle, and a virtual
+ * server passes no member notification outside a call.
+ */
+function memberFetch(url: string | URL, init: RequestInit = {}): Promise<Response> {
+  if ((init.method ?? 'GET') === 'GET') return Promise.resolve(new Response(null, { status: 405 }));
+  const extra = requestHeaders.getStore();
+  if (extra === undefined || Object.keys(extra).length === 0) return loopbackFetch(url, init);
+  const headers = new Headers(init.headers);
+  for (const [name, value] of Object.entries(extra)) headers.set(name, value);
+  return loopbackFetch(url, { ...init, headers });
 }
 
 /**
@@ -177,45 +240,270 @@ export function memberFailure(server: string, error: unknown): JsonRpcError {
   });
 }
 
-/** One caller's connections to the members of a virtual server, for the length of one request. */
-class MemberConnections {
-  private readonly clients: Client[] = [];
+/** A member client, initialized or on its way, and when it is dropped. */
+interface KeptClient {
+  client: Client;
+  connected: Promise<Client>;
+  expires: number;
+}
+
+/**
+ * The initialized SDK clients of members, kept per (caller, virtual server, member) so that a
+ * request through a virtual server costs each member one request, not an `initialize`,
+ * `initialized` and the request. Keyed by a SHA-256 of the caller's credential headers, `Host`,
+ * `Origin` and metadata with the two slugs: the credential itself is never a key. Bounded
+ * ({@link MEMBER_CLIENTS_MAX}, least recently used dropped first) and short-lived
+ * ({@link MEMBER_CLIENT_TTL_MS} from `initialize`). The member endpoint still authenticates and
+ * checks every request: a kept client saves the handshake, never a check.
+ */
+export class MemberClients {
+  private readonly kept = new Map<string, KeptClient>();
+  private readonly sweeper: NodeJS.Timeout;
 
   constructor(
+    private readonly ttlMs = MEMBER_CLIENT_TTL_MS,
+    private readonly max = MEMBER_CLIENTS_MAX,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.sweeper = setInterval(() => this.sweep(), ttlMs);
+    this.sweeper.unref();
+  }
+
+  /** The key of a caller's client of `server` in virtual server `slug`: a hash, never a credential. */
+  static key(slug: string, server: string, caller: Record<string, string>): string {
+    const hash = createHash('sha256');
+    hash.update(`${slug}\0${server}`);
+    for (const name of CALLER_HEADERS) hash.update(`\0${name}\0${caller[name] ?? ''}`);
+    return hash.digest('base64url');
+  }
+
+  /** How many clients are kept now. */
+  get size(): number {
+    return this.kept.size;
+  }
+
+  /**
+   * The kept client of `key`, or a new one `open` makes (and `initialize`s once, however many
+   * requests wait for it). A client whose initialize fails is not kept.
+   */
+  get(key: string, open: () => Client, connect: (client: Client) => Promise<void>): Promise<Client> {
+    const now = this.now();
+    const found = this.kept.get(key);
+    if (found !== undefined) {
+      this.kept.delete(key);
+      if (found.expires > now) {
+        this.kept.set(key, found); // most recently used last
+        return found.connected;
+      }
+      closeClient(found.client);
+    }
+    const client = open();
+    const entry: KeptClient = {
+      client,
+      connected: connect(client).then(() => client),
+      expires: now + this.ttlMs,
+    };
+    entry.connected.catch(() => this.drop(key, entry));
+    this.kept.set(key, entry);
+    while (this.kept.size > this.max) {
+      const [oldest, kept] = this.kept.entries().next().value as [string, KeptClient];
+      this.kept.delete(oldest);
+      closeClient(kept.client);
+    }
+    return entry.connected;
+  }
+
+  /**
+   * Drops `key`'s client if it is still `client` (one that failed: a member that restarted, a
+   * session it ended); the next request opens a new one.
+   */
+  forget(key: string, client: Client): void {
+    const entry = this.kept.get(key);
+    if (entry?.client === client) this.drop(key, entry);
+  }
+
+  /** Ends every kept client (a stateful member gets its `DELETE`). */
+  close(): void {
+    clearInterval(this.sweeper);
+    for (const entry of this.kept.values()) closeClient(entry.client);
+    this.kept.clear();
+  }
+
+  private drop(key: string, entry: KeptClient): void {
+    if (this.kept.get(key) === entry) this.kept.delete(key);
+    closeClient(entry.client);
+  }
+
+  private sweep(): void {
+    const now = this.now();
+    for (const [key, entry] of this.kept) if (entry.expires <= now) this.drop(key, entry);
+  }
+}
+
+/** Ends a member client's session (a stateful member gets its `DELETE`), never throws. */
+function closeClient(client: Client): void {
+  const transport = client.transport as StreamableHTTPClientTransport | undefined;
+  const ending = transport?.sessionId !== undefined ? transport.terminateSession() : Promise.resolve();
+  void ending.catch(() => undefined).finally(() => void client.close().catch(() => undefined));
+}
+
+/** One caller's member clients for one request through a virtual server: kept ones where there are. */
+class MemberConnections {
+  constructor(
+    private readonly kept: MemberClients,
     private readonly slug: string,
     private readonly base: string,
     private readonly headers: Record<string, string>,
   ) {}
 
-  /** An SDK client connected (initialized) to `server`'s own endpoint of this gateway. */
-  async connect(server: string, signal?: AbortSignal): Promise<Client> {
-    const transport = new StreamableHTTPClientTransport(new URL(`${this.base}/mcp/${encodeURIComponent(server)}`), {
-      requestInit: { headers: this.headers },
-      fetch: loopbackFetch,
-    });
-    const client = new Client({ name: `gateway-virtual-${this.slug}`, version: '1.0.0' });
-    this.clients.push(client);
-    await client.connect(transport, { signal });
-    return client;
-  }
-
-  /** Ends every member session opened (a stateful member gets its `DELETE`), never throws. */
-  close(): void {
-    for (const client of this.clients) {
-      const transport = client.transport as StreamableHTTPClientTransport | undefined;
-      const ending = transport?.sessionId !== undefined ? transport.terminateSession() : Promise.resolve();
-      void ending.catch(() => undefined).finally(() => void client.close().catch(() => undefined));
+  /**
+   * Runs `use` with an SDK client initialized to `server`'s own endpoint of this gateway, kept for
+   * this caller. A kept client whose request fails without a member's answer (its session gone,
+   * the gateway restarted) is dropped; a failure of a freshly opened one is the member's.
+   */
+  async with<T>(
+    server: string,
+    signal: AbortSignal | undefined,
+    use: (client: Client) => Promise<T>,
+    retry = true,
+  ): Promise<T> {
+    const key = MemberClients.key(this.slug, server, this.headers);
+    const client = await this.kept.get(
+      key,
+      () => new Client({ name: `gateway-virtual-${this.slug}`, version: '1.0.0' }),
+      (client) =>
+        client.connect(
+          new StreamableHTTPClientTransport(new URL(`${this.base}/mcp/${encodeURIComponent(server)}`), {
+            requestInit: { headers: this.headers },
+            fetch: memberFetch,
+          }),
+          { signal },
+        ),
+    );
+    const sessionId = (client.transport as StreamableHTTPClientTransport | undefined)?.sessionId;
+    try {
+      return await use(client);
+    } catch (error) {
+      if (error instanceof McpError && error.code !== ErrorCode.ConnectionClosed) throw error;
+      this.kept.forget(key, client);
+      // A stateful member that no longer knows the kept session (404) did not take the request: once more, anew.
+      if (retry && sessionId !== undefined && error instanceof StreamableHTTPError && error.code === 404)
+        return this.with(server, signal, use, false);
+      throw error;
     }
   }
 }
+
+/** What a virtual server offers: tools, prompts and resources, without list-changed notifications. */
+const VIRTUAL_CAPABILITIES = { tools: { listChanged: false }, prompts: { listChanged: false }, resources: {} };
+
+/** The stateless protocol revision a virtual server serves beside the SDK's (CONTRACT section 12). */
+export const MODERN_REVISION = '2026-07-28';
+
+/** Where a 2026-07-28 request names its revision in the body. */
+const META_VERSION = 'io.modelcontextprotocol/protocolVersion';
+
+/** `server/discover` (MCP 2026-07-28): what the server is, instead of an `initialize` handshake. */
+const DiscoverRequestSchema = z.object({ method: z.literal('server/discover'), params: z.optional(z.looseObject({})) });
+
+/** A gate that lets every tool through: the virtual server checks the mirror headers only (members gate their tools). */
+const EVERY_TOOL: McpToolGate = { listed: () => 'allowed', called: () => 'allowed', namesOnly: true };
+
+/** Whether a request is of revision 2026-07-28 or later: its `MCP-Protocol-Version`, or its body's `_meta`. */
+function isModern(req: IncomingMessage, body: unknown): boolean {
+  const later = (value: unknown) =>
+    typeof value === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(value) && value >= MODERN_REVISION;
+  if ((req.headersDistinct['mcp-protocol-version'] ?? []).some(later)) return true;
+  return (Array.isArray(body) ? (body as unknown[]) : [body]).some((message) =>
+    later((message as { params?: { _meta?: Record<string, unknown> } } | null)?.params?._meta?.[META_VERSION]),
+  );
+}
+
+/**
+ * The caller's `_meta` as a member is sent it: without the request metadata of revision 2026-07-28
+ * (`io.modelcontextprotocol/…`: the member client speaks its own revision) and without the
+ * caller's `progressToken` (the member client asks for progress under its own); undefined when
+ * nothing is left.
+ */
+function memberMeta(meta: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+  if (meta === undefined) return undefined;
+  const kept = Object.entries(meta).filter(
+    ([key]) => key !== 'progressToken' && !key.startsWith('io.modelcontextprotocol/'),
+  );
+  return kept.length === 0 ? undefined : Object.fromEntries(kept);
+}
+
+/** Sets a request header as the SDK's transport reads it (from `rawHeaders`, through its Node adapter). */
+function setHeader(req: IncomingMessage, name: string, value: string): void {
+  req.headers[name] = value;
+  for (let i = 0; i < req.rawHeaders.length; i += 2)
+    if (req.rawHeaders[i]?.toLowerCase() === name) req.rawHeaders[i + 1] = value;
+}
+
+/** The largest request body a virtual server reads: 4 MB, as the SDK's transport. */
+export const MAX_BODY_BYTES = 4 * 1024 * 1024;
+
+/** The JSON-RPC error of a body over {@link MAX_BODY_BYTES} (answered `413`). */
+const PAYLOAD_TOO_LARGE = -32000;
+
+/**
+ * The request's JSON body, read here so that the answer's form can follow it (`body` undefined
+ * for an empty one), with its bytes (`raw`). A body that is not JSON is the JSON-RPC parse error (`-32700`), one over
+ * {@link MAX_BODY_BYTES} `-32000`, both answered before the SDK sees them.
+ */
+function readJsonBody(req: IncomingMessage): Promise<JsonRpcError | { raw: Buffer; body: unknown }> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        req.removeAllListeners('data');
+        req.resume();
+        resolve(new JsonRpcError(PAYLOAD_TOO_LARGE, `Parse error: the body is over ${MAX_BODY_BYTES} bytes.`));
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => {
+      if (size > MAX_BODY_BYTES) return;
+      const raw = Buffer.concat(chunks);
+      const text = raw.toString('utf8');
+      if (text.trim() === '') return resolve({ raw, body: undefined });
+      try {
+        resolve({ raw, body: JSON.parse(text) as unknown });
+      } catch {
+        resolve(new JsonRpcError(ErrorCode.ParseError, 'Parse error: the body is not JSON.'));
+      }
+    });
+    req.on('error', reject);
+  });
+}
+
+/** Whether a request (or one of a batch) asks for progress notifications (`params._meta.progressToken`). */
+function asksProgress(body: unknown): boolean {
+  const messages = Array.isArray(body) ? (body as unknown[]) : [body];
+  return messages.some(
+    (message) =>
+      (message as { params?: { _meta?: { progressToken?: unknown } } } | null)?.params?._meta?.progressToken !==
+      undefined,
+  );
+}
+
+/**
+ * One JSON-schema validator for every request's SDK `Server` (each would build an Ajv instance of
+ * its own otherwise: a third of a call's CPU). It holds compiled schemas only, nothing of a request.
+ */
+const schemaValidator = new AjvJsonSchemaValidator();
 
 /**
  * The handler of `/mcp/<virtual>` (mounted in the `/mcp` route group, after authentication and the
  * origin guard, before the MCP proxy): answers a request for a virtual server's slug and passes
  * every other on. `POST` only (stateless); `GET` and `DELETE` are `405` with `Allow: POST`.
  */
-export function virtualServersHandler(options: VirtualServersOptions): NodeMiddleware {
+export function virtualServersHandler(options: VirtualServersOptions): NodeMiddleware & { close(): void } {
   const { logger } = options;
+  const kept = new MemberClients();
   /** Each virtual server's members, kept while its definition is unchanged (the same object). */
   const membersByDefinition = new WeakMap<ResolvedVirtualServer, VirtualMembers & { servers: string[] }>();
   const membersOf = (server: ResolvedVirtualServer) => {
@@ -227,37 +515,73 @@ export function virtualServersHandler(options: VirtualServersOptions): NodeMiddl
     return found;
   };
 
-  const listTools = async (members: VirtualMembers, connections: MemberConnections): Promise<Tool[]> =>
-    members.listTools(
-      async (server, signal) => {
-        try {
-          const client = await connections.connect(server, signal);
-          return (await client.listTools(undefined, { signal })).tools;
-        } catch (error) {
-          // A member the caller may not reach (its endpoint answers 401/403): none of its tools is theirs.
-          if (error instanceof StreamableHTTPError && (error.code === 401 || error.code === 403)) return [];
-          throw error;
-        }
-      },
-      {
-        onUnavailable: ({ server, reason, error }) => {
-          options.onMemberUnavailable(server);
-          logger.warn(
-            {
-              virtualServer: members.slug,
-              server,
-              reason,
-              err: error === undefined ? undefined : { message: String((error as Error)?.message).slice(0, 200) },
-            },
-            'a member of a virtual MCP server is left out of tools/list',
-          );
+  /** What merging a list reports: the member left out (warning, metric) and a name listed twice. */
+  const reports = (members: VirtualMembers, method: string): MergeReports => ({
+    onUnavailable: ({ server, reason, error }) => {
+      options.onMemberUnavailable(server);
+      logger.warn(
+        {
+          virtualServer: members.slug,
+          server,
+          reason,
+          method,
+          err: error === undefined ? undefined : { message: String((error as Error)?.message).slice(0, 200) },
         },
-        onCollision: (collision) =>
-          logger.warn({ virtualServer: members.slug, ...collision }, 'a virtual MCP server tool name is listed twice'),
-      },
+        `a member of a virtual MCP server is left out of ${method}`,
+      );
+    },
+    onCollision: (collision) =>
+      logger.warn(
+        { virtualServer: members.slug, ...collision },
+        `a virtual MCP server ${collision.kind} name is listed twice`,
+      ),
+  });
+
+  /**
+   * Asks one member for a list through `list`: a member the caller may not reach (its endpoint
+   * answers 401/403) lists nothing of theirs, and one that does not offer the method (`-32601`,
+   * a server without prompts or resources) lists nothing, without being counted unavailable.
+   */
+  const askMember =
+    <T>(connections: MemberConnections, list: (client: Client, signal: AbortSignal) => Promise<readonly T[]>) =>
+    async (server: string, signal: AbortSignal): Promise<readonly T[]> => {
+      try {
+        return await connections.with(server, signal, (client) => list(client, signal));
+      } catch (error) {
+        if (error instanceof StreamableHTTPError && (error.code === 401 || error.code === 403)) return [];
+        if (error instanceof McpError && error.code === ErrorCode.MethodNotFound) return [];
+        throw error;
+      }
+    };
+
+  const listTools = (members: VirtualMembers, connections: MemberConnections): Promise<Tool[]> =>
+    members.listTools(
+      askMember(connections, async (client, signal) => (await client.listTools(undefined, { signal })).tools),
+      reports(members, 'tools/list'),
+    );
+  const listPrompts = (members: VirtualMembers, connections: MemberConnections): Promise<Prompt[]> =>
+    members.listPrompts(
+      askMember(connections, async (client, signal) => (await client.listPrompts(undefined, { signal })).prompts),
+      reports(members, 'prompts/list'),
+    );
+  const listResources = (members: VirtualMembers, connections: MemberConnections): Promise<Resource[]> =>
+    members.listResources(
+      askMember(connections, async (client, signal) => (await client.listResources(undefined, { signal })).resources),
+      reports(members, 'resources/list'),
+    );
+  const listResourceTemplates = (
+    members: VirtualMembers,
+    connections: MemberConnections,
+  ): Promise<ResourceTemplate[]> =>
+    members.listResourceTemplates(
+      askMember(
+        connections,
+        async (client, signal) => (await client.listResourceTemplates(undefined, { signal })).resourceTemplates,
+      ),
+      reports(members, 'resources/templates/list'),
     );
 
-  return function virtualMcpServer(req, res, next) {
+  const virtualMcpServer: NodeMiddleware = function virtualMcpServer(req, res, next) {
     const url = req.url ?? '/';
     const query = url.indexOf('?');
     const slug = (query === -1 ? url : url.slice(0, query)).replace(/^\//, '').replace(/\/$/, '');
@@ -285,16 +609,26 @@ export function virtualServersHandler(options: VirtualServersOptions): NodeMiddl
       return;
     }
     const base = options.selfUrl();
-    const connections = new MemberConnections(slug, base ?? '', callerHeaders(req));
+    const connections = new MemberConnections(kept, slug, base ?? '', pickHeaders(req, CALLER_HEADERS));
+    const own = { ...pickHeaders(req, PER_REQUEST_HEADERS), ...virtualServerMarker(slug) };
+    /** Whether this request is of revision 2026-07-28 (stateless): its results then say `resultType: "complete"`. */
+    let modern = false;
+    const complete = <T extends object>(result: T): T => (modern ? { ...result, resultType: 'complete' } : result);
     const server = new Server(
       { name: slug, title: definition.name, version: '1.0.0' },
-      { capabilities: { tools: { listChanged: false } } },
+      { capabilities: VIRTUAL_CAPABILITIES, jsonSchemaValidator: schemaValidator },
     );
     const notListening = () =>
       new JsonRpcError(ErrorCode.InternalError, 'The gateway is not listening yet.', { code: UPSTREAM_UNAVAILABLE });
+    server.setRequestHandler(DiscoverRequestSchema, () => ({
+      resultType: 'complete',
+      supportedVersions: [MODERN_REVISION, ...SUPPORTED_PROTOCOL_VERSIONS],
+      capabilities: VIRTUAL_CAPABILITIES,
+      _meta: { 'io.modelcontextprotocol/serverInfo': { name: slug, title: definition.name, version: '1.0.0' } },
+    }));
     server.setRequestHandler(ListToolsRequestSchema, async () => {
       if (base === undefined) throw notListening();
-      return { tools: await listTools(members, connections) };
+      return complete({ tools: await listTools(members, connections) });
     });
     server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
       if (base === undefined) throw notListening();
@@ -311,23 +645,135 @@ export function virtualServersHandler(options: VirtualServersOptions): NodeMiddl
           `Unknown tool: "${name.slice(0, 128)}" is not offered by "${slug}".`,
         );
       try {
-        const client = await connections.connect(target.server, extra.signal);
-        return (await client.callTool({ ...request.params, name: target.name }, undefined, {
-          signal: extra.signal,
-        })) as CallToolResult;
+        const own = { ...request.params, name: target.name, _meta: memberMeta(request.params._meta) };
+        // The member's progress notifications, under the caller's progressToken, as they come.
+        const progressToken = request.params._meta?.progressToken;
+        const onprogress =
+          progressToken === undefined
+            ? undefined
+            : (progress: Progress) =>
+                void extra
+                  .sendNotification({ method: 'notifications/progress', params: { ...progress, progressToken } })
+                  .catch(() => undefined);
+        return complete(
+          (await connections.with(target.server, extra.signal, (client) =>
+            client.callTool(own, undefined, { signal: extra.signal, onprogress, resetTimeoutOnProgress: true }),
+          )) as CallToolResult,
+        );
       } catch (error) {
         throw memberFailure(target.server, error);
       }
     });
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    res.on('close', () => {
-      connections.close();
-      void transport.close();
-      void server.close();
+    server.setRequestHandler(ListPromptsRequestSchema, async () => {
+      if (base === undefined) throw notListening();
+      return complete({ prompts: await listPrompts(members, connections) });
     });
-    server
-      .connect(transport)
-      .then(() => transport.handleRequest(req, res))
-      .catch(next);
+    server.setRequestHandler(GetPromptRequestSchema, async (request, extra): Promise<GetPromptResult> => {
+      if (base === undefined) throw notListening();
+      const name = request.params.name;
+      let target = members.routePrompt(name);
+      if (target === undefined) {
+        await listPrompts(members, connections);
+        target = members.routePrompt(name);
+      }
+      if (target === undefined)
+        throw new JsonRpcError(
+          ErrorCode.InvalidParams,
+          `Unknown prompt: "${name.slice(0, 128)}" is not offered by "${slug}".`,
+        );
+      const own = { ...request.params, name: target.name, _meta: memberMeta(request.params._meta) };
+      try {
+        return complete(
+          await connections.with(target.server, extra.signal, (client) =>
+            client.getPrompt(own, { signal: extra.signal }),
+          ),
+        );
+      } catch (error) {
+        throw memberFailure(target.server, error);
+      }
+    });
+    server.setRequestHandler(ListResourcesRequestSchema, async () => {
+      if (base === undefined) throw notListening();
+      return complete({ resources: await listResources(members, connections) });
+    });
+    server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => {
+      if (base === undefined) throw notListening();
+      return complete({ resourceTemplates: await listResourceTemplates(members, connections) });
+    });
+    server.setRequestHandler(ReadResourceRequestSchema, async (request, extra): Promise<ReadResourceResult> => {
+      if (base === undefined) throw notListening();
+      const uri = request.params.uri;
+      let target = members.routeResource(uri);
+      // A URI not listed here before: the caller's lists (resources, then templates) decide.
+      if (target === undefined) {
+        await Promise.all([listResources(members, connections), listResourceTemplates(members, connections)]);
+        target = members.routeResource(uri);
+      }
+      if (target === undefined)
+        throw new JsonRpcError(
+          RESOURCE_NOT_FOUND,
+          `Resource not found: "${uri.slice(0, 256)}" is not offered by "${slug}".`,
+          {
+            uri: uri.slice(0, 256),
+          },
+        );
+      const server = target;
+      try {
+        return complete(
+          await connections.with(server, extra.signal, (client) =>
+            client.readResource(
+              { ...request.params, _meta: memberMeta(request.params._meta) },
+              { signal: extra.signal },
+            ),
+          ),
+        );
+      } catch (error) {
+        throw memberFailure(server, error);
+      }
+    });
+    res.on('close', () => void server.close());
+    readJsonBody(req).then((read) => {
+      if (read instanceof JsonRpcError) {
+        res.writeHead(read.code === PAYLOAD_TOO_LARGE ? 413 : 400, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: read.code, message: read.message } }));
+        return;
+      }
+      const { raw, body } = read;
+      // MCP 2026-07-28 (CONTRACT section 12): Mcp-Method and Mcp-Name must agree with the body (and
+      // be there), checked as the proxy checks them for servers: else 400 with -32020, answered here.
+      const mirror = {
+        method: req.headersDistinct['mcp-method'],
+        name: req.headersDistinct['mcp-name'],
+        version: req.headersDistinct['mcp-protocol-version'],
+      };
+      let mismatch: string | undefined;
+      try {
+        mismatch = inspectRequest(raw, EVERY_TOOL, mirror).answer;
+      } catch (error) {
+        return next(error);
+      }
+      if (mismatch !== undefined) {
+        res.writeHead(400, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(mismatch) });
+        res.end(mismatch);
+        return;
+      }
+      modern = isModern(req, body);
+      // The SDK transport knows revisions up to 2025-11-25 and refuses a later MCP-Protocol-Version:
+      // a stateless 2026-07-28 request is served by the same handlers, its revision known here.
+      if (modern) setHeader(req, 'mcp-protocol-version', LATEST_PROTOCOL_VERSION);
+      // An answer that carries a member's notifications (progress) is a stream; every other is JSON.
+      const transport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: undefined,
+        enableJsonResponse: !asksProgress(body),
+      });
+      res.on('close', () => void transport.close());
+      requestHeaders.run(own, () => {
+        server
+          .connect(transport)
+          .then(() => transport.handleRequest(req, res, body))
+          .catch(next);
+      });
+    }, next);
   };
+  return Object.assign(virtualMcpServer, { close: () => kept.close() });
 }

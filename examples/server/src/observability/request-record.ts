@@ -67,6 +67,7 @@ export function logRequest(
     `${optional('streamIdleTimeout', extras.streamIdleTimeout)}${optional('access', record.access ?? undefined)}` +
     `${optional('accessReason', record.accessReason ?? undefined)}${optional('errorMessage', record.errorMessage ?? undefined)}` +
     `${record.attempts === null || record.attempts === undefined ? '' : `,"attempts":${JSON.stringify(record.attempts)}`}` +
+    `${optional('mcpVirtualServer', record.mcpVirtualServer ?? undefined)}` +
     `${optional('source', source)},"completed":${completed}`;
   if (writeInfoLine(logger, fields, 'request')) return;
   logger.info(
@@ -104,6 +105,7 @@ export function logRequest(
       accessReason: record.accessReason ?? undefined,
       errorMessage: record.errorMessage ?? undefined,
       attempts: record.attempts ?? undefined,
+      mcpVirtualServer: record.mcpVirtualServer ?? undefined,
       source,
       completed,
     },

@@ -186,6 +186,11 @@ export const MIGRATIONS: readonly Migration[] = [
     description: 'request records routed across targets list each provider attempt',
     sql: 'ALTER TABLE gw_requests ADD COLUMN IF NOT EXISTS attempts jsonb;',
   },
+  {
+    version: 14,
+    description: 'request records of MCP calls made through a virtual MCP server name it',
+    sql: 'ALTER TABLE gw_requests ADD COLUMN IF NOT EXISTS mcp_virtual_server text;',
+  },
 ];
 
 /** An arbitrary constant: the advisory lock that lets one instance migrate at a time. */

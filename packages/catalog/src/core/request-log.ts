@@ -58,6 +58,11 @@ export interface RequestRecord {
    * order, the answering one marked `answered`. Default null (a request without targets).
    */
   attempts?: RequestAttempt[] | null;
+  /**
+   * The virtual MCP server (CONTRACT section 16) a member request was made for, its slug; set only
+   * from the gateway's own in-process marker, never from a client's header. Default null.
+   */
+  mcpVirtualServer?: string | null;
 }
 
 /** One provider attempt of a request routed across targets. */
@@ -143,6 +148,7 @@ const ROW_FIELDS = [
   ['error_message', 'text'],
   ['cost_usd', 'double precision'],
   ['attempts', 'jsonb'],
+  ['mcp_virtual_server', 'text'],
 ].map(([column, type], i) => ({
   column,
   type,
@@ -152,7 +158,7 @@ const ROW_FIELDS = [
 
 /**
  * The insert of a batch: the rows as one JSON array parameter, expanded by the database
- * (`json_to_recordset`, typed as the table's columns). Each row is an object keyed `a` to `w`
+ * (`json_to_recordset`, typed as the table's columns). Each row is an object keyed `a` to `ac`
  * (the columns in order), its null fields left out: about 280 bytes a record where the column
  * names as keys took 520, and the embedded database's CPU per record grows with the bytes it is
  * handed and parses. One parameter instead of 22 per record: no batch can reach PostgreSQL's
@@ -210,7 +216,8 @@ export function recordRow(r: RequestRecord): string {
     `${r.metadata === null || r.metadata === undefined ? '' : `,"v":${JSON.stringify(r.metadata)}`}` +
     `${text('w', r.mcpTool)}${text('x', r.access ?? null)}${text('y', r.accessReason ?? null)}` +
     `${text('z', r.errorMessage ?? null)}${real('aa', r.costUsd ?? null)}` +
-    `${r.attempts === null || r.attempts === undefined ? '' : `,"ab":${JSON.stringify(r.attempts)}`}}`;
+    `${r.attempts === null || r.attempts === undefined ? '' : `,"ab":${JSON.stringify(r.attempts)}`}` +
+    `${text('ac', r.mcpVirtualServer ?? null)}}`;
   return UNSTORABLE_ESCAPE.test(row) ? JSON.stringify(storableValue(JSON.parse(row))) : row;
 }
 
@@ -247,7 +254,7 @@ function copyLine(r: RequestRecord, metadata: string | null, attempts: string | 
     `${copyReal(r.ttfbMs)}\t${copyWhole(r.inputTokens)}\t${copyWhole(r.outputTokens)}\t` +
     `${copyWhole(r.cacheCreationTokens)}\t${copyWhole(r.cacheReadTokens)}\t${copyText(r.cacheStatus)}\t` +
     `${copyText(metadata)}\t${copyText(r.mcpTool)}\t${copyText(r.access)}\t${copyText(r.accessReason)}\t` +
-    `${copyText(r.errorMessage)}\t${copyReal(r.costUsd)}\t${copyText(attempts)}\n`
+    `${copyText(r.errorMessage)}\t${copyReal(r.costUsd)}\t${copyText(attempts)}\t${copyText(r.mcpVirtualServer)}\n`
   );
 }
 
@@ -528,6 +535,8 @@ export interface AdminRequestRecord {
   cost_usd: number | null;
   /** Each provider attempt of a request routed across targets, the answering one marked `answered`; null without targets. */
   attempts: RequestAttempt[] | null;
+  /** The virtual MCP server a member request was made through (its slug); null otherwise. */
+  mcp_virtual_server: string | null;
 }
 
 const num = (value: unknown): number | null => (value === null || value === undefined ? null : Number(value));
@@ -569,6 +578,7 @@ function toAdmin(row: Record<string, unknown>): AdminRequestRecord {
     cost_usd: num(row.cost_usd),
     attempts:
       ((typeof row.attempts === 'string' ? JSON.parse(row.attempts) : row.attempts) as RequestAttempt[] | null) ?? null,
+    mcp_virtual_server: str(row.mcp_virtual_server),
   };
 }
 

@@ -77,6 +77,8 @@ function requestDetail(record: Json): HTMLElement {
   fact('Model asked', String(record.model_requested ?? '—'));
   fact('Model answered', String(record.model_answered ?? '—'));
   if (record.mcp_method) fact('MCP method', String(record.mcp_method));
+  // A member request made through a virtual MCP server (the provider is then the member).
+  if (record.mcp_virtual_server) fact('Virtual MCP server', String(record.mcp_virtual_server));
   fact('Status', `${String(record.status)}${record.error_code ? ` ${String(record.error_code)}` : ''}`);
   if (record.error_message) fact('Error message', String(record.error_message));
   fact('Access', accessText(record));

@@ -1,0 +1,71 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { MemberClients } from '../src/mcp/virtual-servers';
+
+// The member clients a virtual MCP server keeps per caller (CONTRACT section 16): keyed by a hash,
+// bounded, short-lived, and a client whose initialize failed is not kept.
+
+const caller = (key: string) => ({ 'x-api-key': key, host: 'gw.example' });
+const open = () => new Client({ name: 'member-clients-test', version: '1.0.0' });
+const initialized = () => Promise.resolve();
+
+describe('MemberClients', () => {
+  it('keys a caller’s client by a hash that holds no credential, distinct per caller, member and virtual server', () => {
+    const key = MemberClients.key('workbench', 'tracker', caller('gw-secret-key-1'));
+    expect(key).not.toContain('gw-secret-key-1');
+    expect(key).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(MemberClients.key('workbench', 'tracker', caller('gw-secret-key-1'))).toBe(key);
+    for (const other of [
+      MemberClients.key('workbench', 'tracker', caller('gw-secret-key-2')),
+      MemberClients.key('workbench', 'crm', caller('gw-secret-key-1')),
+      MemberClients.key('desk', 'tracker', caller('gw-secret-key-1')),
+      MemberClients.key('workbench', 'tracker', { ...caller('gw-secret-key-1'), authorization: 'Bearer t' }),
+      MemberClients.key('workbench', 'tracker', { ...caller('gw-secret-key-1'), host: 'other.example' }),
+    ])
+      expect(other).not.toBe(key);
+  });
+
+  it('initializes one client for concurrent requests, keeps it for its TTL, then opens a new one', async () => {
+    let now = 0;
+    const kept = new MemberClients(1_000, 10, () => now);
+    let opened = 0;
+    const counted = () => {
+      opened++;
+      return open();
+    };
+    const [a, b] = await Promise.all([kept.get('k', counted, initialized), kept.get('k', counted, initialized)]);
+    expect(a).toBe(b);
+    now = 999;
+    expect(await kept.get('k', counted, initialized)).toBe(a);
+    now = 1_000;
+    expect(await kept.get('k', counted, initialized)).not.toBe(a);
+    expect(opened).toBe(2);
+    kept.close();
+  });
+
+  it('drops the least recently used client beyond its bound', async () => {
+    const kept = new MemberClients(60_000, 2);
+    const first = await kept.get('1', open, initialized);
+    await kept.get('2', open, initialized);
+    expect(await kept.get('1', open, initialized)).toBe(first); // 1 is now the most recent
+    await kept.get('3', open, initialized);
+    expect(kept.size).toBe(2);
+    expect(await kept.get('1', open, initialized)).toBe(first);
+    const second = await kept.get('2', open, initialized);
+    expect(kept.size).toBe(2);
+    expect(await kept.get('2', open, initialized)).toBe(second);
+    kept.close();
+    expect(kept.size).toBe(0);
+  });
+
+  it('keeps no client whose initialize failed, and forgets one that failed later', async () => {
+    const kept = new MemberClients();
+    await expect(kept.get('k', open, () => Promise.reject(new Error('refused')))).rejects.toThrow('refused');
+    expect(kept.size).toBe(0);
+    const client = await kept.get('k', open, initialized);
+    kept.forget('k', open()); // another client: not the kept one
+    expect(kept.size).toBe(1);
+    kept.forget('k', client);
+    expect(kept.size).toBe(0);
+    kept.close();
+  });
+});
