@@ -22,12 +22,23 @@ import { rsaPem, startGateway, writeConfig, type RunningGateway } from './suppor
  */
 
 // The real PGlite, observed as it is loaded (hoisted above the imports, so loading it when the
-// gateway's modules load counts too).
-jest.mock('@electric-sql/pglite', () => {
+// gateway's modules load counts too): by `require` and by `import()`, as the catalog's build loads it.
+const countPgliteLoad = () => {
   const seen = globalThis as { pgliteLoads?: number };
   seen.pgliteLoads = (seen.pgliteLoads ?? 0) + 1;
+};
+jest.mock('@electric-sql/pglite', () => {
+  countPgliteLoad();
   return jest.requireActual('@electric-sql/pglite');
 });
+// (`unstable_mockModule` is jest's, for `import()`; @types/jest does not declare it.)
+(jest as unknown as { unstable_mockModule: (name: string, factory: () => unknown) => void }).unstable_mockModule(
+  '@electric-sql/pglite',
+  () => {
+    countPgliteLoad();
+    return jest.requireActual('@electric-sql/pglite');
+  },
+);
 const pgliteLoads = () => (globalThis as { pgliteLoads?: number }).pgliteLoads ?? 0;
 
 // Modules a gateway loads only when the feature they serve is configured, observed the same way:
