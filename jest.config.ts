@@ -116,6 +116,16 @@ const config: Config = flat
         },
         // The Kubernetes manifests (deploy/); the image itself is `pnpm run test:container`.
         { ...shared, displayName: 'container', rootDir: 'test/container', testMatch: ['<rootDir>/*.test.ts'] },
+        // The repository's own scripts (scripts/): what CI runs around the tests.
+        {
+          ...shared,
+          displayName: 'scripts',
+          rootDir: 'scripts',
+          testMatch: ['<rootDir>/test/*.test.ts'],
+          transform: {
+            '^.+\\.[cm]?[tj]s$': ['ts-jest', { tsconfig: '<rootDir>/../tsconfig.jest.json', diagnostics: false }],
+          },
+        },
         {
           ...shared,
           displayName: 'bench',

@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
  */
 
 /** The packages whose unit tests run; they cover every mutated file. */
-const packages = ['jwks', 'identity-forwarding', 'mcp-gateway', 'sigv4-proxy', 'model-router'];
+export const packages = ['jwks', 'identity-forwarding', 'mcp-gateway', 'sigv4-proxy', 'model-router'];
 
 // jest.config.ts turns these into one flat project (see there). Inherited by the test runners.
 process.env.GW_JEST_FLAT ??= packages.join(',');
