@@ -1,7 +1,8 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
 import { gunzip, gzip, type ZlibOptions } from 'node:zlib';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { loadRedis } from '../redis-client';
 import type { Logger } from 'pino';
 import { MAX_CACHED_ANSWER_BYTES, type CachedAnswer, type ResponseCacheStore } from '@gw/model-router';
 
@@ -116,7 +117,7 @@ export class RedisCacheStore implements ResponseCacheStore {
     this.prefix = options.keyPrefix ?? 'gw:cache:v2:';
     this.logger = options.logger;
     this.onError = options.onError;
-    this.client = new Redis(options.url, {
+    this.client = new (loadRedis())(options.url, {
       // A command while disconnected fails at once instead of waiting in a queue.
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { Redis } from 'ioredis';
+import { loadRedis } from '../redis-client';
 import type { RedisScriptRunner } from '@gw/access';
 import { InFlightList } from '../in-flight-list';
 
@@ -60,7 +60,7 @@ export function redisScriptRunner(options: RedisScriptRunnerOptions): RedisScrip
     throw new TypeError('timeoutMs must be a whole number of milliseconds, such as 100.');
   const batchDelayMs = wholeNumber(options.batchDelayMs, 'batchDelayMs', 5, 0, 1_000);
   const batchSize = wholeNumber(options.batchSize, 'batchSize', 128, 1, 10_000);
-  const client = new Redis(options.url, {
+  const client = new (loadRedis())(options.url, {
     lazyConnect: false,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,

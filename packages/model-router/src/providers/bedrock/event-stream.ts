@@ -1,5 +1,6 @@
 import { Transform, type TransformCallback } from 'node:stream';
-import { EventStreamCodec, type Message } from '@smithy/eventstream-codec';
+import type * as SmithyEventStream from '@smithy/eventstream-codec';
+import type { EventStreamCodec, Message } from '@smithy/eventstream-codec';
 import { anthropicErrorBodyOf, exceptionName, mapBedrockException } from './errors';
 
 /**
@@ -11,10 +12,24 @@ export const MAX_BEDROCK_FRAME_BYTES = 2 * 1024 * 1024;
 /** Prelude (total and header lengths, prelude CRC) plus message CRC: the smallest frame. */
 const MIN_FRAME_BYTES = 16;
 
-const codec = new EventStreamCodec(
-  (bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'),
-  (text) => Buffer.from(text, 'utf8'),
-);
+let codec: EventStreamCodec | undefined;
+
+/**
+ * The AWS event-stream codec, made with the first Bedrock stream: a gateway that never streams
+ * from Bedrock never loads `@smithy/eventstream-codec` and its dependencies (about 40 ms at start-up).
+ */
+function eventStreamCodec(): EventStreamCodec {
+  if (codec === undefined) {
+    const { EventStreamCodec: Codec } =
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded with the first Bedrock stream
+      require('@smithy/eventstream-codec') as typeof SmithyEventStream;
+    codec = new Codec(
+      (bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'),
+      (text) => Buffer.from(text, 'utf8'),
+    );
+  }
+  return codec;
+}
 
 /** An SSE frame as Anthropic writes it. */
 function sseFrame(event: string, data: string): string {
@@ -144,7 +159,7 @@ export class BedrockEventStreamDecoder extends Transform {
   private frame(bytes: Buffer): string {
     let message: Message;
     try {
-      message = codec.decode(bytes);
+      message = eventStreamCodec().decode(bytes);
     } catch {
       return this.fail('The provider sent an event-stream frame whose checksum does not match.');
     }
