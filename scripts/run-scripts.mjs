@@ -7,20 +7,34 @@
 // A word that starts with "-" is an argument of the script before it (`test --ci`); `--silent`
 // first leaves out the "> name" lines.
 //
-// A step starts when the steps before it are done, except the checks in READ_ONLY_CHECKS: they
-// only read the tree (`tsc --noEmit`, `eslint`, `prettier --check`), so the steps after them start
-// at the same time instead of waiting (in `check`: lint starts with build, whose output it does not
-// read, on the core that single-threaded tsc leaves idle; typecheck and test start once build
+// A step starts when the steps before it are done, except the steps in BESIDE: they write nothing
+// the later steps read (`tsc --noEmit`, `eslint`, `prettier --check`, a second jest run of the
+// packages under Node 22, the mutation scores), so the steps after them start at the same time
+// instead of waiting (in `check`: lint starts with build, whose output it does not read, on the
+// core that single-threaded tsc leaves idle; typecheck, the Node 22 pass and test start once build
 // is done). Each of them writes its output in one block when it ends. The first script that fails
-// ends the run with its exit code: a read-only check that fails stops the steps still running; a
-// step that fails waits for the read-only checks still running, so that their output is shown too.
+// ends the run with its exit code: a step beside others that fails stops the steps still running;
+// a step that fails waits for the steps beside it still running, so that their output is shown too.
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** Scripts that write nothing the later steps read: the steps after them do not wait for them. */
-const READ_ONLY_CHECKS = new Set(['typecheck', 'lint']);
+/**
+ * Scripts that write nothing the later steps read, with the niceness each runs at: the steps after
+ * them do not wait for them. The checks run at the lowest priority: they take only the CPU the
+ * steps beside them leave idle (jest's workers waiting on the servers, browsers and npm they start)
+ * rather than taking it from them, and a core of their own once those are done. The Node 22 pass
+ * (one jest worker) runs at the tests' own priority beside the Node 20 run's two workers: its
+ * tests time servers and streams as the Node 20 ones do, and starved at the lowest priority they
+ * would time out; beside them it fills the time both of those workers wait.
+ */
+const BESIDE = new Map([
+  ['typecheck', 19],
+  ['lint', 19],
+  ['test:mutation:ci', 19],
+  ['test:node22', 0],
+]);
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const { scripts = {} } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
@@ -60,25 +74,27 @@ for (const signal of ['SIGINT', 'SIGTERM'])
 
 /**
  * Starts one script in a shell. Its output goes straight through, or, with `collect`, into one
- * block written when it ends. Resolves with its exit code.
+ * block written when it ends, at `niceness` (0: the priority of this process). Resolves with its
+ * exit code.
  * @returns {Promise<number>}
  */
-function run({ name, args }, collect) {
+function run({ name, args }, collect, niceness = 0) {
   const command = [scripts[name], ...args].join(' ');
   const header = silent ? '' : `\n> ${name}\n> ${command}\n\n`;
   if (!collect) process.stdout.write(header);
-  // A read-only check runs at the lowest priority: it takes only the CPU the steps beside it leave
-  // idle (jest's workers waiting on the servers, browsers and npm they start) rather than taking
-  // it from them, and a core of its own once they are done.
-  const lowPriority = collect && process.platform !== 'win32';
-  const child = spawn(lowPriority ? 'nice' : command, lowPriority ? ['-n', '19', '/bin/sh', '-c', command] : [], {
-    cwd: root,
-    shell: !lowPriority,
-    stdio: collect ? ['ignore', 'pipe', 'pipe'] : 'inherit',
-    // A process group of its own, so that a failed check can stop a running step with its children.
-    detached: true,
-    env: { ...process.env, PATH: path, npm_lifecycle_event: name, npm_lifecycle_script: scripts[name] },
-  });
+  const lowPriority = niceness > 0 && process.platform !== 'win32';
+  const child = spawn(
+    lowPriority ? 'nice' : command,
+    lowPriority ? ['-n', String(niceness), '/bin/sh', '-c', command] : [],
+    {
+      cwd: root,
+      shell: !lowPriority,
+      stdio: collect ? ['ignore', 'pipe', 'pipe'] : 'inherit',
+      // A process group of its own, so that a failed check can stop a running step with its children.
+      detached: true,
+      env: { ...process.env, PATH: path, npm_lifecycle_event: name, npm_lifecycle_script: scripts[name] },
+    },
+  );
   running.add(child);
   /** @type {Buffer[]} */
   const output = [];
@@ -103,9 +119,9 @@ function fail(code) {
 /** @type {Promise<number>[]} */
 const checks = [];
 for (const step of steps) {
-  if (READ_ONLY_CHECKS.has(step.name)) {
+  if (BESIDE.has(step.name)) {
     checks.push(
-      run(step, true).then((code) => {
+      run(step, true, BESIDE.get(step.name)).then((code) => {
         if (code !== 0) fail(code);
         return code;
       }),
