@@ -8,6 +8,7 @@
 //   against the chat completion to the `anthropic` provider on the mock's `/v1/messages` (A).
 // Before anything is measured, one request of each subject must be answered as the row says.
 import { probe, sideBySide } from './features.mjs';
+import { SIDE_BY_SIDE_HEAD, sideBySideLine, sideBySideTarget } from './side-by-side-rows.mjs';
 
 /** The Bedrock inference profile the Bedrock row names (Claude Sonnet 4.5, US profile). */
 export const BEDROCK_MODEL = 'us.anthropic.claude-sonnet-4-5-20250929-v1:0';
@@ -98,11 +99,6 @@ export async function routingBenchmarks({ gateway, bare, mock, at, provider, sec
   );
 }
 
-const times = (value) => `${value.toFixed(2)}×`;
-const us = (micros) => `${micros.toFixed(1)} µs`;
-const ms = (micros) => `${(micros / 1000).toFixed(3)} ms`;
-const spread = (s, format) => `${format(s.median)} (${format(s.min)} – ${format(s.max)})`;
-
 /**
  * The routing rows of the targets table (issue #43's cost acceptance): CPU per request at 10
  * connections, the subject's over the request it is paired with, round by round (median, min –
@@ -111,29 +107,14 @@ const spread = (s, format) => `${format(s.median)} (${format(s.min)} – ${forma
  */
 export function routingTargets(routing) {
   if (!routing) return [];
-  const row = (metric, target, limit, c) => {
-    const cpu = c.ratio.cpu;
-    const measured = Number.isFinite(cpu.median);
-    return {
-      metric,
-      target,
-      value: measured ? cpu.median : undefined,
-      measured: measured
-        ? `${spread(cpu, times)} CPU (${c.b} ${us(c.cpuMicrosPerRequest.b.median)} against ${us(c.cpuMicrosPerRequest.a.median)}); added p50 ${spread(c.ratio.addedP50, times)} (${ms(c.addedP50Micros.b.median)} against ${ms(c.addedP50Micros.a.median)})`
-        : `not measured: no CPU tick in a round of ${c.a}`,
-      floor: `${us(c.cpuMicrosPerRequest.floor.median)} CPU, ${ms(c.p50Micros.floor.median)} p50 (${ms(c.addedP50Micros.floor.median)} over the mock)`,
-      ratio: `${times(c.ratio.cpuOverFloor.median)} CPU`,
-      met: measured ? cpu.median <= limit : null,
-    };
-  };
   return [
-    row(
+    sideBySideTarget(
       'routing: a two-target fallback whose first target answers, CPU per request against the same chat completion without a config, 10 connections, same gateway and rounds',
       '≤ 1.00×',
       1,
       routing.fallback,
     ),
-    row(
+    sideBySideTarget(
       'routing: Claude on Bedrock (`invoke`, SigV4), CPU per request against the same chat completion to the `anthropic` provider, 10 connections, same gateway and rounds',
       '≤ 1.10×',
       1.1,
@@ -152,12 +133,8 @@ export function routingSection(report) {
     '',
     "Both rows run on the bench's gateway, their two subjects and the bare node:http proxy (the floor) in the same rounds, in rotating order, each round ending with the mock directly; ratios are B over A round by round (median, min – max). The fallback config names two `anthropic` providers on the same mock; the first answers, which the bench checks (`x-gateway-last-used-option-index: 0`) before measuring. The Bedrock mock answers `POST /model/<id>/invoke` with the same message as JSON, as Bedrock Runtime does, after checking the request is SigV4-signed for `bedrock`; the gateway reaches it through the `bedrock` record's `allowedHosts`.",
     '',
-    '| comparison | A | B | A p50 (added) | B p50 (added) | floor p50 (added) | B / A added p50 | A CPU | B CPU | floor CPU | B / A CPU |',
-    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
-    ...Object.values(r).map(
-      (v) =>
-        `| ${v.label} | ${v.a} | ${v.b} | ${ms(v.p50Micros.a.median)} (${ms(v.addedP50Micros.a.median)}) | ${ms(v.p50Micros.b.median)} (${ms(v.addedP50Micros.b.median)}) | ${ms(v.p50Micros.floor.median)} (${ms(v.addedP50Micros.floor.median)}) | ${spread(v.ratio.addedP50, times)} | ${us(v.cpuMicrosPerRequest.a.median)} | ${us(v.cpuMicrosPerRequest.b.median)} | ${us(v.cpuMicrosPerRequest.floor.median)} | ${spread(v.ratio.cpu, times)} |`,
-    ),
+    ...SIDE_BY_SIDE_HEAD,
+    ...Object.values(r).map(sideBySideLine),
     '',
   ];
 }

@@ -9,6 +9,7 @@
 // Before anything is measured, one request of each subject must be answered as the row says.
 import { probe, sideBySide } from './features.mjs';
 import { closedLoop, median } from './lib.mjs';
+import { ms, SIDE_BY_SIDE_HEAD, sideBySideLine, sideBySideTarget, spread } from './side-by-side-rows.mjs';
 
 /** The members of `toolbox`, each an MCP server of the bench's gateway on the mock's `/mcp`. */
 export const VIRTUAL_MEMBERS = ['tools', 'tools-b', 'tools-c'];
@@ -109,18 +110,11 @@ export async function virtualBenchmarks({ gateway, bare, mock, at, c, log }) {
   return { list, call: calls };
 }
 
-const times = (value) => `${value.toFixed(2)}×`;
-const us = (micros) => `${micros.toFixed(1)} µs`;
-const ms = (micros) => `${(micros / 1000).toFixed(3)} ms`;
-const spread = (s, format) => `${format(s.median)} (${format(s.min)} – ${format(s.max)})`;
-
 /** The virtual server's rows of the targets table (issue #44's cost acceptance). */
 export function virtualTargets(virtual) {
   if (!virtual) return [];
   const { list, call } = virtual;
   const slowest = Math.max(...Object.values(list.p50Micros.members).map((m) => m.median));
-  const cpu = call.ratio.cpu;
-  const measured = Number.isFinite(cpu.median);
   return [
     {
       metric: `virtual MCP server: tools/list of a virtual server of three members (200 tools each) answers within the slowest member's time + 2 ms, p50 at 1 connection, same gateway and rounds`,
@@ -131,17 +125,12 @@ export function virtualTargets(virtual) {
       ratio: '—',
       met: list.overSlowestMemberMicros.median <= 2000,
     },
-    {
-      metric: `virtual MCP server: a tools/call through it, CPU per request against the same call on the member's own endpoint, 10 connections, same gateway and rounds`,
-      target: '≤ 1.20×',
-      value: measured ? cpu.median : undefined,
-      measured: measured
-        ? `${spread(cpu, times)} CPU (${us(call.cpuMicrosPerRequest.b.median)} against ${us(call.cpuMicrosPerRequest.a.median)}); added p50 ${spread(call.ratio.addedP50, times)} (${ms(call.addedP50Micros.b.median)} against ${ms(call.addedP50Micros.a.median)})`
-        : `not measured: no CPU tick in a round of ${call.a}`,
-      floor: `${us(call.cpuMicrosPerRequest.floor.median)} CPU, ${ms(call.p50Micros.floor.median)} p50`,
-      ratio: `${times(call.ratio.cpuOverFloor.median)} CPU`,
-      met: measured ? cpu.median <= 1.2 : null,
-    },
+    sideBySideTarget(
+      `virtual MCP server: a tools/call through it, CPU per request against the same call on the member's own endpoint, 10 connections, same gateway and rounds`,
+      '≤ 1.20×',
+      1.2,
+      call,
+    ),
   ];
 }
 
@@ -162,9 +151,8 @@ export function virtualSection(report) {
       .map(([slug, m]) => `${slug} ${ms(m.median)}`)
       .join(', ')} | ${spread(list.overSlowestMemberMicros, ms)} |`,
     '',
-    '| comparison | A | B | A p50 (added) | B p50 (added) | floor p50 (added) | B / A added p50 | A CPU | B CPU | floor CPU | B / A CPU |',
-    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
-    `| ${call.label} | ${call.a} | ${call.b} | ${ms(call.p50Micros.a.median)} (${ms(call.addedP50Micros.a.median)}) | ${ms(call.p50Micros.b.median)} (${ms(call.addedP50Micros.b.median)}) | ${ms(call.p50Micros.floor.median)} (${ms(call.addedP50Micros.floor.median)}) | ${spread(call.ratio.addedP50, times)} | ${us(call.cpuMicrosPerRequest.a.median)} | ${us(call.cpuMicrosPerRequest.b.median)} | ${us(call.cpuMicrosPerRequest.floor.median)} | ${spread(call.ratio.cpu, times)} |`,
+    ...SIDE_BY_SIDE_HEAD,
+    sideBySideLine(call),
     '',
   ];
 }
