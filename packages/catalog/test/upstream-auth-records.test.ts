@@ -13,6 +13,7 @@ import {
   withSecrets,
   type CatalogDatabase,
 } from '../src';
+import { REFUSED_STATIC_HEADER_NAMES, validateUpstreamAuth } from '@gw/upstream-auth';
 
 jest.setTimeout(60_000);
 
@@ -61,6 +62,11 @@ describe('the upstream_auth field of an MCP server', () => {
       'upstream_auth.headers: must name at least one header.',
     ]);
     expect(refused({ type: 'static', headers: { Host: 'x' } })[1]).toMatch(/a header the gateway sets itself/);
+    // The admin API refuses exactly the names the config file's validation refuses (one set).
+    for (const name of REFUSED_STATIC_HEADER_NAMES) {
+      expect(refused({ type: 'static', headers: { [name]: 'x' } })[1]).toMatch(/a header the gateway sets itself/);
+      expect(() => validateUpstreamAuth({ type: 'static', headers: { [name]: 'x' } }, 'upstream_auth')).toThrow();
+    }
     expect(refused({ type: 'static', headers: { 'X-A': 'a\r\nInjected: 1' } })[0]).toBe('upstream_auth.headers.X-A');
     expect(refused({ type: 'oauth', authorization_server: 'http://169.254.169.254/' })[0]).toBe(
       'upstream_auth.authorization_server',

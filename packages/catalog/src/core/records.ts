@@ -1,5 +1,6 @@
 import { BlockList, isIP } from 'node:net';
 import { z } from 'zod';
+import { REFUSED_STATIC_HEADER_NAMES } from '@gw/upstream-auth';
 import { InvalidRecordError, SecretsRequiredForRoutingChangeError } from './errors';
 
 /**
@@ -148,18 +149,6 @@ const bedrockProvider = z.strictObject({
 
 /** An HTTP header name (an RFC 9110 token). */
 const headerName = z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'must be an HTTP header name');
-/** Headers a static `upstream_auth` may not set: the proxy's own framing and routing. */
-const RESERVED_UPSTREAM_HEADERS: ReadonlySet<string> = new Set([
-  'host',
-  'content-length',
-  'transfer-encoding',
-  'connection',
-  'keep-alive',
-  'upgrade',
-  'te',
-  'trailer',
-  'proxy-authorization',
-]);
 /** Scopes an `upstream_auth` asks: RFC 6749 scope tokens. */
 const upstreamScopes = z
   .array(z.string().regex(/^[\x21\x23-\x5B\x5D-\x7E]+$/, 'must be a scope token (no spaces or quotes)'))
@@ -221,7 +210,7 @@ const upstreamAuth = z.discriminatedUnion(
         )
         .superRefine((headers, ctx) => {
           for (const name of Object.keys(headers))
-            if (RESERVED_UPSTREAM_HEADERS.has(name.toLowerCase()))
+            if (REFUSED_STATIC_HEADER_NAMES.has(name.toLowerCase()))
               ctx.addIssue({ code: 'custom', path: [name], message: 'is a header the gateway sets itself' });
         })
         .refine((headers) => Object.keys(headers).length >= 1, 'must name at least one header')

@@ -10,8 +10,12 @@ import type {
   UpstreamClientConfig,
 } from './config';
 
-/** Header names never set by `static` (hop-by-hop, framing, or the gateway's own). */
-const REFUSED_HEADER_NAMES = new Set([
+/**
+ * Header names a `static` upstream credential may not set, lower-case: hop-by-hop headers,
+ * framing, and the gateway's own routing (`host`). The config file and the admin API refuse the
+ * same names (both check with this set).
+ */
+export const REFUSED_STATIC_HEADER_NAMES: ReadonlySet<string> = new Set([
   'connection',
   'keep-alive',
   'proxy-authenticate',
@@ -114,7 +118,7 @@ function client(where: string, value: unknown, required: boolean): UpstreamClien
  * header, `Host` or `Content-Length`.
  */
 export function isAllowedStaticHeaderName(name: string): boolean {
-  return HEADER_NAME.test(name) && !REFUSED_HEADER_NAMES.has(name.toLowerCase());
+  return HEADER_NAME.test(name) && !REFUSED_STATIC_HEADER_NAMES.has(name.toLowerCase());
 }
 
 function headers(where: string, value: unknown): Record<string, string> {
