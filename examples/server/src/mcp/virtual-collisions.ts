@@ -12,6 +12,7 @@
  * slow) is not checked and the write is accepted: the runtime rule ("a collision that appears
  * later leaves the later member's tool out, with a warning") covers it.
  */
+import { setMaxListeners } from 'node:events';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
@@ -26,7 +27,7 @@ import {
   type ResolvedVirtualServer,
   type VirtualServerConfig,
 } from '@gw/mcp-gateway';
-import { loopbackFetch } from './virtual-servers';
+import { LIST_SIGNAL_LISTENERS, loopbackFetch } from './virtual-servers';
 
 /** What {@link refuseVirtualToolCollisions} needs from the gateway. */
 export interface VirtualCollisionCheckOptions {
@@ -54,6 +55,7 @@ async function memberToolNames(base: string, key: string, server: string, signal
     requestInit: { headers: { 'x-api-key': key } },
     fetch: listingFetch,
   });
+  setMaxListeners(LIST_SIGNAL_LISTENERS, signal);
   try {
     await client.connect(transport, { signal });
     const tools = await listAllPages<Tool>(
