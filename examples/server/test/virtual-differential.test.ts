@@ -372,7 +372,7 @@ describe('a virtual server and its members’ own endpoints (differential, gener
       fc.asyncProperty(differentialCase, async (c) => {
         expect(await disagreement(c, outcomes)).toBeUndefined();
       }),
-      { numRuns: Number(process.env.FC_RUNS ?? 18), seed: Number(process.env.FC_SEED ?? 4444), endOnFailure: true },
+      { numRuns: Number(process.env.FC_RUNS ?? 12), seed: Number(process.env.FC_SEED ?? 4444), endOnFailure: true },
     );
     // The generated cases reached every outcome class.
     expect([...outcomes].sort()).toEqual(
