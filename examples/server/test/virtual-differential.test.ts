@@ -365,6 +365,36 @@ async function disagreement(c: DifferentialCase, outcomes: Set<string>): Promise
   return undefined;
 }
 
+const member = (tools: string[], more: Partial<MemberCase> = {}): MemberCase => ({
+  tools,
+  pinned: false,
+  approved: [],
+  changed: [],
+  offered: undefined,
+  renamed: [],
+  prefixed: true,
+  ...more,
+});
+
+/**
+ * The case run first, whatever the seed, that meets every outcome class. Caller 0: `search` of the
+ * member without a prefix is allowed (`ok`), its `create` is not listed to them (`unknown`); the
+ * pinned member's `get_item` changed after approval (held); `delete` is not allowed (denied).
+ * Caller 1 may use the third member only (the others' endpoints answer 403), one call a minute:
+ * `export` passes, `delete` is limited.
+ */
+const EVERY_OUTCOME: DifferentialCase = {
+  members: [
+    member(['search', 'create'], { prefixed: false }),
+    member(['search', 'get_item'], { pinned: true, approved: ['search', 'get_item'], changed: ['get_item'] }),
+    member(['export', 'delete']),
+  ],
+  callers: [
+    { allow: [['search'], 'all', ['export']], limit: undefined },
+    { allow: ['none', 'none', 'all'], limit: 1 },
+  ],
+};
+
 describe('a virtual server and its members’ own endpoints (differential, generated cases)', () => {
   it('agree on the tools each caller sees and on every call’s outcome: allowed, denied, held, limited', async () => {
     const outcomes = new Set<string>();
@@ -372,9 +402,14 @@ describe('a virtual server and its members’ own endpoints (differential, gener
       fc.asyncProperty(differentialCase, async (c) => {
         expect(await disagreement(c, outcomes)).toBeUndefined();
       }),
-      { numRuns: Number(process.env.FC_RUNS ?? 12), seed: Number(process.env.FC_SEED ?? 4444), endOnFailure: true },
+      {
+        numRuns: Number(process.env.FC_RUNS ?? 12),
+        seed: Number(process.env.FC_SEED ?? 4444),
+        endOnFailure: true,
+        examples: [[EVERY_OUTCOME]],
+      },
     );
-    // The generated cases reached every outcome class.
+    // The cases reached every outcome class (the first, written out below, does whatever the seed).
     expect([...outcomes].sort()).toEqual(
       expect.arrayContaining([
         'ok',
