@@ -18,6 +18,7 @@ import {
   type GatewayIdentity,
 } from '@gw/identity-forwarding';
 import { identityForwarding, type IdentityForwardingMiddleware } from '@gw/mcp-gateway';
+import type * as VirtualCollisions from './mcp/virtual-collisions';
 import type * as VirtualServers from './mcp/virtual-servers';
 import {
   AdminAccess,
@@ -680,6 +681,22 @@ export function createGateway(options: GatewayOptions): Gateway {
       explainAccess: access.explain,
       toolPins: catalog.toolPins,
       configRecords: catalog.configRecords,
+      // A virtual server whose members, listed now through their own endpoints, would offer one tool
+      // name twice is refused (CONTRACT section 16); the SDK client is loaded with the first such write.
+      beforeWrite: async (kind, record, changed) => {
+        if (kind !== 'virtual-servers' || !changed.includes('members')) return;
+        // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when used
+        const { refuseVirtualToolCollisions } = require('./mcp/virtual-collisions') as typeof VirtualCollisions;
+        await refuseVirtualToolCollisions(record, {
+          selfUrl,
+          serviceKey: consoleTestKey?.key,
+          onUnlisted: ({ server, reason }) =>
+            logger.warn(
+              { virtualServer: String(record.slug).slice(0, 64), server, reason },
+              'a member of a virtual MCP server could not be listed: its tool names are not checked for collisions',
+            ),
+        });
+      },
       // The next request on this instance sees the change: the snapshot is reloaded before the answer.
       afterWrite: () => catalog.live.reload(),
       // Readable whether or not new records are stored (`requestLog: false` stores none).

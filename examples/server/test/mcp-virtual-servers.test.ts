@@ -4,8 +4,15 @@ import { Writable } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { Server as SdkServer } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { McpError, type Progress } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  ListPromptsRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  type Progress,
+} from '@modelcontextprotocol/sdk/types.js';
 import { loadSigningKey } from '@gw/jwks';
 import { z } from 'zod';
 import { createGateway, type Gateway } from '../src/app';
@@ -115,6 +122,49 @@ async function sdkMember(name: string, tools: string[], extras?: (server: McpSer
 
 let tracker: Member;
 let crm: Member;
+/** `tools/list` requests each paging member received, by slug. */
+const pageRequests = new Map<string, number>();
+
+/**
+ * A stateless SDK MCP server (the low-level `Server`) that pages its lists: `tools` tools named
+ * `tool_000`… in pages of `pageSize` (`tools: Infinity`: a `nextCursor` on every page, for ever),
+ * and three prompts, one a page. A tool answers `<name>/<tool>`.
+ */
+async function pagingMember(name: string, tools: number, pageSize: number): Promise<string> {
+  const toolName = (i: number) => `tool_${String(i).padStart(3, '0')}`;
+  return `${await listen(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const text = Buffer.concat(chunks).toString();
+    const server = new SdkServer({ name, version: '1.0.0' }, { capabilities: { tools: {}, prompts: {} } });
+    server.setRequestHandler(ListToolsRequestSchema, (request) => {
+      pageRequests.set(name, (pageRequests.get(name) ?? 0) + 1);
+      const start = Number(request.params?.cursor ?? 0);
+      const end = Math.min(start + pageSize, tools);
+      const page = Array.from({ length: end - start }, (_, i) => ({
+        name: toolName(start + i),
+        inputSchema: { type: 'object' as const },
+      }));
+      return end < tools ? { tools: page, nextCursor: String(end) } : { tools: page };
+    });
+    server.setRequestHandler(CallToolRequestSchema, (request) => ({
+      content: [{ type: 'text', text: `${name}/${request.params.name}` }],
+    }));
+    server.setRequestHandler(ListPromptsRequestSchema, (request) => {
+      const at = Number(request.params?.cursor ?? 0);
+      const prompt = { name: `prompt_${at}` };
+      return at < 2 ? { prompts: [prompt], nextCursor: String(at + 1) } : { prompts: [prompt] };
+    });
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    res.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    void server
+      .connect(transport)
+      .then(() => transport.handleRequest(req, res, text === '' ? undefined : JSON.parse(text)));
+  })}/mcp`;
+}
 
 beforeAll(async () => {
   [tracker, crm] = await Promise.all([
@@ -132,6 +182,11 @@ beforeAll(async () => {
   // A server that takes connections and closes them: the member is down.
   const down = await listen((req) => req.socket.destroy());
   downUrl = `${down}/mcp`;
+  // 25 tools in pages of 10; and a member whose pages never end.
+  const [pagerUrl, endlessUrl] = await Promise.all([
+    pagingMember('pager', 25, 10),
+    pagingMember('endless', Infinity, 1),
+  ]);
   const config = parseConfig(
     {
       auth: {
@@ -153,6 +208,8 @@ beforeAll(async () => {
               { server: 'tracker', tools: ['create_issue', 'list_issues'] },
               { server: 'crm' },
               { server: 'billing' },
+              { server: 'pager' },
+              { server: 'endless' },
             ],
           },
         },
@@ -167,6 +224,8 @@ beforeAll(async () => {
         { slug: 'tracker', url: tracker.url, user_identity_forwarding: { method: 'claims_header' } },
         { slug: 'crm', url: crm.url, user_identity_forwarding: { method: 'jwt_header' } },
         { slug: 'billing', url: downUrl, user_identity_forwarding: { method: 'claims_header' } },
+        { slug: 'pager', url: pagerUrl },
+        { slug: 'endless', url: endlessUrl },
       ],
       virtualServers: [
         {
@@ -176,6 +235,13 @@ beforeAll(async () => {
             { server: 'tracker', prefix: 'tracker_' },
             { server: 'crm', tools: ['search_*', 'get_ticket'], rename: { get_ticket: 'crm_ticket' } },
             { server: 'billing', prefix: 'billing_', timeout_ms: 2_000 },
+          ],
+        },
+        {
+          slug: 'pages',
+          members: [
+            { server: 'pager', prefix: 'pg_' },
+            { server: 'endless', prefix: 'e_' },
           ],
         },
       ],
@@ -496,6 +562,29 @@ describe('a virtual MCP server mounted at /mcp/<virtual>', () => {
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
     });
     expect(res.status).toBe(401);
+  });
+});
+
+describe('members whose lists come in pages', () => {
+  it('lists every page of a member, follows an endless one to the bound of 20 pages with a warning, and routes a later page’s tool', async () => {
+    const client = await connect('pages');
+    const before = pageRequests.get('endless') ?? 0;
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    const toolName = (i: number) => `tool_${String(i).padStart(3, '0')}`;
+    expect(names).toEqual([
+      ...Array.from({ length: 25 }, (_, i) => `pg_${toolName(i)}`),
+      ...Array.from({ length: 20 }, (_, i) => `e_${toolName(i)}`),
+    ]);
+    expect((pageRequests.get('endless') ?? 0) - before).toBe(20);
+    expect(logs.join('')).toMatch(/"server":"endless","method":"tools\/list","reason":"pages","pages":20,"items":20/);
+    // A tool of the last page is routed to its member.
+    const called = await client.callTool({ name: 'pg_tool_024', arguments: {} });
+    expect(called.content).toEqual([{ type: 'text', text: 'pager/tool_024' }]);
+    // Prompts too: three pages of one.
+    expect((await client.listPrompts()).prompts.map((p) => p.name)).toEqual(
+      expect.arrayContaining(['pg_prompt_0', 'pg_prompt_1', 'pg_prompt_2']),
+    );
+    await client.close();
   });
 });
 

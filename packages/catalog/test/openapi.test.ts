@@ -490,6 +490,8 @@ const ERRORS: [method: string, path: string, status: number, body: unknown][] = 
   ['POST', '/admin/v1/virtual-servers', 409, error('slug_taken', 'slug')],
   ['POST', '/admin/v1/mcp-servers', 409, error('slug_taken', 'slug')],
   ['DELETE', '/admin/v1/mcp-servers/crm', 409, error('server_in_use')],
+  ['POST', '/admin/v1/virtual-servers', 400, error('virtual_tool_collision', 'members')],
+  ['PATCH', '/admin/v1/virtual-servers/workbench', 400, error('virtual_tool_collision', 'members')],
   ['GET', '/admin/v1/audit?limit=9999', 400, error('invalid_request', 'limit')],
   ['GET', '/admin/v1/access/explain?resource=nope', 400, error('invalid_request', 'resource')],
   ['GET', '/admin/v1/requests?limit=9999', 400, error('invalid_request', 'limit')],

@@ -18,4 +18,5 @@ export * from './virtual/config';
 export * from './virtual/errors';
 export * from './virtual/names';
 export * from './virtual/fan-out';
+export * from './virtual/pages';
 export * from './virtual/virtual-members';

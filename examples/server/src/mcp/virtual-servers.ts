@@ -43,7 +43,10 @@ import {
 import { AccessDeniedError, type GatewayIdentity } from '@gw/identity-forwarding';
 import {
   inspectRequest,
+  listAllPages,
+  MAX_MEMBER_LIST_PAGES,
   VirtualMembers,
+  type ListPage,
   type McpAccess,
   type McpToolGate,
   type MergeReports,
@@ -82,6 +85,12 @@ const CALLER_HEADERS = [
  * server's marker (`virtual-marker.ts`).
  */
 const PER_REQUEST_HEADERS = ['traceparent', 'tracestate'] as const;
+
+/**
+ * The abort listeners a member's list may add to its signal: one per page (at most
+ * `MAX_MEMBER_LIST_PAGES`) and a few for the connection. Node warns past 10.
+ */
+export const LIST_SIGNAL_LISTENERS = MAX_MEMBER_LIST_PAGES + 8;
 
 /** How long a member client, once initialized, is kept for the same caller: 30 s from its `initialize`. */
 export const MEMBER_CLIENT_TTL_MS = 30_000;
@@ -538,35 +547,64 @@ export function virtualServersHandler(options: VirtualServersOptions): NodeMiddl
   });
 
   /**
-   * Asks one member for a list through `list`: a member the caller may not reach (its endpoint
-   * answers 401/403) lists nothing of theirs, and one that does not offer the method (`-32601`,
-   * a server without prompts or resources) lists nothing, without being counted unavailable.
+   * Asks one member for a list through `page` (one page per call, from its `cursor`), following
+   * `nextCursor` up to the bounds of `listAllPages` (20 pages, 10,000 items; a longer list is cut
+   * there, with a warning), all within the member's `timeout_ms`: a member the caller may not reach
+   * (its endpoint answers 401/403) lists nothing of theirs, and one that does not offer the method
+   * (`-32601`, a server without prompts or resources) lists nothing, without being counted unavailable.
    */
   const askMember =
-    <T>(connections: MemberConnections, list: (client: Client, signal: AbortSignal) => Promise<readonly T[]>) =>
+    <T>(
+      connections: MemberConnections,
+      members: VirtualMembers,
+      method: string,
+      page: (client: Client, cursor: string | undefined, signal: AbortSignal) => Promise<ListPage<T>>,
+    ) =>
     async (server: string, signal: AbortSignal): Promise<readonly T[]> => {
+      // The SDK client adds an abort listener to the member's signal per page it asks for.
+      setMaxListeners(LIST_SIGNAL_LISTENERS, signal);
       try {
-        return await connections.with(server, signal, (client) => list(client, signal));
+        return await connections.with(server, signal, (client) =>
+          listAllPages(
+            (cursor) => page(client, cursor, signal),
+            (cut) =>
+              logger.warn(
+                { virtualServer: members.slug, server, method, ...cut },
+                `a member's ${method} is cut at the virtual MCP server's bound`,
+              ),
+          ),
+        );
       } catch (error) {
         if (error instanceof StreamableHTTPError && (error.code === 401 || error.code === 403)) return [];
         if (error instanceof McpError && error.code === ErrorCode.MethodNotFound) return [];
         throw error;
       }
     };
+  /** The request parameters of a list page: the cursor, when there is one. */
+  const from = (cursor: string | undefined) => (cursor === undefined ? undefined : { cursor });
 
   const listTools = (members: VirtualMembers, connections: MemberConnections): Promise<Tool[]> =>
     members.listTools(
-      askMember(connections, async (client, signal) => (await client.listTools(undefined, { signal })).tools),
+      askMember(connections, members, 'tools/list', async (client, cursor, signal) => {
+        const answer = await client.listTools(from(cursor), { signal });
+        return { items: answer.tools, nextCursor: answer.nextCursor };
+      }),
       reports(members, 'tools/list'),
     );
   const listPrompts = (members: VirtualMembers, connections: MemberConnections): Promise<Prompt[]> =>
     members.listPrompts(
-      askMember(connections, async (client, signal) => (await client.listPrompts(undefined, { signal })).prompts),
+      askMember(connections, members, 'prompts/list', async (client, cursor, signal) => {
+        const answer = await client.listPrompts(from(cursor), { signal });
+        return { items: answer.prompts, nextCursor: answer.nextCursor };
+      }),
       reports(members, 'prompts/list'),
     );
   const listResources = (members: VirtualMembers, connections: MemberConnections): Promise<Resource[]> =>
     members.listResources(
-      askMember(connections, async (client, signal) => (await client.listResources(undefined, { signal })).resources),
+      askMember(connections, members, 'resources/list', async (client, cursor, signal) => {
+        const answer = await client.listResources(from(cursor), { signal });
+        return { items: answer.resources, nextCursor: answer.nextCursor };
+      }),
       reports(members, 'resources/list'),
     );
   const listResourceTemplates = (
@@ -574,10 +612,10 @@ export function virtualServersHandler(options: VirtualServersOptions): NodeMiddl
     connections: MemberConnections,
   ): Promise<ResourceTemplate[]> =>
     members.listResourceTemplates(
-      askMember(
-        connections,
-        async (client, signal) => (await client.listResourceTemplates(undefined, { signal })).resourceTemplates,
-      ),
+      askMember(connections, members, 'resources/templates/list', async (client, cursor, signal) => {
+        const answer = await client.listResourceTemplates(from(cursor), { signal });
+        return { items: answer.resourceTemplates, nextCursor: answer.nextCursor };
+      }),
       reports(members, 'resources/templates/list'),
     );
 

@@ -1045,13 +1045,15 @@ export const ROWS: readonly OptionRow[] = [
     wrong: 'gateway.json',
     error: /configRecords must be a ConfigRecords/,
   },
-  ...(['afterWrite', 'providerModels', 'explainAccess', 'onInternalError'] as const).map((name): OptionRow => ({
-    factory: 'adminApi',
-    path: name,
-    options: { ...FACTORIES.adminApi.base, [name]: fn('() => { throw new Error("unused"); }', noop) },
-    wrong: 'x',
-    error: new RegExp(`adminApi ${name} must be a function`),
-  })),
+  ...(['afterWrite', 'beforeWrite', 'providerModels', 'explainAccess', 'onInternalError'] as const).map(
+    (name): OptionRow => ({
+      factory: 'adminApi',
+      path: name,
+      options: { ...FACTORIES.adminApi.base, [name]: fn('() => { throw new Error("unused"); }', noop) },
+      wrong: 'x',
+      error: new RegExp(`adminApi ${name} must be a function`),
+    }),
+  ),
   {
     factory: 'adminApi',
     path: 'bodyLimitBytes',

@@ -1527,8 +1527,19 @@ export function row129(): unknown[] {
   ];
 }
 
-// adminApi providerModels
+// adminApi beforeWrite
 export function row130(): unknown[] {
+  return [
+    adminApi({ store: store, access: access, beforeWrite: () => { throw new Error("unused"); } }),
+    // @ts-expect-error misspelt: before_write
+    adminApi({ store: store, access: access, before_write: () => { throw new Error("unused"); } }),
+    // @ts-expect-error wrong type: "x"
+    adminApi({ store: store, access: access, beforeWrite: "x" }),
+  ];
+}
+
+// adminApi providerModels
+export function row131(): unknown[] {
   return [
     adminApi({ store: store, access: access, providerModels: () => { throw new Error("unused"); } }),
     // @ts-expect-error misspelt: provider_models
@@ -1539,7 +1550,7 @@ export function row130(): unknown[] {
 }
 
 // adminApi explainAccess
-export function row131(): unknown[] {
+export function row132(): unknown[] {
   return [
     adminApi({ store: store, access: access, explainAccess: () => { throw new Error("unused"); } }),
     // @ts-expect-error misspelt: explain_access
@@ -1550,7 +1561,7 @@ export function row131(): unknown[] {
 }
 
 // adminApi onInternalError
-export function row132(): unknown[] {
+export function row133(): unknown[] {
   return [
     adminApi({ store: store, access: access, onInternalError: () => { throw new Error("unused"); } }),
     // @ts-expect-error misspelt: on_internal_error
@@ -1561,7 +1572,7 @@ export function row132(): unknown[] {
 }
 
 // adminApi bodyLimitBytes
-export function row133(): unknown[] {
+export function row134(): unknown[] {
   return [
     adminApi({ store: store, access: access, bodyLimitBytes: 1024 }),
     // @ts-expect-error misspelt: body_limit_bytes
@@ -1572,7 +1583,7 @@ export function row133(): unknown[] {
 }
 
 // adminApi toolPins
-export function row134(): unknown[] {
+export function row135(): unknown[] {
   return [
     adminApi({ store: store, access: access, toolPins: { list: async () => [], approve: async () => { throw new Error("unused"); } } }),
     // @ts-expect-error misspelt: tool_pins
@@ -1583,7 +1594,7 @@ export function row134(): unknown[] {
 }
 
 // adminApi requestRecords
-export function row135(): unknown[] {
+export function row136(): unknown[] {
   return [
     adminApi({ store: store, access: access, requestRecords: database }),
     // @ts-expect-error misspelt: request_records
@@ -1594,7 +1605,7 @@ export function row135(): unknown[] {
 }
 
 // AdminAccess adminKey
-export function row136(): unknown[] {
+export function row137(): unknown[] {
   return [
     new AdminAccess({ adminKey: "kkkkkkkkkkkkkkkkkkkkkkkk" }),
     // @ts-expect-error misspelt: admin_key
@@ -1605,7 +1616,7 @@ export function row136(): unknown[] {
 }
 
 // AdminAccess verifyToken
-export function row137(): unknown[] {
+export function row138(): unknown[] {
   return [
     new AdminAccess({ verifyToken: async () => ({}) }),
     // @ts-expect-error misspelt: verify_token
@@ -1616,7 +1627,7 @@ export function row137(): unknown[] {
 }
 
 // AdminAccess adminClaim
-export function row138(): unknown[] {
+export function row139(): unknown[] {
   return [
     new AdminAccess({ verifyToken: async () => ({}), adminClaim: { claim: "groups", value: "admin" } }),
     // @ts-expect-error misspelt: admin_claim
@@ -1627,7 +1638,7 @@ export function row138(): unknown[] {
 }
 
 // AdminAccess adminClaim.claim
-export function row139(): unknown[] {
+export function row140(): unknown[] {
   return [
     new AdminAccess({ verifyToken: async () => ({}), adminClaim: { claim: "groups", value: "admin" } }),
     // @ts-expect-error misspelt: Claim
@@ -1640,7 +1651,7 @@ export function row139(): unknown[] {
 }
 
 // AdminAccess adminClaim.value
-export function row140(): unknown[] {
+export function row141(): unknown[] {
   return [
     new AdminAccess({ verifyToken: async () => ({}), adminClaim: { claim: "groups", value: "admin" } }),
     // @ts-expect-error misspelt: Value
@@ -1653,7 +1664,7 @@ export function row140(): unknown[] {
 }
 
 // AdminAccess isApiKey
-export function row141(): unknown[] {
+export function row142(): unknown[] {
   return [
     new AdminAccess({ isApiKey: () => false }),
     // @ts-expect-error misspelt: is_api_key
@@ -1664,7 +1675,7 @@ export function row141(): unknown[] {
 }
 
 // gatewayConsole access
-export function row142(): unknown[] {
+export function row143(): unknown[] {
   return [
     gatewayConsole({ access: access, adminApi: adminHandler, sessionSecret: secret }),
     // @ts-expect-error misspelt: Access
@@ -1677,7 +1688,7 @@ export function row142(): unknown[] {
 }
 
 // gatewayConsole adminApi
-export function row143(): unknown[] {
+export function row144(): unknown[] {
   return [
     gatewayConsole({ access: access, adminApi: adminHandler, sessionSecret: secret }),
     // @ts-expect-error misspelt: admin_api
@@ -1690,7 +1701,7 @@ export function row143(): unknown[] {
 }
 
 // gatewayConsole sessionSecret
-export function row144(): unknown[] {
+export function row145(): unknown[] {
   return [
     gatewayConsole({ access: access, adminApi: adminHandler, sessionSecret: secret }),
     // @ts-expect-error misspelt: session_secret
@@ -1703,7 +1714,7 @@ export function row144(): unknown[] {
 }
 
 // gatewayConsole sessionLifetimeMs
-export function row145(): unknown[] {
+export function row146(): unknown[] {
   return [
     gatewayConsole({ access: access, adminApi: adminHandler, sessionSecret: secret, sessionLifetimeMs: 60000 }),
     // @ts-expect-error misspelt: session_lifetime_ms
@@ -1714,7 +1725,7 @@ export function row145(): unknown[] {
 }
 
 // gatewayConsole testRecord
-export function row146(): unknown[] {
+export function row147(): unknown[] {
   return [
     gatewayConsole({ access: access, adminApi: adminHandler, sessionSecret: secret, testRecord: async () => { throw new Error("unused"); } }),
     // @ts-expect-error misspelt: test_record
@@ -1725,7 +1736,7 @@ export function row146(): unknown[] {
 }
 
 // gatewayConsole publicBaseUrl
-export function row147(): unknown[] {
+export function row148(): unknown[] {
   return [
     gatewayConsole({ access: access, adminApi: adminHandler, sessionSecret: secret, publicBaseUrl: "https://gateway.example.com" }),
     // @ts-expect-error misspelt: public_base_url
@@ -1736,7 +1747,7 @@ export function row147(): unknown[] {
 }
 
 // ConsoleSessions secret
-export function row148(): unknown[] {
+export function row149(): unknown[] {
   return [
     new ConsoleSessions({ secret: secret }),
     // @ts-expect-error misspelt: Secret
@@ -1749,7 +1760,7 @@ export function row148(): unknown[] {
 }
 
 // ConsoleSessions lifetimeMs
-export function row149(): unknown[] {
+export function row150(): unknown[] {
   return [
     new ConsoleSessions({ secret: secret, lifetimeMs: 60000 }),
     // @ts-expect-error misspelt: lifetime_ms
@@ -1760,7 +1771,7 @@ export function row149(): unknown[] {
 }
 
 // ConsoleSessions now
-export function row150(): unknown[] {
+export function row151(): unknown[] {
   return [
     new ConsoleSessions({ secret: secret, now: () => 0 }),
     // @ts-expect-error misspelt: Now
@@ -1771,7 +1782,7 @@ export function row150(): unknown[] {
 }
 
 // createModelRoutes providers
-export function row151(): unknown[] {
+export function row152(): unknown[] {
   return [
     createModelRoutes({ providers: [] }),
     // @ts-expect-error misspelt: Providers
@@ -1782,7 +1793,7 @@ export function row151(): unknown[] {
 }
 
 // createModelRoutes providers[].slug
-export function row152(): unknown[] {
+export function row153(): unknown[] {
   return [
     createModelRoutes({ providers: [{ slug: "claude", provider: "anthropic", apiKey: "sk-ant-options" }] }),
     // @ts-expect-error misspelt: Slug
@@ -1795,7 +1806,7 @@ export function row152(): unknown[] {
 }
 
 // createModelRoutes providers[].name
-export function row153(): unknown[] {
+export function row154(): unknown[] {
   return [
     createModelRoutes({ providers: [{ slug: "claude", provider: "anthropic", apiKey: "sk-ant-options", name: "Claude" }] }),
     // @ts-expect-error misspelt: Name
@@ -1806,7 +1817,7 @@ export function row153(): unknown[] {
 }
 
 // createModelRoutes providers[].provider
-export function row154(): unknown[] {
+export function row155(): unknown[] {
   return [
     createModelRoutes({ providers: [{ slug: "claude", provider: "anthropic", apiKey: "sk-ant-options" }] }),
     // @ts-expect-error misspelt: Provider
@@ -1819,7 +1830,7 @@ export function row154(): unknown[] {
 }
 
 // createModelRoutes providers[].apiKey
-export function row155(): unknown[] {
+export function row156(): unknown[] {
   return [
     createModelRoutes({ providers: [{ slug: "claude", provider: "anthropic", apiKey: "sk-ant-options" }] }),
     // @ts-expect-error misspelt: api_key
@@ -1832,7 +1843,7 @@ export function row155(): unknown[] {
 }
 
 // createModelRoutes providers[].baseUrl
-export function row156(): unknown[] {
+export function row157(): unknown[] {
   return [
     createModelRoutes({ providers: [{ slug: "claude", provider: "anthropic", apiKey: "sk-ant-options", baseUrl: "https://api.anthropic.com" }] }),
     // @ts-expect-error misspelt: base_url
@@ -1843,7 +1854,7 @@ export function row156(): unknown[] {
 }
 
 // createModelRoutes providers[].models
-export function row157(): unknown[] {
+export function row158(): unknown[] {
   return [
     createModelRoutes({ providers: [{ slug: "claude", provider: "anthropic", apiKey: "sk-ant-options", models: { mode: "all" } }] }),
     // @ts-expect-error misspelt: Models
@@ -1854,7 +1865,7 @@ export function row157(): unknown[] {
 }
 
 // createModelRoutes providers[].models.mode
-export function row158(): unknown[] {
+export function row159(): unknown[] {
   return [
     createModelRoutes({ providers: [{ slug: "claude", provider: "anthropic", apiKey: "sk-ant-options", models: { mode: "all" } }] }),
     // @ts-expect-error misspelt: Mode
@@ -1867,7 +1878,7 @@ export function row158(): unknown[] {
 }
 
 // createModelRoutes providers[].models.models
-export function row159(): unknown[] {
+export function row160(): unknown[] {
   return [
     createModelRoutes({ providers: [{ slug: "claude", provider: "anthropic", apiKey: "sk-ant-options", models: { mode: "custom", models: ["claude-sonnet-4-5"] } }] }),
     // @ts-expect-error misspelt: Models
@@ -1880,7 +1891,7 @@ export function row159(): unknown[] {
 }
 
 // createModelRoutes providers[].models.autoEnableNew
-export function row160(): unknown[] {
+export function row161(): unknown[] {
   return [
     createModelRoutes({ providers: [{ slug: "claude", provider: "anthropic", apiKey: "sk-ant-options", models: { mode: "custom", models: [], autoEnableNew: true } }] }),
     // @ts-expect-error misspelt: auto_enable_new
@@ -1891,7 +1902,7 @@ export function row160(): unknown[] {
 }
 
 // createModelRoutes providers[].defaultMaxTokens
-export function row161(): unknown[] {
+export function row162(): unknown[] {
   return [
     createModelRoutes({ providers: [{ slug: "claude", provider: "anthropic", apiKey: "sk-ant-options", defaultMaxTokens: 1024 }] }),
     // @ts-expect-error misspelt: default_max_tokens
@@ -1902,7 +1913,7 @@ export function row161(): unknown[] {
 }
 
 // createModelRoutes providers[].knownModels
-export function row162(): unknown[] {
+export function row163(): unknown[] {
   return [
     createModelRoutes({ providers: [{ slug: "claude", provider: "anthropic", apiKey: "sk-ant-options", knownModels: ["claude-sonnet-4-5"] }] }),
     // @ts-expect-error misspelt: known_models
@@ -1913,7 +1924,7 @@ export function row162(): unknown[] {
 }
 
 // createModelRoutes providers[].cache
-export function row163(): unknown[] {
+export function row164(): unknown[] {
   return [
     createModelRoutes({ providers: [{ slug: "claude", provider: "anthropic", apiKey: "sk-ant-options", cache: {} }] }),
     // @ts-expect-error misspelt: Cache
@@ -1924,7 +1935,7 @@ export function row163(): unknown[] {
 }
 
 // createModelRoutes providers[].cache.enabled
-export function row164(): unknown[] {
+export function row165(): unknown[] {
   return [
     createModelRoutes({ providers: [{ slug: "claude", provider: "anthropic", apiKey: "sk-ant-options", cache: { enabled: false } }] }),
     // @ts-expect-error misspelt: Enabled
@@ -1935,7 +1946,7 @@ export function row164(): unknown[] {
 }
 
 // createModelRoutes providers[].cache.scope
-export function row165(): unknown[] {
+export function row166(): unknown[] {
   return [
     createModelRoutes({ providers: [{ slug: "claude", provider: "anthropic", apiKey: "sk-ant-options", cache: { scope: "shared" } }] }),
     // @ts-expect-error misspelt: Scope
@@ -1946,7 +1957,7 @@ export function row165(): unknown[] {
 }
 
 // createModelRoutes catalog
-export function row166(): unknown[] {
+export function row167(): unknown[] {
   return [
     createModelRoutes({ catalog: { resolveProvider: () => undefined, listProviders: () => [] } }),
     // @ts-expect-error misspelt: Catalog
@@ -1957,7 +1968,7 @@ export function row166(): unknown[] {
 }
 
 // createModelRoutes prompts
-export function row167(): unknown[] {
+export function row168(): unknown[] {
   return [
     createModelRoutes({ prompts: [{ id: "p", provider: "@claude", model: "m", messages: [] }] }),
     // @ts-expect-error misspelt: Prompts
@@ -1968,7 +1979,7 @@ export function row167(): unknown[] {
 }
 
 // createModelRoutes resolvePrompt
-export function row168(): unknown[] {
+export function row169(): unknown[] {
   return [
     createModelRoutes({ resolvePrompt: () => undefined }),
     // @ts-expect-error misspelt: resolve_prompt
@@ -1979,7 +1990,7 @@ export function row168(): unknown[] {
 }
 
 // createModelRoutes bodyLimit
-export function row169(): unknown[] {
+export function row170(): unknown[] {
   return [
     createModelRoutes({ bodyLimit: "50mb" }),
     // @ts-expect-error misspelt: body_limit
@@ -1990,7 +2001,7 @@ export function row169(): unknown[] {
 }
 
 // createModelRoutes maxJsonDepth
-export function row170(): unknown[] {
+export function row171(): unknown[] {
   return [
     createModelRoutes({ maxJsonDepth: 64 }),
     // @ts-expect-error misspelt: max_json_depth
@@ -2001,7 +2012,7 @@ export function row170(): unknown[] {
 }
 
 // createModelRoutes timeoutMs
-export function row171(): unknown[] {
+export function row172(): unknown[] {
   return [
     createModelRoutes({ timeoutMs: 1000 }),
     // @ts-expect-error misspelt: timeout_ms
@@ -2012,7 +2023,7 @@ export function row171(): unknown[] {
 }
 
 // createModelRoutes streamIdleTimeoutMs
-export function row172(): unknown[] {
+export function row173(): unknown[] {
   return [
     createModelRoutes({ streamIdleTimeoutMs: 1000 }),
     // @ts-expect-error misspelt: stream_idle_timeout_ms
@@ -2023,7 +2034,7 @@ export function row172(): unknown[] {
 }
 
 // createModelRoutes maxRetryAttempts
-export function row173(): unknown[] {
+export function row174(): unknown[] {
   return [
     createModelRoutes({ maxRetryAttempts: 2 }),
     // @ts-expect-error misspelt: max_retry_attempts
@@ -2034,7 +2045,7 @@ export function row173(): unknown[] {
 }
 
 // createModelRoutes maxRetryTimeMs
-export function row174(): unknown[] {
+export function row175(): unknown[] {
   return [
     createModelRoutes({ maxRetryTimeMs: 1000 }),
     // @ts-expect-error misspelt: max_retry_time_ms
@@ -2045,7 +2056,7 @@ export function row174(): unknown[] {
 }
 
 // createModelRoutes callerId
-export function row175(): unknown[] {
+export function row176(): unknown[] {
   return [
     createModelRoutes({ callerId: () => "caller" }),
     // @ts-expect-error misspelt: caller_id
@@ -2056,7 +2067,7 @@ export function row175(): unknown[] {
 }
 
 // createModelRoutes onInternalError
-export function row176(): unknown[] {
+export function row177(): unknown[] {
   return [
     createModelRoutes({ onInternalError: () => undefined }),
     // @ts-expect-error misspelt: on_internal_error
@@ -2067,7 +2078,7 @@ export function row176(): unknown[] {
 }
 
 // createModelRoutes authorize
-export function row177(): unknown[] {
+export function row178(): unknown[] {
   return [
     createModelRoutes({ authorize: () => true }),
     // @ts-expect-error misspelt: Authorize
@@ -2078,7 +2089,7 @@ export function row177(): unknown[] {
 }
 
 // createModelRoutes cacheStore
-export function row178(): unknown[] {
+export function row179(): unknown[] {
   return [
     createModelRoutes({ cacheStore: { get: async () => undefined, set: async () => undefined } }),
     // @ts-expect-error misspelt: cache_store
@@ -2089,7 +2100,7 @@ export function row178(): unknown[] {
 }
 
 // createModelRoutes now
-export function row179(): unknown[] {
+export function row180(): unknown[] {
   return [
     createModelRoutes({ now: () => 0 }),
     // @ts-expect-error misspelt: Now
@@ -2100,7 +2111,7 @@ export function row179(): unknown[] {
 }
 
 // LiveCatalog reloadIntervalMs
-export function row180(): unknown[] {
+export function row181(): unknown[] {
   return [
     new LiveCatalog(database, store, { reloadIntervalMs: 60000 }),
     // @ts-expect-error misspelt: reload_interval_ms
@@ -2111,7 +2122,7 @@ export function row180(): unknown[] {
 }
 
 // LiveCatalog retryIntervalMs
-export function row181(): unknown[] {
+export function row182(): unknown[] {
   return [
     new LiveCatalog(database, store, { retryIntervalMs: 1000 }),
     // @ts-expect-error misspelt: retry_interval_ms
@@ -2122,7 +2133,7 @@ export function row181(): unknown[] {
 }
 
 // LiveCatalog changeTracking
-export function row182(): unknown[] {
+export function row183(): unknown[] {
   return [
     new LiveCatalog(database, store, { changeTracking: "audit" }),
     // @ts-expect-error misspelt: change_tracking
@@ -2133,7 +2144,7 @@ export function row182(): unknown[] {
 }
 
 // LiveCatalog onUnreadable
-export function row183(): unknown[] {
+export function row184(): unknown[] {
   return [
     new LiveCatalog(database, store, { onUnreadable: () => undefined }),
     // @ts-expect-error misspelt: on_unreadable
@@ -2144,7 +2155,7 @@ export function row183(): unknown[] {
 }
 
 // LiveCatalog debounceMs
-export function row184(): unknown[] {
+export function row185(): unknown[] {
   return [
     new LiveCatalog(database, store, { debounceMs: 0 }),
     // @ts-expect-error misspelt: debounce_ms
@@ -2155,7 +2166,7 @@ export function row184(): unknown[] {
 }
 
 // LiveCatalog onChange
-export function row185(): unknown[] {
+export function row186(): unknown[] {
   return [
     new LiveCatalog(database, store, { onChange: () => undefined }),
     // @ts-expect-error misspelt: on_change
@@ -2166,7 +2177,7 @@ export function row185(): unknown[] {
 }
 
 // RequestLogWriter db
-export function row186(): unknown[] {
+export function row187(): unknown[] {
   return [
     new RequestLogWriter({ db: database }),
     // @ts-expect-error misspelt: Db
@@ -2179,7 +2190,7 @@ export function row186(): unknown[] {
 }
 
 // RequestLogWriter maxQueue
-export function row187(): unknown[] {
+export function row188(): unknown[] {
   return [
     new RequestLogWriter({ db: database, maxQueue: 100 }),
     // @ts-expect-error misspelt: max_queue
@@ -2190,7 +2201,7 @@ export function row187(): unknown[] {
 }
 
 // RequestLogWriter batchSize
-export function row188(): unknown[] {
+export function row189(): unknown[] {
   return [
     new RequestLogWriter({ db: database, batchSize: 50 }),
     // @ts-expect-error misspelt: batch_size
@@ -2201,7 +2212,7 @@ export function row188(): unknown[] {
 }
 
 // RequestLogWriter flushIntervalMs
-export function row189(): unknown[] {
+export function row190(): unknown[] {
   return [
     new RequestLogWriter({ db: database, flushIntervalMs: 1000 }),
     // @ts-expect-error misspelt: flush_interval_ms
@@ -2212,7 +2223,7 @@ export function row189(): unknown[] {
 }
 
 // RequestLogWriter retentionDays
-export function row190(): unknown[] {
+export function row191(): unknown[] {
   return [
     new RequestLogWriter({ db: database, retentionDays: 7 }),
     // @ts-expect-error misspelt: retention_days
@@ -2223,7 +2234,7 @@ export function row190(): unknown[] {
 }
 
 // RequestLogWriter retentionIntervalMs
-export function row191(): unknown[] {
+export function row192(): unknown[] {
   return [
     new RequestLogWriter({ db: database, retentionIntervalMs: 60000 }),
     // @ts-expect-error misspelt: retention_interval_ms
@@ -2234,7 +2245,7 @@ export function row191(): unknown[] {
 }
 
 // RequestLogWriter onError
-export function row192(): unknown[] {
+export function row193(): unknown[] {
   return [
     new RequestLogWriter({ db: database, onError: () => undefined }),
     // @ts-expect-error misspelt: on_error
@@ -2245,7 +2256,7 @@ export function row192(): unknown[] {
 }
 
 // openPostgres maxConnections
-export function row193(): unknown[] {
+export function row194(): unknown[] {
   return [
     openPostgres("postgres://gw@127.0.0.1:9/gw", { maxConnections: 4 }),
     // @ts-expect-error misspelt: max_connections
@@ -2256,7 +2267,7 @@ export function row193(): unknown[] {
 }
 
 // openPostgres timeoutMs
-export function row194(): unknown[] {
+export function row195(): unknown[] {
   return [
     openPostgres("postgres://gw@127.0.0.1:9/gw", { timeoutMs: 5000 }),
     // @ts-expect-error misspelt: timeout_ms
@@ -2267,7 +2278,7 @@ export function row194(): unknown[] {
 }
 
 // openPostgres onListenError
-export function row195(): unknown[] {
+export function row196(): unknown[] {
   return [
     openPostgres("postgres://gw@127.0.0.1:9/gw", { onListenError: () => undefined }),
     // @ts-expect-error misspelt: on_listen_error
@@ -2278,7 +2289,7 @@ export function row195(): unknown[] {
 }
 
 // IdentityTokenCache maxSize
-export function row196(): unknown[] {
+export function row197(): unknown[] {
   return [
     new IdentityTokenCache({ maxSize: 100 }),
     // @ts-expect-error misspelt: max_size
@@ -2289,7 +2300,7 @@ export function row196(): unknown[] {
 }
 
 // IdentityTokenCache now
-export function row197(): unknown[] {
+export function row198(): unknown[] {
   return [
     new IdentityTokenCache({ now: () => 0 }),
     // @ts-expect-error misspelt: Now

@@ -77,6 +77,15 @@ export interface AdminApiOptions {
    * the next request on this instance sees the change. Default: none.
    */
   afterWrite?: (kind: RecordKind) => Promise<void>;
+  /**
+   * An asynchronous check of a creation (`POST`) or a change (`PATCH`) before the store writes it,
+   * for what needs a look outside the database (a virtual server's members' tool lists): `record`
+   * is the body of a creation, or the stored record's fields with the change's fields over them;
+   * `changed` names the fields the request gives (`version` left out). Throws a
+   * {@link CatalogError} to refuse the write. It runs before the store's own validation, so it
+   * must accept (return) for a record it cannot read. Default: none.
+   */
+  beforeWrite?: (kind: RecordKind, record: Record<string, unknown>, changed: readonly string[]) => Promise<void>;
   /** The model list of a provider, with `enabled` per model; undefined when there is no such provider. Default: none (404). */
   providerModels?: (slug: string) => AdminModelList | undefined | Promise<AdminModelList | undefined>;
   /** Largest request body, in bytes. Default 1048576 (1 MiB). */
@@ -166,6 +175,11 @@ export function adminUpstreamConnection(summary: ConnectionSummary): AdminUpstre
     expiresAt: at(summary.expiresAt),
     lastRefreshedAt: at(summary.lastRefreshedAt),
   };
+}
+
+/** Whether a request body is a JSON object (a record or a change); anything else is the store's to refuse. */
+function isRecordBody(body: unknown): body is Record<string, unknown> {
+  return typeof body === 'object' && body !== null && !Array.isArray(body);
 }
 
 /** Most records an audit query answers. */
@@ -421,6 +435,7 @@ export function createAdminApi(options: AdminApiOptions): AdminApiHandler {
       if (kind !== 'api-keys' && typeof named === 'string' && configRecords?.has(kind, named)) {
         throw new SlugTakenError(`"${named.slice(0, 64)}" is used by a record of the config file.`, name);
       }
+      if (options.beforeWrite && isRecordBody(body)) await options.beforeWrite(kind, body, Object.keys(body));
       const created = await store.create(kind, body, principal.actor);
       await written(kind);
       send(res, 201, kind === 'api-keys' ? { ...(await withKeyUse([created]))[0], key: created.key } : created);
@@ -449,6 +464,18 @@ export function createAdminApi(options: AdminApiOptions): AdminApiHandler {
     }
     if (method === 'PATCH') {
       const body = await readAdminJsonBody(req, limit);
+      if (options.beforeWrite && isRecordBody(body)) {
+        const { version: _version, ...changes } = body;
+        const {
+          id: _id,
+          version: _stored,
+          createdAt: _c,
+          updatedAt: _u,
+          source: _s,
+          ...current
+        } = await store.get(kind, second);
+        await options.beforeWrite(kind, { ...current, ...changes }, Object.keys(changes));
+      }
       const updated = await store.update(kind, second, body, principal.actor);
       await written(kind);
       send(res, 200, kind === 'api-keys' ? (await withKeyUse([updated]))[0] : updated);
@@ -649,6 +676,7 @@ const ADMIN_API_OPTIONS = [
   'access',
   'configRecords',
   'afterWrite',
+  'beforeWrite',
   'providerModels',
   'bodyLimitBytes',
   'explainAccess',
@@ -685,7 +713,14 @@ function checkAdminApiOptions(options: AdminApiOptions): void {
     throw new TypeError('adminApi accessMode must be an object with read() and write(mode, actor).');
   if (options.requestRecords !== undefined && !has(options.requestRecords, ['query', 'transaction']))
     throw new TypeError('adminApi requestRecords must be a catalog database (openPostgres(url) or openEmbedded()).');
-  for (const name of ['afterWrite', 'providerModels', 'explainAccess', 'limitStatus', 'onInternalError'] as const) {
+  for (const name of [
+    'afterWrite',
+    'beforeWrite',
+    'providerModels',
+    'explainAccess',
+    'limitStatus',
+    'onInternalError',
+  ] as const) {
     if (options[name] !== undefined && typeof options[name] !== 'function')
       throw new TypeError(`adminApi ${name} must be a function.`);
   }

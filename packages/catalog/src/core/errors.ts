@@ -33,6 +33,18 @@ export class InvalidRecordError extends CatalogError {
  */
 export class SecretsRequiredForRoutingChangeError extends InvalidRecordError {}
 
+/**
+ * A virtual MCP server's members, as they list their tools now, would offer one public tool name
+ * twice (CONTRACT section 16: two members with the same prefix, or both without one, that list the
+ * same name, or a rename onto a name another member lists): `400 virtual_tool_collision`,
+ * `param: "members"`; the message names both members and the tool. Thrown by the host's
+ * {@link AdminApiOptions.beforeWrite} check.
+ */
+export class VirtualToolCollisionRecordError extends CatalogError {
+  readonly code = 'virtual_tool_collision';
+  readonly status = 400;
+}
+
 /** The slug (or prompt id) is already used by another record of the same kind, from either source. */
 export class SlugTakenError extends CatalogError {
   readonly code = 'slug_taken';
