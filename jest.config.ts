@@ -14,6 +14,10 @@ const esmOnly = ['jose', 'pkce-challenge', 'openid-client', 'oauth4webapi'];
 
 const shared = {
   testEnvironment: 'node',
+  // Transformed files kept with the dependencies, not in the run's temporary folder (jest-strict
+  // gives each run its own, removed at its end): the Node 22 pass and later runs reuse the Node 20
+  // run's transforms (jest keys them by content and config).
+  cacheDirectory: `${__dirname}/node_modules/.cache/jest`,
   transform: {
     '^.+\\.[cm]?[tj]s$': ['ts-jest', { tsconfig: '<rootDir>/../../tsconfig.jest.json', diagnostics: false }],
   },
