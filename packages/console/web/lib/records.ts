@@ -66,3 +66,12 @@ export function canAdmin(): boolean {
 export function fromConfigNote(): HTMLElement {
   return el('span', { class: 'hint', text: 'Defined in the config file.' });
 }
+
+/**
+ * A record's last control: the config file's note when it came from there, else its
+ * {@link deleteButton} for someone who may write, else an empty placeholder (a viewer).
+ */
+export function deleteOrNote(fromConfig: boolean, kind: string, slug: string, what: string): HTMLElement {
+  if (fromConfig) return fromConfigNote();
+  return canWrite() ? deleteButton(kind, slug, what) : el('span');
+}

@@ -7,7 +7,7 @@ import { api, dataOf } from '../lib/api.js';
 import { button, el, heading, recordItem, say, type Json } from '../lib/dom.js';
 import { formOf, openedBy, refuse, value, write, type Field } from '../lib/forms.js';
 import { rerender } from '../lib/nav.js';
-import { canWrite, deleteButton, fromConfigNote } from '../lib/records.js';
+import { canWrite, deleteOrNote } from '../lib/records.js';
 
 /** The example a new config starts from: a fallback across two providers. */
 const EXAMPLE = {
@@ -32,11 +32,7 @@ export async function configsPage(): Promise<HTMLElement[]> {
           `Source: ${String(c.source ?? 'admin')}`,
         ],
         ...(writable ? [button('Edit', () => editConfig(editor, c), 'secondary', `Edit config ${slug}`)] : []),
-        c.source === 'config'
-          ? fromConfigNote()
-          : canWrite()
-            ? deleteButton('configs', slug, `config ${slug}`)
-            : el('span'),
+        deleteOrNote(c.source === 'config', 'configs', slug, `config ${slug}`),
         editor,
       ),
     );

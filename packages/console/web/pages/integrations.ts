@@ -13,7 +13,7 @@ import {
   type Field,
 } from '../lib/forms.js';
 import { rerender } from '../lib/nav.js';
-import { canWrite, deleteButton, fromConfigNote, testButton } from '../lib/records.js';
+import { canWrite, deleteOrNote, testButton } from '../lib/records.js';
 import { MODEL_MODES, modelsSummary } from './models.js';
 
 export async function integrationsPage(): Promise<HTMLElement[]> {
@@ -45,11 +45,7 @@ export async function integrationsPage(): Promise<HTMLElement[]> {
             ]
           : []),
         testButton('providers', slug) ?? el('span'),
-        p.source === 'config'
-          ? fromConfigNote()
-          : canWrite()
-            ? deleteButton('providers', slug, `integration @${slug}`)
-            : el('span'),
+        deleteOrNote(p.source === 'config', 'providers', slug, `integration @${slug}`),
         editor,
       ),
     );

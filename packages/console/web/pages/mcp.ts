@@ -15,7 +15,7 @@ import {
   type Field,
 } from '../lib/forms.js';
 import { rerender } from '../lib/nav.js';
-import { canWrite, deleteButton, fromConfigNote, testButton } from '../lib/records.js';
+import { canWrite, deleteOrNote, testButton } from '../lib/records.js';
 
 function verificationSnippet(url: string): string {
   const origin = window.location.origin;
@@ -194,11 +194,7 @@ export async function mcpPage(): Promise<HTMLElement[]> {
           ? button('Connections', () => void connectionsPanel(connections, slug), 'secondary', `Connections of ${slug}`)
           : el('span'),
         forwarding.method === 'bearer' ? bearerNote() : (testButton('mcp-servers', slug) ?? el('span')),
-        s.source === 'config'
-          ? fromConfigNote()
-          : canWrite()
-            ? deleteButton('mcp-servers', slug, `MCP server ${slug}`)
-            : el('span'),
+        deleteOrNote(s.source === 'config', 'mcp-servers', slug, `MCP server ${slug}`),
         editor,
         ...extra,
       ),

@@ -16,7 +16,7 @@ import {
 } from '../lib/forms.js';
 import { rerender } from '../lib/nav.js';
 import { pricingEditor, pricingOf, pricingSummary } from '../lib/pricing.js';
-import { canWrite, deleteButton, fromConfigNote, testButton } from '../lib/records.js';
+import { canWrite, deleteOrNote, testButton } from '../lib/records.js';
 
 /** The model selection choices of providers and integrations. */
 export const MODEL_MODES: [string, string][] = [
@@ -97,7 +97,7 @@ export async function modelsPage(): Promise<HTMLElement[]> {
             ]
           : []),
         testButton('providers', slug) ?? el('span'),
-        fromConfig ? fromConfigNote() : canWrite() ? deleteButton('providers', slug, `provider @${slug}`) : el('span'),
+        deleteOrNote(fromConfig, 'providers', slug, `provider @${slug}`),
         editor,
       ),
     );

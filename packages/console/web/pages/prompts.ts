@@ -6,7 +6,7 @@ import { api, dataOf } from '../lib/api.js';
 import { button, el, heading, recordItem, say, type Json } from '../lib/dom.js';
 import { formOf, openedBy, refuse, value, write, type Field } from '../lib/forms.js';
 import { rerender } from '../lib/nav.js';
-import { canWrite, deleteButton, fromConfigNote } from '../lib/records.js';
+import { canWrite, deleteOrNote } from '../lib/records.js';
 import { positiveInteger } from './models.js';
 
 interface Message {
@@ -53,11 +53,7 @@ export async function promptsPage(): Promise<HTMLElement[]> {
           `Source: ${String(p.source ?? 'admin')}`,
         ],
         ...(writable ? [button('Edit', () => editPrompt(editor, p), 'secondary', `Edit prompt ${id}`)] : []),
-        p.source === 'config'
-          ? fromConfigNote()
-          : canWrite()
-            ? deleteButton('prompts', id, `prompt ${id}`)
-            : el('span'),
+        deleteOrNote(p.source === 'config', 'prompts', id, `prompt ${id}`),
         editor,
       ),
     );

@@ -7,7 +7,7 @@ import { api, dataOf } from '../lib/api.js';
 import { button, el, heading, recordItem, say, type Json } from '../lib/dom.js';
 import { field, formOf, list, openedBy, refuse, value, write } from '../lib/forms.js';
 import { rerender } from '../lib/nav.js';
-import { canWrite, deleteButton, fromConfigNote } from '../lib/records.js';
+import { canWrite, deleteOrNote } from '../lib/records.js';
 
 /** One member as the admin API writes it. */
 interface Member {
@@ -63,11 +63,7 @@ export async function virtualServersPage(): Promise<HTMLElement[]> {
               ),
             ]
           : []),
-        v.source === 'config'
-          ? fromConfigNote()
-          : canWrite()
-            ? deleteButton('virtual-servers', slug, `virtual server ${slug}`)
-            : el('span'),
+        deleteOrNote(v.source === 'config', 'virtual-servers', slug, `virtual server ${slug}`),
         editor,
       ),
     );
