@@ -19,6 +19,7 @@ import {
 } from '@gw/identity-forwarding';
 import { identityForwarding, type IdentityForwardingMiddleware } from '@gw/mcp-gateway';
 import type * as VirtualServers from './mcp/virtual-servers';
+import { virtualSessionEvents } from './mcp/virtual-sessions';
 import {
   AdminAccess,
   CatalogError,
@@ -332,6 +333,8 @@ export function createGateway(options: GatewayOptions): Gateway {
       logger,
       onMemberUnavailable: (server) => metrics.recordVirtualMemberUnavailable(server),
       authorize: access.mcp,
+      sessionKey: catalog?.virtualSessionKey,
+      sessionEvents: catalog && virtualSessionEvents(catalog.db),
     });
     return virtualMcpHandler;
   };
@@ -830,7 +833,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     requestLog,
     close: async () => {
       unsubscribe?.();
-      virtualMcpHandler?.close();
+      await virtualMcpHandler?.close();
       await keyUse?.close();
       await currentOAuth?.oauth.server.stop();
       await upstream.close();

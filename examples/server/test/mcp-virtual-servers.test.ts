@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
@@ -5,12 +6,13 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { McpError, type Progress } from '@modelcontextprotocol/sdk/types.js';
+import { McpError, ToolListChangedNotificationSchema, type Progress } from '@modelcontextprotocol/sdk/types.js';
 import { loadSigningKey } from '@gw/jwks';
 import { z } from 'zod';
 import { createGateway, type Gateway } from '../src/app';
 import { parseConfig } from '../src/config/load';
 import { createLogger } from '../src/observability/logger';
+import { within } from './catalog/catalog-support';
 import { call2026 } from './mcp-2026/client';
 
 // Virtual MCP servers (CONTRACT section 16): the official MCP SDK client against a virtual server of
@@ -113,8 +115,65 @@ async function sdkMember(name: string, tools: string[], extras?: (server: McpSer
   return member;
 }
 
+/** A session-based SDK MCP server whose tools can be added while it runs (each session is told: list_changed). */
+interface LiveMember {
+  url: string;
+  /** Adds a tool to every session, now and later: each connected session sends `notifications/tools/list_changed`. */
+  addTool(name: string): void;
+  /** `GET` streams open now (a client listening for notifications). */
+  openStreams: number;
+  /** `DELETE`s received (sessions ended by their client). */
+  deletes: number;
+}
+
+async function liveMember(): Promise<LiveMember> {
+  const tools = ['status'];
+  const sessions = new Map<string, { server: McpServer; transport: StreamableHTTPServerTransport }>();
+  const register = (server: McpServer, tool: string) =>
+    server.registerTool(tool, { description: `live ${tool}` }, () => ({
+      content: [{ type: 'text', text: `live/${tool}` }],
+    }));
+  const member: LiveMember = {
+    url: '',
+    openStreams: 0,
+    deletes: 0,
+    addTool: (name) => {
+      tools.push(name);
+      for (const { server } of sessions.values()) register(server, name);
+    },
+  };
+  member.url = `${await listen(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const text = Buffer.concat(chunks).toString();
+    const body = text === '' ? undefined : (JSON.parse(text) as unknown);
+    const id = req.headers['mcp-session-id'];
+    if (req.method === 'GET') {
+      member.openStreams++;
+      res.once('close', () => member.openStreams--);
+    }
+    if (req.method === 'DELETE') member.deletes++;
+    const found = typeof id === 'string' ? sessions.get(id) : undefined;
+    if (found !== undefined) return void found.transport.handleRequest(req, res, body);
+    const server = new McpServer({ name: 'live', version: '1.0.0' });
+    for (const tool of tools) register(server, tool);
+    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      enableJsonResponse: true,
+      onsessioninitialized: (sessionId) => void sessions.set(sessionId, { server, transport }),
+    });
+    transport.onclose = () => {
+      if (transport.sessionId !== undefined) sessions.delete(transport.sessionId);
+    };
+    await server.connect(transport);
+    await transport.handleRequest(req, res, body);
+  })}/mcp`;
+  return member;
+}
+
 let tracker: Member;
 let crm: Member;
+let live: LiveMember;
 
 beforeAll(async () => {
   [tracker, crm] = await Promise.all([
@@ -129,6 +188,7 @@ beforeAll(async () => {
       promptsAndResources('crm', ['summary'], ['crm://contacts'], ['docs://{path}', 'crm://deals/{id}']),
     ),
   ]);
+  live = await liveMember();
   // A server that takes connections and closes them: the member is down.
   const down = await listen((req) => req.socket.destroy());
   downUrl = `${down}/mcp`;
@@ -153,6 +213,7 @@ beforeAll(async () => {
               { server: 'tracker', tools: ['create_issue', 'list_issues'] },
               { server: 'crm' },
               { server: 'billing' },
+              { server: 'live' },
             ],
           },
         },
@@ -167,6 +228,7 @@ beforeAll(async () => {
         { slug: 'tracker', url: tracker.url, user_identity_forwarding: { method: 'claims_header' } },
         { slug: 'crm', url: crm.url, user_identity_forwarding: { method: 'jwt_header' } },
         { slug: 'billing', url: downUrl, user_identity_forwarding: { method: 'claims_header' } },
+        { slug: 'live', url: live.url, user_identity_forwarding: { method: 'claims_header' } },
       ],
       virtualServers: [
         {
@@ -178,6 +240,7 @@ beforeAll(async () => {
             { server: 'billing', prefix: 'billing_', timeout_ms: 2_000 },
           ],
         },
+        { slug: 'livebench', members: [{ server: 'live', prefix: 'live_' }] },
       ],
     },
     {},
@@ -214,11 +277,32 @@ afterAll(async () => {
   }
 });
 
-async function connect(slug: string, key = KEY): Promise<Client> {
+/**
+ * The `fetch` of a test's SDK client: `version` asks for that revision at `initialize` (the SDK
+ * client asks for its latest, and takes any it supports); `stream: false` keeps the client from
+ * opening its `GET` stream (answered `405` here, as by a server without one).
+ */
+function clientFetch(options: { version?: string; stream?: boolean } = {}) {
+  return (url: string | URL, init: RequestInit = {}): Promise<Response> => {
+    if (options.stream === false && (init.method ?? 'GET') === 'GET')
+      return Promise.resolve(new Response(null, { status: 405 }));
+    if (options.version !== undefined && typeof init.body === 'string') {
+      const message = JSON.parse(init.body) as { method?: string; params?: { protocolVersion?: string } };
+      if (message.method === 'initialize' && message.params !== undefined) {
+        message.params.protocolVersion = options.version;
+        init = { ...init, body: JSON.stringify(message) };
+      }
+    }
+    return fetch(url, init);
+  };
+}
+
+async function connect(slug: string, key = KEY, options: { version?: string; stream?: boolean } = {}): Promise<Client> {
   const client = new Client({ name: 'virtual-test', version: '1.0.0' });
   await client.connect(
     new StreamableHTTPClientTransport(new URL(`${base}/mcp/${slug}`), {
       requestInit: { headers: { 'x-api-key': key } },
+      fetch: clientFetch(options),
     }),
   );
   return client;
@@ -265,18 +349,19 @@ describe('a virtual MCP server mounted at /mcp/<virtual>', () => {
   });
 
   it('costs a member one request per call: the caller’s member client is kept initialized', async () => {
-    const client = await connect('workbench');
+    // Without their GET streams (each would listen to every member: a handshake and a GET of its own).
+    const client = await connect('workbench', KEY, { stream: false });
     await client.callTool({ name: 'tracker_list_issues', arguments: {} });
     const before = tracker.requests.length;
     for (let i = 0; i < 3; i++) await client.callTool({ name: 'tracker_list_issues', arguments: {} });
     await client.close();
     // A new connection of the same caller (a stateless client) finds it kept too.
-    const again = await connect('workbench');
+    const again = await connect('workbench', KEY, { stream: false });
     await again.callTool({ name: 'tracker_list_issues', arguments: {} });
     await again.close();
     expect(tracker.requests.slice(before)).toEqual(Array(4).fill('POST tools/call'));
     // Another caller's requests go through a client of their own, initialized with their credentials.
-    const other = await connect('workbench', TRACKER_ONLY_KEY);
+    const other = await connect('workbench', TRACKER_ONLY_KEY, { stream: false });
     await other.callTool({ name: 'tracker_list_issues', arguments: {} });
     await other.close();
     expect(tracker.requests.slice(before + 4)).toEqual([
@@ -496,6 +581,96 @@ describe('a virtual MCP server mounted at /mcp/<virtual>', () => {
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
     });
     expect(res.status).toBe(401);
+  });
+});
+
+/** A JSON-RPC `tools/list` POST to `/mcp/<slug>` naming session `sessionId`, with `key`: its status and JSON-RPC error code. */
+async function listWithSession(slug: string, sessionId: string, key = KEY): Promise<{ status: number; code?: number }> {
+  const res = await fetch(`${base}/mcp/${slug}`, {
+    method: 'POST',
+    headers: {
+      'x-api-key': key,
+      'mcp-session-id': sessionId,
+      'mcp-protocol-version': '2025-06-18',
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+  });
+  const body = (await res.json()) as { error?: { code?: number } };
+  return { status: res.status, code: body.error?.code };
+}
+
+describe('sessions of a virtual MCP server (CONTRACT sections 12 and 16)', () => {
+  it('gives a 2025-06-18 SDK client a session id of its own: another caller’s, a forged one and an ended one are 404', async () => {
+    const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp/workbench`), {
+      requestInit: { headers: { 'x-api-key': KEY } },
+      fetch: clientFetch({ version: '2025-06-18', stream: false }),
+    });
+    const client = new Client({ name: 'virtual-session-test', version: '1.0.0' });
+    await client.connect(transport);
+    expect(transport.protocolVersion).toBe('2025-06-18');
+    const id = transport.sessionId as string;
+    expect(id).toMatch(/^v1\.[\w-]+\.[\w-]+$/);
+    // It holds no credential: only a keyed hash of it.
+    expect(Buffer.from(id.split('.')[1] as string, 'base64url').toString()).not.toContain(KEY);
+    expect((await client.listTools()).tools.map((t) => t.name)).toContain('tracker_create_issue');
+    expect(await listWithSession('workbench', id)).toEqual({ status: 200, code: undefined });
+    // Another caller's credential with it, another virtual server, a forged or altered id: 404, Session not found.
+    expect(await listWithSession('workbench', id, TRACKER_ONLY_KEY)).toEqual({ status: 404, code: -32001 });
+    expect(await listWithSession('livebench', id)).toEqual({ status: 404, code: -32001 });
+    const [form, payload, mac] = id.split('.') as [string, string, string];
+    const claims = JSON.parse(Buffer.from(payload, 'base64url').toString()) as { e: number };
+    const longer = Buffer.from(JSON.stringify({ ...claims, e: claims.e + 86_400_000 })).toString('base64url');
+    expect(await listWithSession('workbench', `${form}.${longer}.${mac}`)).toEqual({ status: 404, code: -32001 });
+    expect(await listWithSession('workbench', `v1.${payload}.${'A'.repeat(43)}`)).toEqual({
+      status: 404,
+      code: -32001,
+    });
+    expect(await listWithSession('workbench', 'a-session-id-never-issued')).toEqual({ status: 404, code: -32001 });
+    // Ended by its client (DELETE): 404 from then on.
+    await transport.terminateSession();
+    expect(await listWithSession('workbench', id)).toEqual({ status: 404, code: -32001 });
+    await client.close();
+    // A request without a session id is served statelessly, as before; GET and DELETE need one.
+    const stateless = await fetch(`${base}/mcp/workbench`, {
+      headers: { 'x-api-key': KEY, accept: 'text/event-stream' },
+    });
+    expect(stateless.status).toBe(405);
+    await stateless.arrayBuffer();
+  });
+
+  it('passes a member’s tools/list_changed to the session’s GET stream: the SDK client’s handler fires', async () => {
+    const client = new Client({ name: 'virtual-listen-test', version: '1.0.0' });
+    let changes = 0;
+    const changed = new Promise<void>((resolve) =>
+      client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+        changes++;
+        resolve();
+      }),
+    );
+    const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp/livebench`), {
+      requestInit: { headers: { 'x-api-key': KEY } },
+    });
+    await client.connect(transport);
+    expect(client.getServerCapabilities()?.tools?.listChanged).toBe(true);
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['live_status']);
+    // The gateway listens to the member on the stream's behalf (its own GET to the member).
+    await within(5_000, async () => live.openStreams === 1);
+    live.addTool('restart');
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      changed,
+      new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('no list_changed within 5 s')), 5_000))),
+    ]);
+    clearTimeout(timer);
+    expect(changes).toBe(1);
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['live_status', 'live_restart']);
+    // The client leaves: its stream ends, and the gateway's listening member client with it (DELETE).
+    const deletes = live.deletes;
+    await transport.terminateSession();
+    await client.close();
+    await within(5_000, async () => live.openStreams === 0 && live.deletes > deletes);
   });
 });
 

@@ -1,8 +1,9 @@
 /**
  * Virtual MCP servers (CONTRACT section 16), served by the gateway itself at `/mcp/<virtual>`.
  *
- * The gateway answers as an MCP server with the official SDK (`Server` and a stateless
- * `StreamableHTTPServerTransport`: a new pair per request, no session id) and reaches each member
+ * The gateway answers as an MCP server with the official SDK (`Server` and a
+ * `StreamableHTTPServerTransport`: a new pair per request; a session is a token the client carries,
+ * checked here, so any instance serves it: `virtual-sessions.ts`) and reaches each member
  * as an MCP SDK `Client` through the member's own endpoint, `/mcp/<member>` of this same gateway,
  * with the caller's own credentials. So every check of a member (authentication, policies, the tool
  * gate, pinning, limits, identity forwarding, upstream credentials, request records) is the one its
@@ -10,9 +11,9 @@
  * (`VirtualMembers` of `@gw/mcp-gateway`).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
-import { Agent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -30,7 +31,10 @@ import {
   ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
   McpError,
+  PromptListChangedNotificationSchema,
   ReadResourceRequestSchema,
+  ResourceListChangedNotificationSchema,
+  ToolListChangedNotificationSchema,
   type CallToolResult,
   type GetPromptResult,
   type Progress,
@@ -53,6 +57,7 @@ import { z } from 'zod';
 import type { Logger } from 'pino';
 import type { NodeMiddleware } from '../http/route-table';
 import { virtualServerMarker } from './virtual-marker';
+import { VirtualSessionTokens, type VirtualSession, type VirtualSessionEvents } from './virtual-sessions';
 
 /** MCP's JSON-RPC error for a resource no member offers (`resources/read`): -32002. */
 export const RESOURCE_NOT_FOUND = -32002;
@@ -109,6 +114,16 @@ export interface VirtualServersOptions {
    * none of a virtual server's members is answered `403 access_denied`. Default: every caller.
    */
   authorize?: (identity: GatewayIdentity, server: string) => McpAccess | undefined;
+  /**
+   * The key that authenticates session ids (32 bytes), the same on every instance: the catalog's,
+   * derived from `GATEWAY_ENCRYPTION_KEY`. Default: 32 random bytes of this process (a session is
+   * then served by the instance that began it only).
+   */
+  sessionKey?: Buffer;
+  /** Where an ended session is told to every instance (the catalog database's `NOTIFY`). Default: this instance only. */
+  sessionEvents?: VirtualSessionEvents;
+  /** Bounds of the `GET` streams. Default {@link VIRTUAL_STREAM_LIMITS}. */
+  streamLimits?: Partial<VirtualStreamLimits>;
 }
 
 /**
@@ -394,8 +409,207 @@ class MemberConnections {
   }
 }
 
-/** What a virtual server offers: tools, prompts and resources, without list-changed notifications. */
-const VIRTUAL_CAPABILITIES = { tools: { listChanged: false }, prompts: { listChanged: false }, resources: {} };
+/** Bounds of the server-to-client `GET` streams of virtual servers' sessions. */
+export interface VirtualStreamLimits {
+  /** Streams one caller (one credential) holds open at once on an instance. */
+  perCaller: number;
+  /** Streams open at once on an instance. */
+  total: number;
+  /** A stream that carried nothing this long is ended (the client opens it again), in ms. */
+  idleMs: number;
+}
+
+/** The default bounds: 8 streams a caller, 1,000 in all, each ended after 10 minutes without a notification. */
+export const VIRTUAL_STREAM_LIMITS: Readonly<VirtualStreamLimits> = { perCaller: 8, total: 1000, idleMs: 10 * 60_000 };
+
+/**
+ * `429 mcp_stream_limit`: a `GET` stream of a virtual server beyond {@link VirtualStreamLimits}
+ * (per caller or in all, on this instance).
+ */
+export class VirtualStreamLimitError extends Error {
+  readonly status = 429;
+  readonly code = 'mcp_stream_limit';
+  readonly type = 'invalid_request_error';
+  constructor(message: string) {
+    super(message);
+    this.name = 'VirtualStreamLimitError';
+  }
+}
+
+/** The list-changed notifications of a member a virtual server passes on, each as it is named. */
+const LIST_CHANGED = [
+  [ToolListChangedNotificationSchema, 'notifications/tools/list_changed'],
+  [PromptListChangedNotificationSchema, 'notifications/prompts/list_changed'],
+  [ResourceListChangedNotificationSchema, 'notifications/resources/list_changed'],
+] as const;
+
+/** One open `GET` stream of a session, and the member clients listening for it. */
+interface OpenStream {
+  caller: string;
+  res: ServerResponse;
+  /** Member clients connected (or connecting) for this stream; closed with it. */
+  listeners: Promise<Client | undefined>[];
+  timer?: NodeJS.Timeout;
+  expiresAt: number;
+}
+
+/** A member a stream listens to: its endpoint URL and the headers to reach it with. */
+interface ListenedMember {
+  server: string;
+  url: URL;
+  headers: Record<string, string>;
+}
+
+/**
+ * The `GET` streams of virtual servers' sessions on this instance: at most one a session (a second
+ * is `409`, as the SDK's transport answers), bounded per caller and in all, each ended when idle,
+ * when its session ends or expires, and at shutdown. Each stream has a member client of its own for
+ * every member (with the caller's credentials, through the member's own endpoint): the member's
+ * `GET` stream brings its `notifications/tools/list_changed` (and prompts, resources), and the
+ * stream passes one on for each.
+ */
+export class ListChangedStreams {
+  private readonly open = new Map<string, OpenStream>();
+  private readonly perCaller = new Map<string, number>();
+  private readonly limits: VirtualStreamLimits;
+
+  constructor(
+    private readonly logger: Logger,
+    limits: Partial<VirtualStreamLimits> = {},
+  ) {
+    this.limits = { ...VIRTUAL_STREAM_LIMITS, ...limits };
+  }
+
+  /** How many streams are open now. */
+  get size(): number {
+    return this.open.size;
+  }
+
+  /**
+   * Opens the stream of `session` on `res` for `caller` (the session's binding), listening to
+   * `members`; answers `409` itself when the session has one open here. Throws
+   * {@link VirtualStreamLimitError} beyond the bounds (nothing written).
+   */
+  start(session: VirtualSession, caller: string, res: ServerResponse, members: readonly ListenedMember[]): void {
+    if (this.open.has(session.id)) {
+      const body = JSON.stringify({
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32000, message: 'Conflict: Only one SSE stream is allowed per session' },
+      });
+      res.writeHead(409, { 'content-type': 'application/json' });
+      res.end(body);
+      return;
+    }
+    const held = this.perCaller.get(caller) ?? 0;
+    if (held >= this.limits.perCaller)
+      throw new VirtualStreamLimitError(
+        `This caller holds ${held} streams of virtual MCP servers open, the most allowed: close one first.`,
+      );
+    if (this.open.size >= this.limits.total)
+      throw new VirtualStreamLimitError(
+        `The gateway holds ${this.open.size} streams of virtual MCP servers open, the most allowed: try again later.`,
+      );
+    const stream: OpenStream = { caller, res, listeners: [], expiresAt: session.expiresAt };
+    this.open.set(session.id, stream);
+    this.perCaller.set(caller, held + 1);
+    res.writeHead(200, {
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-cache, no-transform',
+      'x-accel-buffering': 'no',
+    });
+    res.flushHeaders();
+    this.rearm(session.id, stream);
+    res.once('close', () => this.drop(session.id, stream));
+    for (const member of members) stream.listeners.push(this.listen(session.id, stream, member));
+  }
+
+  /** Ends the stream of session `id` on this instance, if it has one (the session ended). */
+  end(id: string): void {
+    const stream = this.open.get(id);
+    if (stream !== undefined) {
+      this.drop(id, stream);
+      stream.res.end();
+    }
+  }
+
+  /** Ends every stream and its member clients (shutdown). */
+  close(): void {
+    for (const [id, stream] of [...this.open]) {
+      this.drop(id, stream);
+      stream.res.end();
+    }
+  }
+
+  /** A member client of `stream` listening to `member`, or undefined when the member cannot be reached or sends no list changes. */
+  private async listen(id: string, stream: OpenStream, member: ListenedMember): Promise<Client | undefined> {
+    const client = new Client({ name: 'gateway-virtual-listener', version: '1.0.0' });
+    for (const [schema, method] of LIST_CHANGED)
+      client.setNotificationHandler(schema, () => {
+        if (this.open.get(id) !== stream) return;
+        stream.res.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', method })}\n\n`);
+        this.rearm(id, stream);
+      });
+    try {
+      await client.connect(
+        new StreamableHTTPClientTransport(member.url, {
+          requestInit: { headers: member.headers },
+          fetch: loopbackFetch,
+        }),
+      );
+    } catch (error) {
+      this.logger.debug(
+        { server: member.server, err: { message: String((error as Error)?.message).slice(0, 200) } },
+        'a member of a virtual MCP server could not be listened to',
+      );
+      void client.close().catch(() => undefined);
+      return undefined;
+    }
+    const offered = client.getServerCapabilities();
+    const changes =
+      offered?.tools?.listChanged === true ||
+      offered?.prompts?.listChanged === true ||
+      offered?.resources?.listChanged === true;
+    // A member that sends no list changes, or a stream that ended meanwhile: nothing to listen for.
+    if (!changes || this.open.get(id) !== stream) {
+      closeClient(client);
+      return undefined;
+    }
+    return client;
+  }
+
+  /** (Re)starts the timer that ends `stream` when idle for `idleMs`, or when its session expires. */
+  private rearm(id: string, stream: OpenStream): void {
+    clearTimeout(stream.timer);
+    const wait = Math.max(0, Math.min(this.limits.idleMs, stream.expiresAt - Date.now()));
+    stream.timer = setTimeout(() => this.end(id), wait);
+    stream.timer.unref();
+  }
+
+  private drop(id: string, stream: OpenStream): void {
+    if (this.open.get(id) !== stream) return;
+    this.open.delete(id);
+    clearTimeout(stream.timer);
+    const held = (this.perCaller.get(stream.caller) ?? 1) - 1;
+    if (held <= 0) this.perCaller.delete(stream.caller);
+    else this.perCaller.set(stream.caller, held);
+    for (const listener of stream.listeners)
+      void listener.then((client) => client !== undefined && closeClient(client)).catch(() => undefined);
+  }
+}
+
+/**
+ * What a virtual server offers: tools, prompts and resources, and their list changes (passed on to
+ * a session's `GET` stream from its members).
+ */
+const VIRTUAL_CAPABILITIES = {
+  tools: { listChanged: true },
+  prompts: { listChanged: true },
+  resources: { listChanged: true },
+};
+
+/** What a 2026-07-28 client is told (`server/discover`): no list changes (no `subscriptions/listen` yet). */
+const DISCOVERED_CAPABILITIES = { tools: {}, prompts: {}, resources: {} };
 
 /** The stateless protocol revision a virtual server serves beside the SDK's (CONTRACT section 12). */
 export const MODERN_REVISION = '2026-07-28';
@@ -431,6 +645,28 @@ function memberMeta(meta: Record<string, unknown> | undefined): Record<string, u
     ([key]) => key !== 'progressToken' && !key.startsWith('io.modelcontextprotocol/'),
   );
   return kept.length === 0 ? undefined : Object.fromEntries(kept);
+}
+
+/** The `protocolVersion` and `capabilities` of an `initialize` request, or undefined for any other message. */
+function initializeParams(
+  body: unknown,
+): { protocolVersion: string; capabilities: Record<string, unknown> } | undefined {
+  const message = body as { method?: unknown; params?: { protocolVersion?: unknown; capabilities?: unknown } } | null;
+  if (message === null || typeof message !== 'object' || message.method !== 'initialize') return undefined;
+  const capabilities = message.params?.capabilities;
+  return {
+    protocolVersion: typeof message.params?.protocolVersion === 'string' ? message.params.protocolVersion : '',
+    capabilities:
+      typeof capabilities === 'object' && capabilities !== null && !Array.isArray(capabilities)
+        ? (capabilities as Record<string, unknown>)
+        : {},
+  };
+}
+
+/** Answers a JSON-RPC error with no id, as the SDK's transport answers one about the request itself. */
+function answerJson(res: ServerResponse, status: number, code: number, message: string): void {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } }));
 }
 
 /** Sets a request header as the SDK's transport reads it (from `rawHeaders`, through its Node adapter). */
@@ -499,11 +735,32 @@ const schemaValidator = new AjvJsonSchemaValidator();
 /**
  * The handler of `/mcp/<virtual>` (mounted in the `/mcp` route group, after authentication and the
  * origin guard, before the MCP proxy): answers a request for a virtual server's slug and passes
- * every other on. `POST` only (stateless); `GET` and `DELETE` are `405` with `Allow: POST`.
+ * every other on. An `initialize` (revisions before 2026-07-28) begins a session: its
+ * `Mcp-Session-Id` is a token any instance checks (`virtual-sessions.ts`); a request naming one that
+ * is not this caller's, altered, expired or ended is `404`. With a session, `GET` opens the stream
+ * of list changes ({@link ListChangedStreams}) and `DELETE` ends it; without one they are `405`.
+ * A request with no session id, and every 2026-07-28 request, is served statelessly.
  */
-export function virtualServersHandler(options: VirtualServersOptions): NodeMiddleware & { close(): void } {
+export function virtualServersHandler(options: VirtualServersOptions): NodeMiddleware & { close(): Promise<void> } {
   const { logger } = options;
   const kept = new MemberClients();
+  const tokens = new VirtualSessionTokens({ key: options.sessionKey ?? randomBytes(32) });
+  const streams = new ListChangedStreams(logger, options.streamLimits);
+  // Sessions ended on any instance are refused here too, and their streams here ended.
+  const unsubscribe = (
+    options.sessionEvents?.subscribe((id, expiresAt) => {
+      tokens.revoke(id, expiresAt);
+      streams.end(id);
+    }) ?? Promise.resolve(undefined)
+  ).catch((error: unknown) => {
+    logger.warn(
+      { err: { message: String((error as Error)?.message).slice(0, 200) } },
+      'the ends of virtual MCP server sessions on other instances cannot be heard; those sessions are served until they expire',
+    );
+    return undefined;
+  });
+  const sweeper = setInterval(() => tokens.sweep(), 60_000);
+  sweeper.unref();
   /** Each virtual server's members, kept while its definition is unchanged (the same object). */
   const membersByDefinition = new WeakMap<ResolvedVirtualServer, VirtualMembers & { servers: string[] }>();
   const membersOf = (server: ResolvedVirtualServer) => {
@@ -597,13 +854,64 @@ export function virtualServersHandler(options: VirtualServersOptions): NodeMiddl
       return next(
         new AccessDeniedError(`The caller may not use MCP server "${slug}": no policy allows any of its members.`),
       );
+    const sessionId = req.headers['mcp-session-id'];
+    /** The session the request names, checked; undefined when it names none. */
+    let session: VirtualSession | undefined;
+    if (typeof sessionId === 'string' && !isModern(req, undefined)) {
+      session = tokens.verify(sessionId, slug, req.headers);
+      // Another caller's, another virtual server's, altered, expired or ended: the client begins again.
+      if (session === undefined) return answerJson(res, 404, -32001, 'Session not found');
+    }
+    if (req.method === 'DELETE' && session !== undefined) {
+      tokens.revoke(session.id, session.expiresAt);
+      streams.end(session.id);
+      const ended = session;
+      void (options.sessionEvents?.publish(ended.id, ended.expiresAt) ?? Promise.resolve())
+        .catch((error: unknown) =>
+          logger.warn(
+            { virtualServer: slug, err: { message: String((error as Error)?.message).slice(0, 200) } },
+            'the end of a virtual MCP server session could not be told to the other instances; they serve it until it expires',
+          ),
+        )
+        .finally(() => {
+          res.writeHead(200);
+          res.end();
+        });
+      return;
+    }
+    if (req.method === 'GET' && session !== undefined) {
+      if (!String(req.headers.accept ?? '').includes('text/event-stream'))
+        return answerJson(res, 406, -32000, 'Not Acceptable: Client must accept text/event-stream');
+      const base = options.selfUrl();
+      const headers = { ...pickHeaders(req, CALLER_HEADERS), ...virtualServerMarker(slug) };
+      try {
+        streams.start(
+          session,
+          tokens.binding(req.headers),
+          res,
+          base === undefined
+            ? []
+            : members.servers.map((server) => ({
+                server,
+                url: new URL(`${base}/mcp/${encodeURIComponent(server)}`),
+                headers,
+              })),
+        );
+      } catch (error) {
+        return next(error);
+      }
+      return;
+    }
     if (req.method !== 'POST') {
       res.writeHead(405, { allow: 'POST', 'content-type': 'application/json' });
       res.end(
         JSON.stringify({
           jsonrpc: '2.0',
           id: null,
-          error: { code: -32000, message: 'Method not allowed: a virtual MCP server takes POST only (no sessions).' },
+          error: {
+            code: -32000,
+            message: 'Method not allowed: GET and DELETE of a virtual MCP server need a session (Mcp-Session-Id).',
+          },
         }),
       );
       return;
@@ -623,7 +931,7 @@ export function virtualServersHandler(options: VirtualServersOptions): NodeMiddl
     server.setRequestHandler(DiscoverRequestSchema, () => ({
       resultType: 'complete',
       supportedVersions: [MODERN_REVISION, ...SUPPORTED_PROTOCOL_VERSIONS],
-      capabilities: VIRTUAL_CAPABILITIES,
+      capabilities: DISCOVERED_CAPABILITIES,
       _meta: { 'io.modelcontextprotocol/serverInfo': { name: slug, title: definition.name, version: '1.0.0' } },
     }));
     server.setRequestHandler(ListToolsRequestSchema, async () => {
@@ -761,9 +1069,21 @@ export function virtualServersHandler(options: VirtualServersOptions): NodeMiddl
       // The SDK transport knows revisions up to 2025-11-25 and refuses a later MCP-Protocol-Version:
       // a stateless 2026-07-28 request is served by the same handlers, its revision known here.
       if (modern) setHeader(req, 'mcp-protocol-version', LATEST_PROTOCOL_VERSION);
+      // A session-based client's initialize begins a session: its id is a token any instance checks.
+      let issued: string | undefined;
+      const initialize = !modern && !Array.isArray(body) ? initializeParams(body) : undefined;
+      if (initialize !== undefined) {
+        const version = SUPPORTED_PROTOCOL_VERSIONS.includes(initialize.protocolVersion)
+          ? initialize.protocolVersion
+          : LATEST_PROTOCOL_VERSION;
+        issued = tokens.issue(slug, version, initialize.capabilities, req.headers).sessionId;
+      } else if (session !== undefined && req.headers['mcp-protocol-version'] === undefined)
+        setHeader(req, 'mcp-protocol-version', session.protocolVersion);
       // An answer that carries a member's notifications (progress) is a stream; every other is JSON.
+      // Only an initialize has a session id generator: every later request is checked above, and the
+      // SDK's transport, stateless, serves it as any instance would.
       const transport = new StreamableHTTPServerTransport({
-        sessionIdGenerator: undefined,
+        sessionIdGenerator: issued === undefined ? undefined : () => issued,
         enableJsonResponse: !asksProgress(body),
       });
       res.on('close', () => void transport.close());
@@ -775,5 +1095,12 @@ export function virtualServersHandler(options: VirtualServersOptions): NodeMiddl
       });
     }, next);
   };
-  return Object.assign(virtualMcpServer, { close: () => kept.close() });
+  return Object.assign(virtualMcpServer, {
+    close: async () => {
+      clearInterval(sweeper);
+      streams.close();
+      kept.close();
+      await (await unsubscribe)?.().catch(() => undefined);
+    },
+  });
 }
