@@ -13,7 +13,7 @@ import { createGateway, type Gateway } from '../src/app';
 import { parseConfig } from '../src/config/load';
 import { createLogger } from '../src/observability/logger';
 import { within } from './catalog/catalog-support';
-import { call2026 } from './mcp-2026/client';
+import { call2026, requestMeta, routingHeaders } from './mcp-2026/client';
 
 // Virtual MCP servers (CONTRACT section 16): the official MCP SDK client against a virtual server of
 // three SDK members, each reached through its own endpoint of the same gateway (in this process).
@@ -671,6 +671,84 @@ describe('sessions of a virtual MCP server (CONTRACT sections 12 and 16)', () =>
     await transport.terminateSession();
     await client.close();
     await within(5_000, async () => live.openStreams === 0 && live.deletes > deletes);
+  });
+});
+
+/** Reads an event stream's JSON-RPC messages as they come: `next()` the next one, failing after 5 s. */
+function messages(body: ReadableStream<Uint8Array>) {
+  const reader = body.getReader();
+  let buffered = '';
+  return {
+    async next(): Promise<{ method?: string; params?: Record<string, unknown> }> {
+      let timer: NodeJS.Timeout | undefined;
+      const deadline = new Promise<never>(
+        (_, reject) => (timer = setTimeout(() => reject(new Error('no message within 5 s')), 5_000)),
+      );
+      try {
+        for (;;) {
+          const end = buffered.indexOf('\n\n');
+          if (end !== -1) {
+            const event = buffered.slice(0, end);
+            buffered = buffered.slice(end + 2);
+            const data = event
+              .split('\n')
+              .filter((line) => line.startsWith('data: '))
+              .map((line) => line.slice(6))
+              .join('\n');
+            if (data !== '') return JSON.parse(data) as { method?: string; params?: Record<string, unknown> };
+            continue;
+          }
+          const { done, value } = await Promise.race([reader.read(), deadline]);
+          if (done) throw new Error('the stream ended');
+          buffered += Buffer.from(value).toString();
+        }
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+    cancel: () => reader.cancel().catch(() => undefined),
+  };
+}
+
+describe('a 2026-07-28 client’s subscriptions/listen on a virtual MCP server', () => {
+  it('acknowledges the list changes asked for, then passes a member’s tools/list_changed under the subscription id', async () => {
+    const before = live.openStreams;
+    const body = {
+      jsonrpc: '2.0',
+      id: 'sub-1',
+      method: 'subscriptions/listen',
+      params: { notifications: { toolsListChanged: true }, _meta: requestMeta() },
+    };
+    const res = await fetch(`${base}/mcp/livebench`, {
+      method: 'POST',
+      headers: {
+        'x-api-key': KEY,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        ...routingHeaders(body),
+      },
+      body: JSON.stringify(body),
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toContain('text/event-stream');
+    const stream = messages(res.body as ReadableStream<Uint8Array>);
+    expect(await stream.next()).toEqual({
+      jsonrpc: '2.0',
+      method: 'notifications/subscriptions/acknowledged',
+      params: {
+        notifications: { toolsListChanged: true, promptsListChanged: false, resourcesListChanged: false },
+        _meta: { 'io.modelcontextprotocol/subscriptionId': 'sub-1' },
+      },
+    });
+    await within(5_000, async () => live.openStreams === before + 1);
+    live.addTool('drain');
+    expect(await stream.next()).toEqual({
+      jsonrpc: '2.0',
+      method: 'notifications/tools/list_changed',
+      params: { _meta: { 'io.modelcontextprotocol/subscriptionId': 'sub-1' } },
+    });
+    await stream.cancel();
+    await within(5_000, async () => live.openStreams === before);
   });
 });
 

@@ -57,7 +57,12 @@ import { z } from 'zod';
 import type { Logger } from 'pino';
 import type { NodeMiddleware } from '../http/route-table';
 import { virtualServerMarker } from './virtual-marker';
-import { VirtualSessionTokens, type VirtualSession, type VirtualSessionEvents } from './virtual-sessions';
+import {
+  VIRTUAL_SESSION_TTL_MS,
+  VirtualSessionTokens,
+  type VirtualSession,
+  type VirtualSessionEvents,
+} from './virtual-sessions';
 
 /** MCP's JSON-RPC error for a resource no member offers (`resources/read`): -32002. */
 export const RESOURCE_NOT_FOUND = -32002;
@@ -436,17 +441,31 @@ export class VirtualStreamLimitError extends Error {
   }
 }
 
-/** The list-changed notifications of a member a virtual server passes on, each as it is named. */
+/** The list-changed notifications of a member a virtual server passes on, each as it is named, and the `subscriptions/listen` flag asking for it. */
 const LIST_CHANGED = [
-  [ToolListChangedNotificationSchema, 'notifications/tools/list_changed'],
-  [PromptListChangedNotificationSchema, 'notifications/prompts/list_changed'],
-  [ResourceListChangedNotificationSchema, 'notifications/resources/list_changed'],
+  [ToolListChangedNotificationSchema, 'notifications/tools/list_changed', 'toolsListChanged'],
+  [PromptListChangedNotificationSchema, 'notifications/prompts/list_changed', 'promptsListChanged'],
+  [ResourceListChangedNotificationSchema, 'notifications/resources/list_changed', 'resourcesListChanged'],
 ] as const;
 
-/** One open `GET` stream of a session, and the member clients listening for it. */
+/** Where a 2026-07-28 notification names the `subscriptions/listen` request it belongs to. */
+const META_SUBSCRIPTION = 'io.modelcontextprotocol/subscriptionId';
+
+/**
+ * A `subscriptions/listen` stream (MCP 2026-07-28): the request's id, and the notifications it asked
+ * for (`params.notifications`: `toolsListChanged`, `promptsListChanged`, `resourcesListChanged`).
+ */
+export interface ListenSubscription {
+  id: string | number;
+  notifications: Partial<Record<(typeof LIST_CHANGED)[number][2], boolean>>;
+}
+
+/** One open `GET` stream of a session (or `subscriptions/listen` stream), and the member clients listening for it. */
 interface OpenStream {
   caller: string;
   res: ServerResponse;
+  /** For a `subscriptions/listen` stream: its subscription. */
+  subscription?: ListenSubscription;
   /** Member clients connected (or connecting) for this stream; closed with it. */
   listeners: Promise<Client | undefined>[];
   timer?: NodeJS.Timeout;
@@ -490,7 +509,13 @@ export class ListChangedStreams {
    * `members`; answers `409` itself when the session has one open here. Throws
    * {@link VirtualStreamLimitError} beyond the bounds (nothing written).
    */
-  start(session: VirtualSession, caller: string, res: ServerResponse, members: readonly ListenedMember[]): void {
+  start(
+    session: Pick<VirtualSession, 'id' | 'expiresAt'>,
+    caller: string,
+    res: ServerResponse,
+    members: readonly ListenedMember[],
+    subscription?: ListenSubscription,
+  ): void {
     if (this.open.has(session.id)) {
       const body = JSON.stringify({
         jsonrpc: '2.0',
@@ -510,7 +535,7 @@ export class ListChangedStreams {
       throw new VirtualStreamLimitError(
         `The gateway holds ${this.open.size} streams of virtual MCP servers open, the most allowed: try again later.`,
       );
-    const stream: OpenStream = { caller, res, listeners: [], expiresAt: session.expiresAt };
+    const stream: OpenStream = { caller, res, subscription, listeners: [], expiresAt: session.expiresAt };
     this.open.set(session.id, stream);
     this.perCaller.set(caller, held + 1);
     res.writeHead(200, {
@@ -519,6 +544,16 @@ export class ListChangedStreams {
       'x-accel-buffering': 'no',
     });
     res.flushHeaders();
+    if (subscription !== undefined) {
+      const granted = Object.fromEntries(
+        LIST_CHANGED.map(([, , flag]) => [flag, subscription.notifications[flag] === true]),
+      );
+      writeEvent(res, {
+        jsonrpc: '2.0',
+        method: 'notifications/subscriptions/acknowledged',
+        params: { notifications: granted, _meta: { [META_SUBSCRIPTION]: subscription.id } },
+      });
+    }
     this.rearm(session.id, stream);
     res.once('close', () => this.drop(session.id, stream));
     for (const member of members) stream.listeners.push(this.listen(session.id, stream, member));
@@ -544,10 +579,18 @@ export class ListChangedStreams {
   /** A member client of `stream` listening to `member`, or undefined when the member cannot be reached or sends no list changes. */
   private async listen(id: string, stream: OpenStream, member: ListenedMember): Promise<Client | undefined> {
     const client = new Client({ name: 'gateway-virtual-listener', version: '1.0.0' });
-    for (const [schema, method] of LIST_CHANGED)
+    const subscription = stream.subscription;
+    for (const [schema, method, flag] of LIST_CHANGED)
       client.setNotificationHandler(schema, () => {
         if (this.open.get(id) !== stream) return;
-        stream.res.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', method })}\n\n`);
+        if (subscription === undefined) writeEvent(stream.res, { jsonrpc: '2.0', method });
+        else if (subscription.notifications[flag] === true)
+          writeEvent(stream.res, {
+            jsonrpc: '2.0',
+            method,
+            params: { _meta: { [META_SUBSCRIPTION]: subscription.id } },
+          });
+        else return;
         this.rearm(id, stream);
       });
     try {
@@ -598,6 +641,11 @@ export class ListChangedStreams {
   }
 }
 
+/** Writes one JSON-RPC message as an event of an event stream. */
+function writeEvent(res: ServerResponse, message: unknown): void {
+  res.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+}
+
 /**
  * What a virtual server offers: tools, prompts and resources, and their list changes (passed on to
  * a session's `GET` stream from its members).
@@ -608,8 +656,8 @@ const VIRTUAL_CAPABILITIES = {
   resources: { listChanged: true },
 };
 
-/** What a 2026-07-28 client is told (`server/discover`): no list changes (no `subscriptions/listen` yet). */
-const DISCOVERED_CAPABILITIES = { tools: {}, prompts: {}, resources: {} };
+/** What a 2026-07-28 client is told (`server/discover`): the same (list changes through `subscriptions/listen`). */
+const DISCOVERED_CAPABILITIES = VIRTUAL_CAPABILITIES;
 
 /** The stateless protocol revision a virtual server serves beside the SDK's (CONTRACT section 12). */
 export const MODERN_REVISION = '2026-07-28';
@@ -661,6 +709,19 @@ function initializeParams(
         ? (capabilities as Record<string, unknown>)
         : {},
   };
+}
+
+/** The subscription of a `subscriptions/listen` request (one message, with an id), or undefined for any other. */
+function listenSubscription(body: unknown): ListenSubscription | undefined {
+  const message = body as { id?: unknown; method?: unknown; params?: { notifications?: unknown } } | null;
+  if (message === null || typeof message !== 'object' || Array.isArray(message)) return undefined;
+  if (message.method !== 'subscriptions/listen') return undefined;
+  if (typeof message.id !== 'string' && typeof message.id !== 'number') return undefined;
+  const asked = message.params?.notifications;
+  const notifications: ListenSubscription['notifications'] = {};
+  if (typeof asked === 'object' && asked !== null)
+    for (const [, , flag] of LIST_CHANGED) notifications[flag] = (asked as Record<string, unknown>)[flag] === true;
+  return { id: message.id, notifications };
 }
 
 /** Answers a JSON-RPC error with no id, as the SDK's transport answers one about the request itself. */
@@ -838,6 +899,14 @@ export function virtualServersHandler(options: VirtualServersOptions): NodeMiddl
       reports(members, 'resources/templates/list'),
     );
 
+  /** The members a caller's stream listens to: each through its own endpoint, with the caller's headers and the marker. */
+  const listenedMembers = (req: IncomingMessage, slug: string, servers: readonly string[]): ListenedMember[] => {
+    const base = options.selfUrl();
+    if (base === undefined) return [];
+    const headers = { ...pickHeaders(req, CALLER_HEADERS), ...virtualServerMarker(slug) };
+    return servers.map((server) => ({ server, url: new URL(`${base}/mcp/${encodeURIComponent(server)}`), headers }));
+  };
+
   const virtualMcpServer: NodeMiddleware = function virtualMcpServer(req, res, next) {
     const url = req.url ?? '/';
     const query = url.indexOf('?');
@@ -882,21 +951,8 @@ export function virtualServersHandler(options: VirtualServersOptions): NodeMiddl
     if (req.method === 'GET' && session !== undefined) {
       if (!String(req.headers.accept ?? '').includes('text/event-stream'))
         return answerJson(res, 406, -32000, 'Not Acceptable: Client must accept text/event-stream');
-      const base = options.selfUrl();
-      const headers = { ...pickHeaders(req, CALLER_HEADERS), ...virtualServerMarker(slug) };
       try {
-        streams.start(
-          session,
-          tokens.binding(req.headers),
-          res,
-          base === undefined
-            ? []
-            : members.servers.map((server) => ({
-                server,
-                url: new URL(`${base}/mcp/${encodeURIComponent(server)}`),
-                headers,
-              })),
-        );
+        streams.start(session, tokens.binding(req.headers), res, listenedMembers(req, slug, members.servers));
       } catch (error) {
         return next(error);
       }
@@ -1066,6 +1122,22 @@ export function virtualServersHandler(options: VirtualServersOptions): NodeMiddl
         return;
       }
       modern = isModern(req, body);
+      // MCP 2026-07-28: subscriptions/listen is a stream of the list changes asked for, as a session's GET stream.
+      const listen = modern ? listenSubscription(body) : undefined;
+      if (listen !== undefined) {
+        try {
+          streams.start(
+            { id: `listen:${randomBytes(16).toString('base64url')}`, expiresAt: Date.now() + VIRTUAL_SESSION_TTL_MS },
+            tokens.binding(req.headers),
+            res,
+            listenedMembers(req, slug, members.servers),
+            listen,
+          );
+        } catch (error) {
+          next(error);
+        }
+        return;
+      }
       // The SDK transport knows revisions up to 2025-11-25 and refuses a later MCP-Protocol-Version:
       // a stateless 2026-07-28 request is served by the same handlers, its revision known here.
       if (modern) setHeader(req, 'mcp-protocol-version', LATEST_PROTOCOL_VERSION);
