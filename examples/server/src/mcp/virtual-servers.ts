@@ -441,6 +441,9 @@ export class VirtualStreamLimitError extends Error {
   }
 }
 
+/** How long a stream's member client may take to connect (initialize) before that member is not listened to: 10 s. */
+export const LISTENER_CONNECT_TIMEOUT_MS = 10_000;
+
 /** The list-changed notifications of a member a virtual server passes on, each as it is named, and the `subscriptions/listen` flag asking for it. */
 const LIST_CHANGED = [
   [ToolListChangedNotificationSchema, 'notifications/tools/list_changed', 'toolsListChanged'],
@@ -468,6 +471,8 @@ interface OpenStream {
   subscription?: ListenSubscription;
   /** Member clients connected (or connecting) for this stream; closed with it. */
   listeners: Promise<Client | undefined>[];
+  /** Aborts the member clients' handshakes still under way when the stream ends. */
+  ending: AbortController;
   timer?: NodeJS.Timeout;
   expiresAt: number;
 }
@@ -535,7 +540,14 @@ export class ListChangedStreams {
       throw new VirtualStreamLimitError(
         `The gateway holds ${this.open.size} streams of virtual MCP servers open, the most allowed: try again later.`,
       );
-    const stream: OpenStream = { caller, res, subscription, listeners: [], expiresAt: session.expiresAt };
+    const stream: OpenStream = {
+      caller,
+      res,
+      subscription,
+      listeners: [],
+      ending: new AbortController(),
+      expiresAt: session.expiresAt,
+    };
     this.open.set(session.id, stream);
     this.perCaller.set(caller, held + 1);
     res.writeHead(200, {
@@ -599,6 +611,7 @@ export class ListChangedStreams {
           requestInit: { headers: member.headers },
           fetch: loopbackFetch,
         }),
+        { signal: AbortSignal.any([stream.ending.signal, AbortSignal.timeout(LISTENER_CONNECT_TIMEOUT_MS)]) },
       );
     } catch (error) {
       this.logger.debug(
@@ -633,6 +646,7 @@ export class ListChangedStreams {
     if (this.open.get(id) !== stream) return;
     this.open.delete(id);
     clearTimeout(stream.timer);
+    stream.ending.abort();
     const held = (this.perCaller.get(stream.caller) ?? 1) - 1;
     if (held <= 0) this.perCaller.delete(stream.caller);
     else this.perCaller.set(stream.caller, held);
