@@ -631,6 +631,28 @@ describe('sessions of a virtual MCP server (CONTRACT sections 12 and 16)', () =>
     // Ended by its client (DELETE): 404 from then on.
     await transport.terminateSession();
     expect(await listWithSession('workbench', id)).toEqual({ status: 404, code: -32001 });
+    // The client begins again: an initialize is answered with a new session, whatever id it carries.
+    const again = await fetch(`${base}/mcp/workbench`, {
+      method: 'POST',
+      headers: {
+        'x-api-key': KEY,
+        'mcp-session-id': id,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'again', version: '1' } },
+      }),
+    });
+    expect(again.status).toBe(200);
+    await again.arrayBuffer();
+    const renewed = again.headers.get('mcp-session-id') as string;
+    expect(renewed).toMatch(/^v1\./);
+    expect(renewed).not.toBe(id);
+    expect(await listWithSession('workbench', renewed)).toEqual({ status: 200, code: undefined });
     await client.close();
     // A request without a session id is served statelessly, as before; GET and DELETE need one.
     const stateless = await fetch(`${base}/mcp/workbench`, {

@@ -940,7 +940,8 @@ export function virtualServersHandler(options: VirtualServersOptions): NodeMiddl
     const sessionId = req.headers['mcp-session-id'];
     /** The session the request names, checked; undefined when it names none. */
     let session: VirtualSession | undefined;
-    if (typeof sessionId === 'string' && !isModern(req, undefined)) {
+    // GET and DELETE here; a POST once its body says whether it is an initialize (which begins a new one).
+    if (req.method !== 'POST' && typeof sessionId === 'string' && !isModern(req, undefined)) {
       session = tokens.verify(sessionId, slug, req.headers);
       // Another caller's, another virtual server's, altered, expired or ended: the client begins again.
       if (session === undefined) return answerJson(res, 404, -32001, 'Session not found');
@@ -1158,6 +1159,10 @@ export function virtualServersHandler(options: VirtualServersOptions): NodeMiddl
       // A session-based client's initialize begins a session: its id is a token any instance checks.
       let issued: string | undefined;
       const initialize = !modern && !Array.isArray(body) ? initializeParams(body) : undefined;
+      if (initialize === undefined && !modern && typeof sessionId === 'string') {
+        session = tokens.verify(sessionId, slug, req.headers);
+        if (session === undefined) return answerJson(res, 404, -32001, 'Session not found');
+      }
       if (initialize !== undefined) {
         const version = SUPPORTED_PROTOCOL_VERSIONS.includes(initialize.protocolVersion)
           ? initialize.protocolVersion
@@ -1166,7 +1171,8 @@ export function virtualServersHandler(options: VirtualServersOptions): NodeMiddl
       } else if (session !== undefined && req.headers['mcp-protocol-version'] === undefined)
         setHeader(req, 'mcp-protocol-version', session.protocolVersion);
       // An answer that carries a member's notifications (progress) is a stream; every other is JSON.
-      // Only an initialize has a session id generator: every later request is checked above, and the
+      // Only an initialize has a session id generator (a session id it carries is not read: it begins
+      // a new one); every later request is checked above, and the
       // SDK's transport, stateless, serves it as any instance would.
       const transport = new StreamableHTTPServerTransport({
         sessionIdGenerator: issued === undefined ? undefined : () => issued,
