@@ -116,12 +116,16 @@ describe('ListChangedStreams bounds', () => {
     expiresAt: Date.now() + 60_000,
   });
 
-  async function serve(limits: Partial<VirtualStreamLimits>) {
+  /** Members that cannot be reached (port 9 refuses): each still takes a member connection while its stream is open. */
+  const unreachable = (n: number) =>
+    Array.from({ length: n }, (_, i) => ({ server: `m${i}`, url: new URL('http://127.0.0.1:9/mcp'), headers: {} }));
+
+  async function serve(limits: Partial<VirtualStreamLimits>, members = 0) {
     streams = new ListChangedStreams(pino({ level: 'silent' }), limits);
     server = createServer((req, res) => {
       const [, id, who] = (req.url ?? '').split('/');
       try {
-        streams.start(session(id as string), who as string, res, []);
+        streams.start(session(id as string), who as string, res, unreachable(members));
       } catch (error) {
         const e = error as VirtualStreamLimitError;
         res.writeHead(e.status, { 'content-type': 'application/json' });
@@ -154,6 +158,18 @@ describe('ListChangedStreams bounds', () => {
     // Ending one frees its place.
     streams.end('s4');
     expect((await open('s5', 'carol')).status).toBe(200);
+    abort.abort();
+  });
+
+  it('counts the member connections of every stream against memberConnections (429 beyond)', async () => {
+    await serve({ memberConnections: 5 }, 2);
+    const abort = new AbortController();
+    const open = (id: string, who: string) => fetch(`${url}/${id}/${who}`, { signal: abort.signal });
+    expect((await open('s1', 'alice')).status).toBe(200);
+    expect((await open('s2', 'bob')).status).toBe(200);
+    expect((await open('s3', 'carol')).status).toBe(429);
+    streams.end('s1');
+    expect((await open('s3', 'carol')).status).toBe(200);
     abort.abort();
   });
 

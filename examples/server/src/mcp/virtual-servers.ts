@@ -138,18 +138,29 @@ export interface VirtualServersOptions {
 const loopbackAgent = new Agent({ keepAlive: true, maxSockets: 64 });
 
 /**
+ * The connections of the streams' member listeners to the gateway's own address, apart from
+ * {@link loopbackAgent}: a held `GET` never takes a place member requests wait for. Their number is
+ * bounded by {@link VirtualStreamLimits.memberConnections}, not here.
+ */
+const listenerAgent = new Agent({ keepAlive: false });
+
+/**
  * A `fetch` for the members' SDK clients, over node:http to the gateway's own address. Unlike the
  * global `fetch` (undici), it sends the `Host` header given (the caller's, already checked by the
  * origin guard), so the member endpoint's DNS-rebinding guard answers as it did for the caller.
  */
-export function loopbackFetch(url: string | URL, init: RequestInit = {}): Promise<Response> {
+export function loopbackFetch(
+  url: string | URL,
+  init: RequestInit = {},
+  agent: Agent = loopbackAgent,
+): Promise<Response> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string> = {};
     new Headers(init.headers).forEach((value, name) => (headers[name] = value));
     const body = init.body;
     if (body !== undefined && body !== null && typeof body !== 'string')
       return reject(new TypeError('loopbackFetch sends string bodies only.'));
-    const req = httpRequest(url, { method: init.method ?? 'GET', headers, agent: loopbackAgent }, (res) => {
+    const req = httpRequest(url, { method: init.method ?? 'GET', headers, agent }, (res) => {
       const answer = new Headers();
       for (const [name, value] of Object.entries(res.headers)) {
         if (Array.isArray(value)) for (const v of value) answer.append(name, v);
@@ -422,10 +433,24 @@ export interface VirtualStreamLimits {
   total: number;
   /** A stream that carried nothing this long is ended (the client opens it again), in ms. */
   idleMs: number;
+  /**
+   * Member connections the streams of an instance hold at once (one a member of each stream's
+   * virtual server), kept well below `MAX_CONNECTIONS_PER_IP` (default 256), which counts them as
+   * 127.0.0.1's.
+   */
+  memberConnections: number;
 }
 
-/** The default bounds: 8 streams a caller, 1,000 in all, each ended after 10 minutes without a notification. */
-export const VIRTUAL_STREAM_LIMITS: Readonly<VirtualStreamLimits> = { perCaller: 8, total: 1000, idleMs: 10 * 60_000 };
+/**
+ * The default bounds: 8 streams a caller, 1,000 in all, 128 member connections in all, each stream
+ * ended after 10 minutes without a notification.
+ */
+export const VIRTUAL_STREAM_LIMITS: Readonly<VirtualStreamLimits> = {
+  perCaller: 8,
+  total: 1000,
+  idleMs: 10 * 60_000,
+  memberConnections: 128,
+};
 
 /**
  * `429 mcp_stream_limit`: a `GET` stream of a virtual server beyond {@link VirtualStreamLimits}
@@ -469,6 +494,8 @@ interface OpenStream {
   res: ServerResponse;
   /** For a `subscriptions/listen` stream: its subscription. */
   subscription?: ListenSubscription;
+  /** How many member connections it holds (counted against {@link VirtualStreamLimits.memberConnections}). */
+  memberConnections: number;
   /** Member clients connected (or connecting) for this stream; closed with it. */
   listeners: Promise<Client | undefined>[];
   /** Aborts the member clients' handshakes still under way when the stream ends. */
@@ -496,6 +523,8 @@ export class ListChangedStreams {
   private readonly open = new Map<string, OpenStream>();
   private readonly perCaller = new Map<string, number>();
   private readonly limits: VirtualStreamLimits;
+  /** Member connections the open streams hold. */
+  private memberConnections = 0;
 
   constructor(
     private readonly logger: Logger,
@@ -536,9 +565,9 @@ export class ListChangedStreams {
       throw new VirtualStreamLimitError(
         `This caller holds ${held} streams of virtual MCP servers open, the most allowed: close one first.`,
       );
-    if (this.open.size >= this.limits.total)
+    if (this.open.size >= this.limits.total || this.memberConnections + members.length > this.limits.memberConnections)
       throw new VirtualStreamLimitError(
-        `The gateway holds ${this.open.size} streams of virtual MCP servers open, the most allowed: try again later.`,
+        `The gateway holds ${this.open.size} streams of virtual MCP servers open, the most it allows: try again later.`,
       );
     const stream: OpenStream = {
       caller,
@@ -547,7 +576,9 @@ export class ListChangedStreams {
       listeners: [],
       ending: new AbortController(),
       expiresAt: session.expiresAt,
+      memberConnections: members.length,
     };
+    this.memberConnections += members.length;
     this.open.set(session.id, stream);
     this.perCaller.set(caller, held + 1);
     res.writeHead(200, {
@@ -609,7 +640,7 @@ export class ListChangedStreams {
       await client.connect(
         new StreamableHTTPClientTransport(member.url, {
           requestInit: { headers: member.headers },
-          fetch: loopbackFetch,
+          fetch: (url, init) => loopbackFetch(url, init, listenerAgent),
         }),
         { signal: AbortSignal.any([stream.ending.signal, AbortSignal.timeout(LISTENER_CONNECT_TIMEOUT_MS)]) },
       );
@@ -647,6 +678,7 @@ export class ListChangedStreams {
     this.open.delete(id);
     clearTimeout(stream.timer);
     stream.ending.abort();
+    this.memberConnections -= stream.memberConnections;
     const held = (this.perCaller.get(stream.caller) ?? 1) - 1;
     if (held <= 0) this.perCaller.delete(stream.caller);
     else this.perCaller.set(stream.caller, held);
