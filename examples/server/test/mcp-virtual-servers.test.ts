@@ -732,6 +732,45 @@ function messages(body: ReadableStream<Uint8Array>) {
   };
 }
 
+describe('the bounds of a virtual MCP server’s streams', () => {
+  it('refuses a second GET stream of a session (409) and a ninth of one caller (429 mcp_stream_limit)', async () => {
+    const before = live.openStreams;
+    const abort = new AbortController();
+    const headers = { 'x-api-key': KEY, accept: 'application/json, text/event-stream' };
+    const session = async () => {
+      const res = await fetch(`${base}/mcp/livebench`, {
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bounds', version: '1' } },
+        }),
+      });
+      await res.arrayBuffer();
+      return res.headers.get('mcp-session-id') as string;
+    };
+    const stream = (id: string) =>
+      fetch(`${base}/mcp/livebench`, {
+        headers: { ...headers, accept: 'text/event-stream', 'mcp-session-id': id },
+        signal: abort.signal,
+      });
+    const ids = await Promise.all(Array.from({ length: 9 }, session));
+    const statuses: number[] = [];
+    for (const id of ids.slice(0, 8)) statuses.push((await stream(id)).status);
+    expect(statuses).toEqual(Array(8).fill(200));
+    const second = await stream(ids[0] as string);
+    expect(second.status).toBe(409);
+    await second.arrayBuffer();
+    const ninth = await stream(ids[8] as string);
+    expect(ninth.status).toBe(429);
+    expect(((await ninth.json()) as { error?: { code?: string } }).error?.code).toBe('mcp_stream_limit');
+    abort.abort();
+    await within(5_000, async () => live.openStreams === before);
+  });
+});
+
 describe('a 2026-07-28 client’s subscriptions/listen on a virtual MCP server', () => {
   it('acknowledges the list changes asked for, then passes a member’s tools/list_changed under the subscription id', async () => {
     const before = live.openStreams;
