@@ -192,6 +192,12 @@ export interface Gateway {
   close(): Promise<void>;
   /** Tells the gateway the address it listens on (the console's "test" buttons call it there). */
   listeningOn(baseUrl: string): void;
+  /**
+   * Ends the streams that only wait for notifications (a virtual MCP server's `GET` and
+   * `subscriptions/listen` streams), at the start of a shutdown: their clients open them again, on
+   * another instance, instead of holding this one for the shutdown's grace.
+   */
+  endStreams(): void;
 }
 
 /**
@@ -830,6 +836,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     listeningOn: (baseUrl: string) => {
       selfUrl = baseUrl;
     },
+    endStreams: () => virtualMcpHandler?.endStreams(),
     requestLog,
     close: async () => {
       unsubscribe?.();

@@ -848,7 +848,9 @@ const schemaValidator = new AjvJsonSchemaValidator();
  * of list changes ({@link ListChangedStreams}) and `DELETE` ends it; without one they are `405`.
  * A request with no session id, and every 2026-07-28 request, is served statelessly.
  */
-export function virtualServersHandler(options: VirtualServersOptions): NodeMiddleware & { close(): Promise<void> } {
+export function virtualServersHandler(
+  options: VirtualServersOptions,
+): NodeMiddleware & { close(): Promise<void>; endStreams(): void } {
   const { logger } = options;
   const kept = new MemberClients();
   const tokens = new VirtualSessionTokens({ key: options.sessionKey ?? randomBytes(32) });
@@ -1220,6 +1222,8 @@ export function virtualServersHandler(options: VirtualServersOptions): NodeMiddl
     }, next);
   };
   return Object.assign(virtualMcpServer, {
+    /** Ends every open stream (shutdown begins); requests are still served. */
+    endStreams: () => streams.close(),
     close: async () => {
       clearInterval(sweeper);
       streams.close();

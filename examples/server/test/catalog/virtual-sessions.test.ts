@@ -93,6 +93,8 @@ beforeAll(async () => {
     }),
     GATEWAY_ADMIN_KEY: newAdminKey(),
     GATEWAY_ENCRYPTION_KEY: newEncryptionKey(),
+    // Far longer than the test waits: a stream that held an instance for the grace would fail it.
+    SHUTDOWN_GRACE_MS: '60000',
   };
   [a, b] = await Promise.all([startGateway(env), startGateway(env)]);
 });
@@ -128,5 +130,41 @@ describe('a session of a virtual MCP server, two instances on one PostgreSQL', (
     expect(await listWith(b.url, id)).toEqual({ status: 404, code: -32001 });
     await onA.client.close();
     await onB.client.close();
+  });
+
+  it('ends a session’s GET stream as soon as its instance shuts down (the client opens it again elsewhere)', async () => {
+    const initialize = await fetch(`${b.url}/mcp/bench`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${KEY}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'shutdown', version: '1' } },
+      }),
+    });
+    await initialize.arrayBuffer();
+    const stream = await fetch(`${b.url}/mcp/bench`, {
+      headers: {
+        authorization: `Bearer ${KEY}`,
+        accept: 'text/event-stream',
+        'mcp-session-id': initialize.headers.get('mcp-session-id') as string,
+      },
+    });
+    expect(stream.status).toBe(200);
+    const read = stream.text().catch((error: unknown) => `cut: ${String(error)}`);
+    const exited = b.stop();
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<string>(
+      (resolve) => (timer = setTimeout(() => resolve('still open after 20 s'), 20_000)),
+    );
+    // Ended by the gateway (an empty, finished stream), well before the 60 s grace.
+    expect(await Promise.race([read, deadline])).toBe('');
+    expect(await Promise.race([exited, deadline])).toBe(0);
+    clearTimeout(timer);
   });
 });
