@@ -459,7 +459,7 @@ export const VIRTUAL_STREAM_LIMITS: Readonly<VirtualStreamLimits> = {
 export class VirtualStreamLimitError extends Error {
   readonly status = 429;
   readonly code = 'mcp_stream_limit';
-  readonly type = 'invalid_request_error';
+  readonly type = 'rate_limit_error';
   constructor(message: string) {
     super(message);
     this.name = 'VirtualStreamLimitError';
