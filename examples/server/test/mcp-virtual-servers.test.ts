@@ -120,7 +120,7 @@ interface LiveMember {
   url: string;
   /** Adds a tool to every session, now and later: each connected session sends `notifications/tools/list_changed`. */
   addTool(name: string): void;
-  /** `GET` streams open now (a client listening for notifications). */
+  /** `GET` streams open now (a client listening for notifications), counted once answered. */
   openStreams: number;
   /** `DELETE`s received (sessions ended by their client). */
   deletes: number;
@@ -149,8 +149,16 @@ async function liveMember(): Promise<LiveMember> {
     const body = text === '' ? undefined : (JSON.parse(text) as unknown);
     const id = req.headers['mcp-session-id'];
     if (req.method === 'GET') {
-      member.openStreams++;
-      res.once('close', () => member.openStreams--);
+      // Counted once its headers are written: the SDK's transport has then registered the stream,
+      // and a notification sent from now on goes down it.
+      const writeHead = res.writeHead.bind(res) as (...args: unknown[]) => typeof res;
+      res.writeHead = ((...args: unknown[]) => {
+        if (!res.headersSent) {
+          member.openStreams++;
+          res.once('close', () => member.openStreams--);
+        }
+        return writeHead(...args);
+      }) as typeof res.writeHead;
     }
     if (req.method === 'DELETE') member.deletes++;
     const found = typeof id === 'string' ? sessions.get(id) : undefined;
