@@ -1,5 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders, type RequestListener, type Server } from 'node:http';
+import {
+  createServer,
+  type IncomingHttpHeaders,
+  type RequestListener,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -124,6 +130,8 @@ interface LiveMember {
   openStreams: number;
   /** `DELETE`s received (sessions ended by their client). */
   deletes: number;
+  /** Ends every open `GET` stream (as a proxy's idle timeout or a restart would). */
+  endStreams(): void;
 }
 
 async function liveMember(): Promise<LiveMember> {
@@ -133,10 +141,14 @@ async function liveMember(): Promise<LiveMember> {
     server.registerTool(tool, { description: `live ${tool}` }, () => ({
       content: [{ type: 'text', text: `live/${tool}` }],
     }));
+  const streams = new Set<ServerResponse>();
   const member: LiveMember = {
     url: '',
     openStreams: 0,
     deletes: 0,
+    endStreams: () => {
+      for (const res of streams) res.end();
+    },
     addTool: (name) => {
       tools.push(name);
       for (const { server } of sessions.values()) register(server, name);
@@ -155,7 +167,11 @@ async function liveMember(): Promise<LiveMember> {
       res.writeHead = ((...args: unknown[]) => {
         if (!res.headersSent) {
           member.openStreams++;
-          res.once('close', () => member.openStreams--);
+          streams.add(res);
+          res.once('close', () => {
+            member.openStreams--;
+            streams.delete(res);
+          });
         }
         return writeHead(...args);
       }) as typeof res.writeHead;
@@ -696,6 +712,12 @@ describe('sessions of a virtual MCP server (CONTRACT sections 12 and 16)', () =>
     clearTimeout(timer);
     expect(changes).toBe(1);
     expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['live_status', 'live_restart']);
+    // The member's stream ends (a proxy's idle timeout, a restart): the gateway's listener opens it again.
+    live.endStreams();
+    await within(5_000, async () => live.openStreams === 0);
+    await within(5_000, async () => live.openStreams === 1);
+    live.addTool('pause');
+    await within(5_000, async () => changes === 2);
     // The client leaves: its stream ends, and the gateway's listening member client with it (DELETE).
     const deletes = live.deletes;
     await transport.terminateSession();

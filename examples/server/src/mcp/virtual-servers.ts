@@ -469,6 +469,18 @@ export class VirtualStreamLimitError extends Error {
 /** How long a stream's member client may take to connect (initialize) before that member is not listened to: 10 s. */
 export const LISTENER_CONNECT_TIMEOUT_MS = 10_000;
 
+/**
+ * How a member listener opens its `GET` stream again when it ends (the MCP proxy ends a silent one
+ * after its `streamIdleTimeoutMs`, default 5 minutes): after 100 ms, then longer up to 5 s, giving
+ * up after 5 failures in a row (the SDK's default waits 1 s and gives up after 2).
+ */
+const LISTENER_RECONNECTION = {
+  initialReconnectionDelay: 100,
+  maxReconnectionDelay: 5_000,
+  reconnectionDelayGrowFactor: 2,
+  maxRetries: 5,
+};
+
 /** The list-changed notifications of a member a virtual server passes on, each as it is named, and the `subscriptions/listen` flag asking for it. */
 const LIST_CHANGED = [
   [ToolListChangedNotificationSchema, 'notifications/tools/list_changed', 'toolsListChanged'],
@@ -641,6 +653,7 @@ export class ListChangedStreams {
         new StreamableHTTPClientTransport(member.url, {
           requestInit: { headers: member.headers },
           fetch: (url, init) => loopbackFetch(url, init, listenerAgent),
+          reconnectionOptions: LISTENER_RECONNECTION,
         }),
         { signal: AbortSignal.any([stream.ending.signal, AbortSignal.timeout(LISTENER_CONNECT_TIMEOUT_MS)]) },
       );
