@@ -126,8 +126,12 @@ interface LiveMember {
   url: string;
   /** Adds a tool to every session, now and later: each connected session sends `notifications/tools/list_changed`. */
   addTool(name: string): void;
-  /** `GET` streams open now (a client listening for notifications), counted once answered. */
-  openStreams: number;
+  /** How many sessions were begun so far: a mark for {@link openSince} and {@link getsSince}. */
+  readonly begun: number;
+  /** `GET` streams open now (answered 200) of the sessions begun since `mark`. */
+  openSince(mark: number): number;
+  /** `GET` streams ever answered 200 for the sessions begun since `mark`. */
+  getsSince(mark: number): number;
   /** `DELETE`s received (sessions ended by their client). */
   deletes: number;
   /** Ends every open `GET` stream (as a proxy's idle timeout or a restart would). */
@@ -142,9 +146,16 @@ async function liveMember(): Promise<LiveMember> {
       content: [{ type: 'text', text: `live/${tool}` }],
     }));
   const streams = new Set<ServerResponse>();
+  /** Session ids in the order they were begun, each with its open and total GET streams. */
+  const begun: { id: string; open: number; gets: number }[] = [];
+  const since = (mark: number) => begun.slice(mark);
   const member: LiveMember = {
     url: '',
-    openStreams: 0,
+    get begun() {
+      return begun.length;
+    },
+    openSince: (mark) => since(mark).reduce((n, session) => n + session.open, 0),
+    getsSince: (mark) => since(mark).reduce((n, session) => n + session.gets, 0),
     deletes: 0,
     endStreams: () => {
       for (const res of streams) res.end();
@@ -161,15 +172,17 @@ async function liveMember(): Promise<LiveMember> {
     const body = text === '' ? undefined : (JSON.parse(text) as unknown);
     const id = req.headers['mcp-session-id'];
     if (req.method === 'GET') {
-      // Counted once its headers are written: the SDK's transport has then registered the stream,
-      // and a notification sent from now on goes down it.
+      // Counted once answered 200: the SDK's transport has then registered the stream, and a
+      // notification sent from now on goes down it (a refused GET, 404 or 409, is not counted).
       const writeHead = res.writeHead.bind(res) as (...args: unknown[]) => typeof res;
       res.writeHead = ((...args: unknown[]) => {
-        if (!res.headersSent) {
-          member.openStreams++;
+        const session = begun.find((s) => s.id === id);
+        if (!res.headersSent && args[0] === 200 && session !== undefined) {
+          session.open++;
+          session.gets++;
           streams.add(res);
           res.once('close', () => {
-            member.openStreams--;
+            session.open--;
             streams.delete(res);
           });
         }
@@ -184,7 +197,10 @@ async function liveMember(): Promise<LiveMember> {
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       enableJsonResponse: true,
-      onsessioninitialized: (sessionId) => void sessions.set(sessionId, { server, transport }),
+      onsessioninitialized: (sessionId) => {
+        sessions.set(sessionId, { server, transport });
+        begun.push({ id: sessionId, open: 0, gets: 0 });
+      },
     });
     transport.onclose = () => {
       if (transport.sessionId !== undefined) sessions.delete(transport.sessionId);
@@ -698,11 +714,12 @@ describe('sessions of a virtual MCP server (CONTRACT sections 12 and 16)', () =>
     const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp/livebench`), {
       requestInit: { headers: { 'x-api-key': KEY } },
     });
+    const mark = live.begun;
     await client.connect(transport);
     expect(client.getServerCapabilities()?.tools?.listChanged).toBe(true);
     expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['live_status']);
     // The gateway listens to the member on the stream's behalf (its own GET to the member).
-    await within(5_000, async () => live.openStreams === 1);
+    await within(5_000, async () => live.openSince(mark) === 1);
     live.addTool('restart');
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
@@ -714,15 +731,14 @@ describe('sessions of a virtual MCP server (CONTRACT sections 12 and 16)', () =>
     expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['live_status', 'live_restart']);
     // The member's stream ends (a proxy's idle timeout, a restart): the gateway's listener opens it again.
     live.endStreams();
-    await within(5_000, async () => live.openStreams === 0);
-    await within(5_000, async () => live.openStreams === 1);
+    await within(5_000, async () => live.getsSince(mark) === 2 && live.openSince(mark) === 1);
     live.addTool('pause');
     await within(5_000, async () => changes === 2);
     // The client leaves: its stream ends, and the gateway's listening member client with it (DELETE).
     const deletes = live.deletes;
     await transport.terminateSession();
     await client.close();
-    await within(5_000, async () => live.openStreams === 0 && live.deletes > deletes);
+    await within(5_000, async () => live.openSince(mark) === 0 && live.deletes > deletes);
   });
 });
 
@@ -764,7 +780,7 @@ function messages(body: ReadableStream<Uint8Array>) {
 
 describe('the bounds of a virtual MCP server’s streams', () => {
   it('refuses a second GET stream of a session (409) and a ninth of one caller (429 mcp_stream_limit)', async () => {
-    const before = live.openStreams;
+    const mark = live.begun;
     const abort = new AbortController();
     const headers = { 'x-api-key': KEY, accept: 'application/json, text/event-stream' };
     const session = async () => {
@@ -797,13 +813,13 @@ describe('the bounds of a virtual MCP server’s streams', () => {
     expect(ninth.status).toBe(429);
     expect(((await ninth.json()) as { error?: { code?: string } }).error?.code).toBe('mcp_stream_limit');
     abort.abort();
-    await within(5_000, async () => live.openStreams === before);
+    await within(5_000, async () => live.openSince(mark) === 0);
   });
 });
 
 describe('a 2026-07-28 client’s subscriptions/listen on a virtual MCP server', () => {
   it('acknowledges the list changes asked for, then passes a member’s tools/list_changed under the subscription id', async () => {
-    const before = live.openStreams;
+    const mark = live.begun;
     const body = {
       jsonrpc: '2.0',
       id: 'sub-1',
@@ -831,7 +847,7 @@ describe('a 2026-07-28 client’s subscriptions/listen on a virtual MCP server',
         _meta: { 'io.modelcontextprotocol/subscriptionId': 'sub-1' },
       },
     });
-    await within(5_000, async () => live.openStreams === before + 1);
+    await within(5_000, async () => live.openSince(mark) === 1);
     live.addTool('drain');
     expect(await stream.next()).toEqual({
       jsonrpc: '2.0',
@@ -839,7 +855,7 @@ describe('a 2026-07-28 client’s subscriptions/listen on a virtual MCP server',
       params: { _meta: { 'io.modelcontextprotocol/subscriptionId': 'sub-1' } },
     });
     await stream.cancel();
-    await within(5_000, async () => live.openStreams === before);
+    await within(5_000, async () => live.openSince(mark) === 0);
   });
 });
 

@@ -508,8 +508,8 @@ interface OpenStream {
   subscription?: ListenSubscription;
   /** How many member connections it holds (counted against {@link VirtualStreamLimits.memberConnections}). */
   memberConnections: number;
-  /** Member clients connected (or connecting) for this stream; closed with it. */
-  listeners: Promise<Client | undefined>[];
+  /** The member clients connected (or connecting) for this stream, each as the function that stops it; called when the stream ends. */
+  listeners: Promise<(() => void) | undefined>[];
   /** Aborts the member clients' handshakes still under way when the stream ends. */
   ending: AbortController;
   timer?: NodeJS.Timeout;
@@ -631,9 +631,19 @@ export class ListChangedStreams {
     }
   }
 
-  /** A member client of `stream` listening to `member`, or undefined when the member cannot be reached or sends no list changes. */
-  private async listen(id: string, stream: OpenStream, member: ListenedMember): Promise<Client | undefined> {
+  /**
+   * A member client of `stream` listening to `member`, as the function that stops it; undefined when
+   * the member cannot be reached or sends no list changes.
+   */
+  private async listen(id: string, stream: OpenStream, member: ListenedMember): Promise<(() => void) | undefined> {
     const client = new Client({ name: 'gateway-virtual-listener', version: '1.0.0' });
+    // Its own copy: set to no retry when it stops, so the end of its GET stream (which its DELETE
+    // brings) does not open another.
+    const reconnection = { ...LISTENER_RECONNECTION };
+    const stop = () => {
+      reconnection.maxRetries = 0;
+      closeClient(client);
+    };
     const subscription = stream.subscription;
     for (const [schema, method, flag] of LIST_CHANGED)
       client.setNotificationHandler(schema, () => {
@@ -653,7 +663,7 @@ export class ListChangedStreams {
         new StreamableHTTPClientTransport(member.url, {
           requestInit: { headers: member.headers },
           fetch: (url, init) => loopbackFetch(url, init, listenerAgent),
-          reconnectionOptions: LISTENER_RECONNECTION,
+          reconnectionOptions: reconnection,
         }),
         { signal: AbortSignal.any([stream.ending.signal, AbortSignal.timeout(LISTENER_CONNECT_TIMEOUT_MS)]) },
       );
@@ -662,7 +672,8 @@ export class ListChangedStreams {
         { server: member.server, err: { message: String((error as Error)?.message).slice(0, 200) } },
         'a member of a virtual MCP server could not be listened to',
       );
-      void client.close().catch(() => undefined);
+      // A handshake cut short may have begun a member session (DELETE it) and its GET (aborted).
+      stop();
       return undefined;
     }
     const offered = client.getServerCapabilities();
@@ -672,10 +683,10 @@ export class ListChangedStreams {
       offered?.resources?.listChanged === true;
     // A member that sends no list changes, or a stream that ended meanwhile: nothing to listen for.
     if (!changes || this.open.get(id) !== stream) {
-      closeClient(client);
+      stop();
       return undefined;
     }
-    return client;
+    return stop;
   }
 
   /** (Re)starts the timer that ends `stream` when idle for `idleMs`, or when its session expires. */
@@ -695,8 +706,7 @@ export class ListChangedStreams {
     const held = (this.perCaller.get(stream.caller) ?? 1) - 1;
     if (held <= 0) this.perCaller.delete(stream.caller);
     else this.perCaller.set(stream.caller, held);
-    for (const listener of stream.listeners)
-      void listener.then((client) => client !== undefined && closeClient(client)).catch(() => undefined);
+    for (const listener of stream.listeners) void listener.then((stop) => stop?.()).catch(() => undefined);
   }
 }
 
