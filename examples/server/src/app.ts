@@ -20,6 +20,7 @@ import {
 import { identityForwarding, type IdentityForwardingMiddleware } from '@gw/mcp-gateway';
 import type * as VirtualCollisions from './mcp/virtual-collisions';
 import type * as VirtualServers from './mcp/virtual-servers';
+import { virtualSessionEvents } from './mcp/virtual-sessions';
 import {
   AdminAccess,
   CatalogError,
@@ -192,6 +193,12 @@ export interface Gateway {
   close(): Promise<void>;
   /** Tells the gateway the address it listens on (the console's "test" buttons call it there). */
   listeningOn(baseUrl: string): void;
+  /**
+   * Ends the streams that only wait for notifications (a virtual MCP server's `GET` and
+   * `subscriptions/listen` streams), at the start of a shutdown: their clients open them again, on
+   * another instance, instead of holding this one for the shutdown's grace.
+   */
+  endStreams(): void;
 }
 
 /**
@@ -333,6 +340,8 @@ export function createGateway(options: GatewayOptions): Gateway {
       logger,
       onMemberUnavailable: (server) => metrics.recordVirtualMemberUnavailable(server),
       authorize: access.mcp,
+      sessionKey: catalog?.virtualSessionKey,
+      sessionEvents: catalog && virtualSessionEvents(catalog.db),
     });
     return virtualMcpHandler;
   };
@@ -844,10 +853,11 @@ export function createGateway(options: GatewayOptions): Gateway {
     listeningOn: (baseUrl: string) => {
       selfUrl = baseUrl;
     },
+    endStreams: () => virtualMcpHandler?.endStreams(),
     requestLog,
     close: async () => {
       unsubscribe?.();
-      virtualMcpHandler?.close();
+      await virtualMcpHandler?.close();
       await keyUse?.close();
       await currentOAuth?.oauth.server.stop();
       await upstream.close();

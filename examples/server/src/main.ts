@@ -582,6 +582,8 @@ export async function startFromEnvironment(
         setTimeout(() => server.closeAllConnections(), 100).unref();
       }, graceMs);
       force.unref();
+      // Streams that only wait for notifications end now: their clients open them again elsewhere.
+      gateway.endStreams();
       server.close(() => {
         clearTimeout(force);
         // In order: the gateway (its queued records), then the catalog database, the rest.

@@ -1,4 +1,11 @@
-import { createServer, type IncomingHttpHeaders, type RequestListener, type Server } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import {
+  createServer,
+  type IncomingHttpHeaders,
+  type RequestListener,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -11,6 +18,7 @@ import {
   ListPromptsRequestSchema,
   ListToolsRequestSchema,
   McpError,
+  ToolListChangedNotificationSchema,
   type Progress,
 } from '@modelcontextprotocol/sdk/types.js';
 import { loadSigningKey } from '@gw/jwks';
@@ -18,7 +26,8 @@ import { z } from 'zod';
 import { createGateway, type Gateway } from '../src/app';
 import { parseConfig } from '../src/config/load';
 import { createLogger } from '../src/observability/logger';
-import { call2026 } from './mcp-2026/client';
+import { within } from './catalog/catalog-support';
+import { call2026, requestMeta, routingHeaders } from './mcp-2026/client';
 
 // Virtual MCP servers (CONTRACT section 16): the official MCP SDK client against a virtual server of
 // three SDK members, each reached through its own endpoint of the same gateway (in this process).
@@ -120,6 +129,96 @@ async function sdkMember(name: string, tools: string[], extras?: (server: McpSer
   return member;
 }
 
+/** A session-based SDK MCP server whose tools can be added while it runs (each session is told: list_changed). */
+interface LiveMember {
+  url: string;
+  /** Adds a tool to every session, now and later: each connected session sends `notifications/tools/list_changed`. */
+  addTool(name: string): void;
+  /** How many sessions were begun so far: a mark for {@link openSince} and {@link getsSince}. */
+  readonly begun: number;
+  /** `GET` streams open now (answered 200) of the sessions begun since `mark`. */
+  openSince(mark: number): number;
+  /** `GET` streams ever answered 200 for the sessions begun since `mark`. */
+  getsSince(mark: number): number;
+  /** `DELETE`s received (sessions ended by their client). */
+  deletes: number;
+  /** Ends every open `GET` stream (as a proxy's idle timeout or a restart would). */
+  endStreams(): void;
+}
+
+async function liveMember(): Promise<LiveMember> {
+  const tools = ['status'];
+  const sessions = new Map<string, { server: McpServer; transport: StreamableHTTPServerTransport }>();
+  const register = (server: McpServer, tool: string) =>
+    server.registerTool(tool, { description: `live ${tool}` }, () => ({
+      content: [{ type: 'text', text: `live/${tool}` }],
+    }));
+  const streams = new Set<ServerResponse>();
+  /** Session ids in the order they were begun, each with its open and total GET streams. */
+  const begun: { id: string; open: number; gets: number }[] = [];
+  const since = (mark: number) => begun.slice(mark);
+  const member: LiveMember = {
+    url: '',
+    get begun() {
+      return begun.length;
+    },
+    openSince: (mark) => since(mark).reduce((n, session) => n + session.open, 0),
+    getsSince: (mark) => since(mark).reduce((n, session) => n + session.gets, 0),
+    deletes: 0,
+    endStreams: () => {
+      for (const res of streams) res.end();
+    },
+    addTool: (name) => {
+      tools.push(name);
+      for (const { server } of sessions.values()) register(server, name);
+    },
+  };
+  member.url = `${await listen(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const text = Buffer.concat(chunks).toString();
+    const body = text === '' ? undefined : (JSON.parse(text) as unknown);
+    const id = req.headers['mcp-session-id'];
+    if (req.method === 'GET') {
+      // Counted once answered 200: the SDK's transport has then registered the stream, and a
+      // notification sent from now on goes down it (a refused GET, 404 or 409, is not counted).
+      const writeHead = res.writeHead.bind(res) as (...args: unknown[]) => typeof res;
+      res.writeHead = ((...args: unknown[]) => {
+        const session = begun.find((s) => s.id === id);
+        if (!res.headersSent && args[0] === 200 && session !== undefined) {
+          session.open++;
+          session.gets++;
+          streams.add(res);
+          res.once('close', () => {
+            session.open--;
+            streams.delete(res);
+          });
+        }
+        return writeHead(...args);
+      }) as typeof res.writeHead;
+    }
+    if (req.method === 'DELETE') member.deletes++;
+    const found = typeof id === 'string' ? sessions.get(id) : undefined;
+    if (found !== undefined) return void found.transport.handleRequest(req, res, body);
+    const server = new McpServer({ name: 'live', version: '1.0.0' });
+    for (const tool of tools) register(server, tool);
+    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      enableJsonResponse: true,
+      onsessioninitialized: (sessionId) => {
+        sessions.set(sessionId, { server, transport });
+        begun.push({ id: sessionId, open: 0, gets: 0 });
+      },
+    });
+    transport.onclose = () => {
+      if (transport.sessionId !== undefined) sessions.delete(transport.sessionId);
+    };
+    await server.connect(transport);
+    await transport.handleRequest(req, res, body);
+  })}/mcp`;
+  return member;
+}
+
 let tracker: Member;
 let crm: Member;
 /** `tools/list` requests each paging member received, by slug. */
@@ -165,6 +264,7 @@ async function pagingMember(name: string, tools: number, pageSize: number): Prom
       .then(() => transport.handleRequest(req, res, text === '' ? undefined : JSON.parse(text)));
   })}/mcp`;
 }
+let live: LiveMember;
 
 beforeAll(async () => {
   [tracker, crm] = await Promise.all([
@@ -179,6 +279,7 @@ beforeAll(async () => {
       promptsAndResources('crm', ['summary'], ['crm://contacts'], ['docs://{path}', 'crm://deals/{id}']),
     ),
   ]);
+  live = await liveMember();
   // A server that takes connections and closes them: the member is down.
   const down = await listen((req) => req.socket.destroy());
   downUrl = `${down}/mcp`;
@@ -210,6 +311,7 @@ beforeAll(async () => {
               { server: 'billing' },
               { server: 'pager' },
               { server: 'endless' },
+              { server: 'live' },
             ],
           },
         },
@@ -226,6 +328,7 @@ beforeAll(async () => {
         { slug: 'billing', url: downUrl, user_identity_forwarding: { method: 'claims_header' } },
         { slug: 'pager', url: pagerUrl },
         { slug: 'endless', url: endlessUrl },
+        { slug: 'live', url: live.url, user_identity_forwarding: { method: 'claims_header' } },
       ],
       virtualServers: [
         {
@@ -244,6 +347,7 @@ beforeAll(async () => {
             { server: 'endless', prefix: 'e_' },
           ],
         },
+        { slug: 'livebench', members: [{ server: 'live', prefix: 'live_' }] },
       ],
     },
     {},
@@ -280,11 +384,32 @@ afterAll(async () => {
   }
 });
 
-async function connect(slug: string, key = KEY): Promise<Client> {
+/**
+ * The `fetch` of a test's SDK client: `version` asks for that revision at `initialize` (the SDK
+ * client asks for its latest, and takes any it supports); `stream: false` keeps the client from
+ * opening its `GET` stream (answered `405` here, as by a server without one).
+ */
+function clientFetch(options: { version?: string; stream?: boolean } = {}) {
+  return (url: string | URL, init: RequestInit = {}): Promise<Response> => {
+    if (options.stream === false && (init.method ?? 'GET') === 'GET')
+      return Promise.resolve(new Response(null, { status: 405 }));
+    if (options.version !== undefined && typeof init.body === 'string') {
+      const message = JSON.parse(init.body) as { method?: string; params?: { protocolVersion?: string } };
+      if (message.method === 'initialize' && message.params !== undefined) {
+        message.params.protocolVersion = options.version;
+        init = { ...init, body: JSON.stringify(message) };
+      }
+    }
+    return fetch(url, init);
+  };
+}
+
+async function connect(slug: string, key = KEY, options: { version?: string; stream?: boolean } = {}): Promise<Client> {
   const client = new Client({ name: 'virtual-test', version: '1.0.0' });
   await client.connect(
     new StreamableHTTPClientTransport(new URL(`${base}/mcp/${slug}`), {
       requestInit: { headers: { 'x-api-key': key } },
+      fetch: clientFetch(options),
     }),
   );
   return client;
@@ -331,18 +456,19 @@ describe('a virtual MCP server mounted at /mcp/<virtual>', () => {
   });
 
   it('costs a member one request per call: the caller’s member client is kept initialized', async () => {
-    const client = await connect('workbench');
+    // Without their GET streams (each would listen to every member: a handshake and a GET of its own).
+    const client = await connect('workbench', KEY, { stream: false });
     await client.callTool({ name: 'tracker_list_issues', arguments: {} });
     const before = tracker.requests.length;
     for (let i = 0; i < 3; i++) await client.callTool({ name: 'tracker_list_issues', arguments: {} });
     await client.close();
     // A new connection of the same caller (a stateless client) finds it kept too.
-    const again = await connect('workbench');
+    const again = await connect('workbench', KEY, { stream: false });
     await again.callTool({ name: 'tracker_list_issues', arguments: {} });
     await again.close();
     expect(tracker.requests.slice(before)).toEqual(Array(4).fill('POST tools/call'));
     // Another caller's requests go through a client of their own, initialized with their credentials.
-    const other = await connect('workbench', TRACKER_ONLY_KEY);
+    const other = await connect('workbench', TRACKER_ONLY_KEY, { stream: false });
     await other.callTool({ name: 'tracker_list_issues', arguments: {} });
     await other.close();
     expect(tracker.requests.slice(before + 4)).toEqual([
@@ -585,6 +711,241 @@ describe('members whose lists come in pages', () => {
       expect.arrayContaining(['pg_prompt_0', 'pg_prompt_1', 'pg_prompt_2']),
     );
     await client.close();
+  });
+});
+
+/** A JSON-RPC `tools/list` POST to `/mcp/<slug>` naming session `sessionId`, with `key`: its status and JSON-RPC error code. */
+async function listWithSession(slug: string, sessionId: string, key = KEY): Promise<{ status: number; code?: number }> {
+  const res = await fetch(`${base}/mcp/${slug}`, {
+    method: 'POST',
+    headers: {
+      'x-api-key': key,
+      'mcp-session-id': sessionId,
+      'mcp-protocol-version': '2025-06-18',
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+  });
+  const body = (await res.json()) as { error?: { code?: number } };
+  return { status: res.status, code: body.error?.code };
+}
+
+describe('sessions of a virtual MCP server (CONTRACT sections 12 and 16)', () => {
+  it('gives a 2025-06-18 SDK client a session id of its own: another caller’s, a forged one and an ended one are 404', async () => {
+    const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp/workbench`), {
+      requestInit: { headers: { 'x-api-key': KEY } },
+      fetch: clientFetch({ version: '2025-06-18', stream: false }),
+    });
+    const client = new Client({ name: 'virtual-session-test', version: '1.0.0' });
+    await client.connect(transport);
+    expect(transport.protocolVersion).toBe('2025-06-18');
+    const id = transport.sessionId as string;
+    expect(id).toMatch(/^v1\.[\w-]+\.[\w-]+$/);
+    // It holds no credential: only a keyed hash of it.
+    expect(Buffer.from(id.split('.')[1] as string, 'base64url').toString()).not.toContain(KEY);
+    expect((await client.listTools()).tools.map((t) => t.name)).toContain('tracker_create_issue');
+    expect(await listWithSession('workbench', id)).toEqual({ status: 200, code: undefined });
+    // Another caller's credential with it, another virtual server, a forged or altered id: 404, Session not found.
+    expect(await listWithSession('workbench', id, TRACKER_ONLY_KEY)).toEqual({ status: 404, code: -32001 });
+    expect(await listWithSession('livebench', id)).toEqual({ status: 404, code: -32001 });
+    const [form, payload, mac] = id.split('.') as [string, string, string];
+    const claims = JSON.parse(Buffer.from(payload, 'base64url').toString()) as { e: number };
+    const longer = Buffer.from(JSON.stringify({ ...claims, e: claims.e + 86_400_000 })).toString('base64url');
+    expect(await listWithSession('workbench', `${form}.${longer}.${mac}`)).toEqual({ status: 404, code: -32001 });
+    expect(await listWithSession('workbench', `v1.${payload}.${'A'.repeat(43)}`)).toEqual({
+      status: 404,
+      code: -32001,
+    });
+    expect(await listWithSession('workbench', 'a-session-id-never-issued')).toEqual({ status: 404, code: -32001 });
+    // Ended by its client (DELETE): 404 from then on.
+    await transport.terminateSession();
+    expect(await listWithSession('workbench', id)).toEqual({ status: 404, code: -32001 });
+    // The client begins again: an initialize is answered with a new session, whatever id it carries.
+    const again = await fetch(`${base}/mcp/workbench`, {
+      method: 'POST',
+      headers: {
+        'x-api-key': KEY,
+        'mcp-session-id': id,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'again', version: '1' } },
+      }),
+    });
+    expect(again.status).toBe(200);
+    await again.arrayBuffer();
+    const renewed = again.headers.get('mcp-session-id') as string;
+    expect(renewed).toMatch(/^v1\./);
+    expect(renewed).not.toBe(id);
+    expect(await listWithSession('workbench', renewed)).toEqual({ status: 200, code: undefined });
+    await client.close();
+    // A request without a session id is served statelessly, as before; GET and DELETE need one.
+    const stateless = await fetch(`${base}/mcp/workbench`, {
+      headers: { 'x-api-key': KEY, accept: 'text/event-stream' },
+    });
+    expect(stateless.status).toBe(405);
+    await stateless.arrayBuffer();
+  });
+
+  it('passes a member’s tools/list_changed to the session’s GET stream: the SDK client’s handler fires', async () => {
+    const client = new Client({ name: 'virtual-listen-test', version: '1.0.0' });
+    let changes = 0;
+    const changed = new Promise<void>((resolve) =>
+      client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+        changes++;
+        resolve();
+      }),
+    );
+    const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp/livebench`), {
+      requestInit: { headers: { 'x-api-key': KEY } },
+    });
+    const mark = live.begun;
+    await client.connect(transport);
+    expect(client.getServerCapabilities()?.tools?.listChanged).toBe(true);
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['live_status']);
+    // The gateway listens to the member on the stream's behalf (its own GET to the member).
+    await within(5_000, async () => live.openSince(mark) === 1);
+    live.addTool('restart');
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      changed,
+      new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('no list_changed within 5 s')), 5_000))),
+    ]);
+    clearTimeout(timer);
+    expect(changes).toBe(1);
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['live_status', 'live_restart']);
+    // The member's stream ends (a proxy's idle timeout, a restart): the gateway's listener opens it again.
+    live.endStreams();
+    await within(5_000, async () => live.getsSince(mark) === 2 && live.openSince(mark) === 1);
+    live.addTool('pause');
+    await within(5_000, async () => changes === 2);
+    // The client leaves: its stream ends, and the gateway's listening member client with it (DELETE).
+    const deletes = live.deletes;
+    await transport.terminateSession();
+    await client.close();
+    await within(5_000, async () => live.openSince(mark) === 0 && live.deletes > deletes);
+  });
+});
+
+/** Reads an event stream's JSON-RPC messages as they come: `next()` the next one, failing after 5 s. */
+function messages(body: ReadableStream<Uint8Array>) {
+  const reader = body.getReader();
+  let buffered = '';
+  return {
+    async next(): Promise<{ method?: string; params?: Record<string, unknown> }> {
+      let timer: NodeJS.Timeout | undefined;
+      const deadline = new Promise<never>(
+        (_, reject) => (timer = setTimeout(() => reject(new Error('no message within 5 s')), 5_000)),
+      );
+      try {
+        for (;;) {
+          const end = buffered.indexOf('\n\n');
+          if (end !== -1) {
+            const event = buffered.slice(0, end);
+            buffered = buffered.slice(end + 2);
+            const data = event
+              .split('\n')
+              .filter((line) => line.startsWith('data: '))
+              .map((line) => line.slice(6))
+              .join('\n');
+            if (data !== '') return JSON.parse(data) as { method?: string; params?: Record<string, unknown> };
+            continue;
+          }
+          const { done, value } = await Promise.race([reader.read(), deadline]);
+          if (done) throw new Error('the stream ended');
+          buffered += Buffer.from(value).toString();
+        }
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+    cancel: () => reader.cancel().catch(() => undefined),
+  };
+}
+
+describe('the bounds of a virtual MCP server’s streams', () => {
+  it('refuses a second GET stream of a session (409) and a ninth of one caller (429 mcp_stream_limit)', async () => {
+    const mark = live.begun;
+    const abort = new AbortController();
+    const headers = { 'x-api-key': KEY, accept: 'application/json, text/event-stream' };
+    const session = async () => {
+      const res = await fetch(`${base}/mcp/livebench`, {
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bounds', version: '1' } },
+        }),
+      });
+      await res.arrayBuffer();
+      return res.headers.get('mcp-session-id') as string;
+    };
+    const stream = (id: string) =>
+      fetch(`${base}/mcp/livebench`, {
+        headers: { ...headers, accept: 'text/event-stream', 'mcp-session-id': id },
+        signal: abort.signal,
+      });
+    const ids = await Promise.all(Array.from({ length: 9 }, session));
+    const statuses: number[] = [];
+    for (const id of ids.slice(0, 8)) statuses.push((await stream(id)).status);
+    expect(statuses).toEqual(Array(8).fill(200));
+    const second = await stream(ids[0] as string);
+    expect(second.status).toBe(409);
+    await second.arrayBuffer();
+    const ninth = await stream(ids[8] as string);
+    expect(ninth.status).toBe(429);
+    expect(((await ninth.json()) as { error?: { code?: string } }).error?.code).toBe('mcp_stream_limit');
+    abort.abort();
+    await within(5_000, async () => live.openSince(mark) === 0);
+  });
+});
+
+describe('a 2026-07-28 client’s subscriptions/listen on a virtual MCP server', () => {
+  it('acknowledges the list changes asked for, then passes a member’s tools/list_changed under the subscription id', async () => {
+    const mark = live.begun;
+    const body = {
+      jsonrpc: '2.0',
+      id: 'sub-1',
+      method: 'subscriptions/listen',
+      params: { notifications: { toolsListChanged: true }, _meta: requestMeta() },
+    };
+    const res = await fetch(`${base}/mcp/livebench`, {
+      method: 'POST',
+      headers: {
+        'x-api-key': KEY,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        ...routingHeaders(body),
+      },
+      body: JSON.stringify(body),
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toContain('text/event-stream');
+    const stream = messages(res.body as ReadableStream<Uint8Array>);
+    expect(await stream.next()).toEqual({
+      jsonrpc: '2.0',
+      method: 'notifications/subscriptions/acknowledged',
+      params: {
+        notifications: { toolsListChanged: true, promptsListChanged: false, resourcesListChanged: false },
+        _meta: { 'io.modelcontextprotocol/subscriptionId': 'sub-1' },
+      },
+    });
+    await within(5_000, async () => live.openSince(mark) === 1);
+    live.addTool('drain');
+    expect(await stream.next()).toEqual({
+      jsonrpc: '2.0',
+      method: 'notifications/tools/list_changed',
+      params: { _meta: { 'io.modelcontextprotocol/subscriptionId': 'sub-1' } },
+    });
+    await stream.cancel();
+    await within(5_000, async () => live.openSince(mark) === 0);
   });
 });
 

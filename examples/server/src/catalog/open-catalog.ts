@@ -38,6 +38,8 @@ export interface GatewayCatalog {
   box: SecretBox;
   /** Seals the thinking in Responses reasoning items: derived from the encryption key, so the same on every instance. */
   reasoningKey: Buffer;
+  /** Authenticates virtual MCP servers' session ids: derived from the encryption key, so the same on every instance. */
+  virtualSessionKey: Buffer;
   /** Stops following the database and closes it. */
   close(): Promise<void>;
 }
@@ -209,6 +211,7 @@ export async function openGatewayCatalog(options: OpenCatalogOptions): Promise<G
       cacheMacKey: Buffer.from(hkdfSync('sha256', current, Buffer.alloc(0), 'gw-response-cache-mac', 32)),
       box,
       reasoningKey: Buffer.from(hkdfSync('sha256', current, Buffer.alloc(0), 'gw-responses-reasoning', 32)),
+      virtualSessionKey: Buffer.from(hkdfSync('sha256', current, Buffer.alloc(0), 'gw-virtual-mcp-session', 32)),
       close: async () => {
         await toolPins.stop();
         await started.stop();

@@ -1,8 +1,9 @@
 /**
  * Virtual MCP servers (CONTRACT section 16), served by the gateway itself at `/mcp/<virtual>`.
  *
- * The gateway answers as an MCP server with the official SDK (`Server` and a stateless
- * `StreamableHTTPServerTransport`: a new pair per request, no session id) and reaches each member
+ * The gateway answers as an MCP server with the official SDK (`Server` and a
+ * `StreamableHTTPServerTransport`: a new pair per request; a session is a token the client carries,
+ * checked here, so any instance serves it: `virtual-sessions.ts`) and reaches each member
  * as an MCP SDK `Client` through the member's own endpoint, `/mcp/<member>` of this same gateway,
  * with the caller's own credentials. So every check of a member (authentication, policies, the tool
  * gate, pinning, limits, identity forwarding, upstream credentials, request records) is the one its
@@ -10,9 +11,9 @@
  * (`VirtualMembers` of `@gw/mcp-gateway`).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
-import { Agent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -30,7 +31,10 @@ import {
   ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
   McpError,
+  PromptListChangedNotificationSchema,
   ReadResourceRequestSchema,
+  ResourceListChangedNotificationSchema,
+  ToolListChangedNotificationSchema,
   type CallToolResult,
   type GetPromptResult,
   type Progress,
@@ -56,6 +60,12 @@ import { z } from 'zod';
 import type { Logger } from 'pino';
 import type { NodeMiddleware } from '../http/route-table';
 import { virtualServerMarker } from './virtual-marker';
+import {
+  VIRTUAL_SESSION_TTL_MS,
+  VirtualSessionTokens,
+  type VirtualSession,
+  type VirtualSessionEvents,
+} from './virtual-sessions';
 
 /** MCP's JSON-RPC error for a resource no member offers (`resources/read`): -32002. */
 export const RESOURCE_NOT_FOUND = -32002;
@@ -118,6 +128,16 @@ export interface VirtualServersOptions {
    * none of a virtual server's members is answered `403 access_denied`. Default: every caller.
    */
   authorize?: (identity: GatewayIdentity, server: string) => McpAccess | undefined;
+  /**
+   * The key that authenticates session ids (32 bytes), the same on every instance: the catalog's,
+   * derived from `GATEWAY_ENCRYPTION_KEY`. Default: 32 random bytes of this process (a session is
+   * then served by the instance that began it only).
+   */
+  sessionKey?: Buffer;
+  /** Where an ended session is told to every instance (the catalog database's `NOTIFY`). Default: this instance only. */
+  sessionEvents?: VirtualSessionEvents;
+  /** Bounds of the `GET` streams. Default {@link VIRTUAL_STREAM_LIMITS}. */
+  streamLimits?: Partial<VirtualStreamLimits>;
 }
 
 /**
@@ -127,18 +147,29 @@ export interface VirtualServersOptions {
 const loopbackAgent = new Agent({ keepAlive: true, maxSockets: 64 });
 
 /**
+ * The connections of the streams' member listeners to the gateway's own address, apart from
+ * {@link loopbackAgent}: a held `GET` never takes a place member requests wait for. Their number is
+ * bounded by {@link VirtualStreamLimits.memberConnections}, not here.
+ */
+const listenerAgent = new Agent({ keepAlive: false });
+
+/**
  * A `fetch` for the members' SDK clients, over node:http to the gateway's own address. Unlike the
  * global `fetch` (undici), it sends the `Host` header given (the caller's, already checked by the
  * origin guard), so the member endpoint's DNS-rebinding guard answers as it did for the caller.
  */
-export function loopbackFetch(url: string | URL, init: RequestInit = {}): Promise<Response> {
+export function loopbackFetch(
+  url: string | URL,
+  init: RequestInit = {},
+  agent: Agent = loopbackAgent,
+): Promise<Response> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string> = {};
     new Headers(init.headers).forEach((value, name) => (headers[name] = value));
     const body = init.body;
     if (body !== undefined && body !== null && typeof body !== 'string')
       return reject(new TypeError('loopbackFetch sends string bodies only.'));
-    const req = httpRequest(url, { method: init.method ?? 'GET', headers, agent: loopbackAgent }, (res) => {
+    const req = httpRequest(url, { method: init.method ?? 'GET', headers, agent }, (res) => {
       const answer = new Headers();
       for (const [name, value] of Object.entries(res.headers)) {
         if (Array.isArray(value)) for (const v of value) answer.append(name, v);
@@ -403,8 +434,308 @@ class MemberConnections {
   }
 }
 
-/** What a virtual server offers: tools, prompts and resources, without list-changed notifications. */
-const VIRTUAL_CAPABILITIES = { tools: { listChanged: false }, prompts: { listChanged: false }, resources: {} };
+/** Bounds of the server-to-client `GET` streams of virtual servers' sessions. */
+export interface VirtualStreamLimits {
+  /** Streams one caller (one credential) holds open at once on an instance. */
+  perCaller: number;
+  /** Streams open at once on an instance. */
+  total: number;
+  /** A stream that carried nothing this long is ended (the client opens it again), in ms. */
+  idleMs: number;
+  /**
+   * Member connections the streams of an instance hold at once (one a member of each stream's
+   * virtual server), kept well below `MAX_CONNECTIONS_PER_IP` (default 256), which counts them as
+   * 127.0.0.1's.
+   */
+  memberConnections: number;
+}
+
+/**
+ * The default bounds: 8 streams a caller, 1,000 in all, 128 member connections in all, each stream
+ * ended after 10 minutes without a notification.
+ */
+export const VIRTUAL_STREAM_LIMITS: Readonly<VirtualStreamLimits> = {
+  perCaller: 8,
+  total: 1000,
+  idleMs: 10 * 60_000,
+  memberConnections: 128,
+};
+
+/**
+ * `429 mcp_stream_limit`: a `GET` stream of a virtual server beyond {@link VirtualStreamLimits}
+ * (per caller or in all, on this instance).
+ */
+export class VirtualStreamLimitError extends Error {
+  readonly status = 429;
+  readonly code = 'mcp_stream_limit';
+  readonly type = 'rate_limit_error';
+  constructor(message: string) {
+    super(message);
+    this.name = 'VirtualStreamLimitError';
+  }
+}
+
+/** How long a stream's member client may take to connect (initialize) before that member is not listened to: 10 s. */
+export const LISTENER_CONNECT_TIMEOUT_MS = 10_000;
+
+/**
+ * How a member listener opens its `GET` stream again when it ends (the MCP proxy ends a silent one
+ * after its `streamIdleTimeoutMs`, default 5 minutes): after 100 ms, then longer up to 5 s, giving
+ * up after 5 failures in a row (the SDK's default waits 1 s and gives up after 2).
+ */
+const LISTENER_RECONNECTION = {
+  initialReconnectionDelay: 100,
+  maxReconnectionDelay: 5_000,
+  reconnectionDelayGrowFactor: 2,
+  maxRetries: 5,
+};
+
+/** The list-changed notifications of a member a virtual server passes on, each as it is named, and the `subscriptions/listen` flag asking for it. */
+const LIST_CHANGED = [
+  [ToolListChangedNotificationSchema, 'notifications/tools/list_changed', 'toolsListChanged'],
+  [PromptListChangedNotificationSchema, 'notifications/prompts/list_changed', 'promptsListChanged'],
+  [ResourceListChangedNotificationSchema, 'notifications/resources/list_changed', 'resourcesListChanged'],
+] as const;
+
+/** Where a 2026-07-28 notification names the `subscriptions/listen` request it belongs to. */
+const META_SUBSCRIPTION = 'io.modelcontextprotocol/subscriptionId';
+
+/**
+ * A `subscriptions/listen` stream (MCP 2026-07-28): the request's id, and the notifications it asked
+ * for (`params.notifications`: `toolsListChanged`, `promptsListChanged`, `resourcesListChanged`).
+ */
+export interface ListenSubscription {
+  id: string | number;
+  notifications: Partial<Record<(typeof LIST_CHANGED)[number][2], boolean>>;
+}
+
+/** One open `GET` stream of a session (or `subscriptions/listen` stream), and the member clients listening for it. */
+interface OpenStream {
+  caller: string;
+  res: ServerResponse;
+  /** For a `subscriptions/listen` stream: its subscription. */
+  subscription?: ListenSubscription;
+  /** How many member connections it holds (counted against {@link VirtualStreamLimits.memberConnections}). */
+  memberConnections: number;
+  /** The member clients connected (or connecting) for this stream, each as the function that stops it; called when the stream ends. */
+  listeners: Promise<(() => void) | undefined>[];
+  /** Aborts the member clients' handshakes still under way when the stream ends. */
+  ending: AbortController;
+  timer?: NodeJS.Timeout;
+  expiresAt: number;
+}
+
+/** A member a stream listens to: its endpoint URL and the headers to reach it with. */
+interface ListenedMember {
+  server: string;
+  url: URL;
+  headers: Record<string, string>;
+}
+
+/**
+ * The `GET` streams of virtual servers' sessions on this instance: at most one a session (a second
+ * is `409`, as the SDK's transport answers), bounded per caller and in all, each ended when idle,
+ * when its session ends or expires, and at shutdown. Each stream has a member client of its own for
+ * every member (with the caller's credentials, through the member's own endpoint): the member's
+ * `GET` stream brings its `notifications/tools/list_changed` (and prompts, resources), and the
+ * stream passes one on for each.
+ */
+export class ListChangedStreams {
+  private readonly open = new Map<string, OpenStream>();
+  private readonly perCaller = new Map<string, number>();
+  private readonly limits: VirtualStreamLimits;
+  /** Member connections the open streams hold. */
+  private memberConnections = 0;
+
+  constructor(
+    private readonly logger: Logger,
+    limits: Partial<VirtualStreamLimits> = {},
+  ) {
+    this.limits = { ...VIRTUAL_STREAM_LIMITS, ...limits };
+  }
+
+  /** How many streams are open now. */
+  get size(): number {
+    return this.open.size;
+  }
+
+  /**
+   * Opens the stream of `session` on `res` for `caller` (the session's binding), listening to
+   * `members`; answers `409` itself when the session has one open here. Throws
+   * {@link VirtualStreamLimitError} beyond the bounds (nothing written).
+   */
+  start(
+    session: Pick<VirtualSession, 'id' | 'expiresAt'>,
+    caller: string,
+    res: ServerResponse,
+    members: readonly ListenedMember[],
+    subscription?: ListenSubscription,
+  ): void {
+    if (this.open.has(session.id)) {
+      const body = JSON.stringify({
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32000, message: 'Conflict: Only one SSE stream is allowed per session' },
+      });
+      res.writeHead(409, { 'content-type': 'application/json' });
+      res.end(body);
+      return;
+    }
+    const held = this.perCaller.get(caller) ?? 0;
+    if (held >= this.limits.perCaller)
+      throw new VirtualStreamLimitError(
+        `This caller holds ${held} streams of virtual MCP servers open, the most allowed: close one first.`,
+      );
+    if (this.open.size >= this.limits.total || this.memberConnections + members.length > this.limits.memberConnections)
+      throw new VirtualStreamLimitError(
+        `The gateway holds ${this.open.size} streams of virtual MCP servers open, the most it allows: try again later.`,
+      );
+    const stream: OpenStream = {
+      caller,
+      res,
+      subscription,
+      listeners: [],
+      ending: new AbortController(),
+      expiresAt: session.expiresAt,
+      memberConnections: members.length,
+    };
+    this.memberConnections += members.length;
+    this.open.set(session.id, stream);
+    this.perCaller.set(caller, held + 1);
+    res.writeHead(200, {
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-cache, no-transform',
+      'x-accel-buffering': 'no',
+    });
+    res.flushHeaders();
+    if (subscription !== undefined) {
+      const granted = Object.fromEntries(
+        LIST_CHANGED.map(([, , flag]) => [flag, subscription.notifications[flag] === true]),
+      );
+      writeEvent(res, {
+        jsonrpc: '2.0',
+        method: 'notifications/subscriptions/acknowledged',
+        params: { notifications: granted, _meta: { [META_SUBSCRIPTION]: subscription.id } },
+      });
+    }
+    this.rearm(session.id, stream);
+    res.once('close', () => this.drop(session.id, stream));
+    for (const member of members) stream.listeners.push(this.listen(session.id, stream, member));
+  }
+
+  /** Ends the stream of session `id` on this instance, if it has one (the session ended). */
+  end(id: string): void {
+    const stream = this.open.get(id);
+    if (stream !== undefined) {
+      this.drop(id, stream);
+      stream.res.end();
+    }
+  }
+
+  /** Ends every stream and its member clients (shutdown). */
+  close(): void {
+    for (const [id, stream] of [...this.open]) {
+      this.drop(id, stream);
+      stream.res.end();
+    }
+  }
+
+  /**
+   * A member client of `stream` listening to `member`, as the function that stops it; undefined when
+   * the member cannot be reached or sends no list changes.
+   */
+  private async listen(id: string, stream: OpenStream, member: ListenedMember): Promise<(() => void) | undefined> {
+    const client = new Client({ name: 'gateway-virtual-listener', version: '1.0.0' });
+    // Its own copy: set to no retry when it stops, so the end of its GET stream (which its DELETE
+    // brings) does not open another.
+    const reconnection = { ...LISTENER_RECONNECTION };
+    const stop = () => {
+      reconnection.maxRetries = 0;
+      closeClient(client);
+    };
+    const subscription = stream.subscription;
+    for (const [schema, method, flag] of LIST_CHANGED)
+      client.setNotificationHandler(schema, () => {
+        if (this.open.get(id) !== stream) return;
+        if (subscription === undefined) writeEvent(stream.res, { jsonrpc: '2.0', method });
+        else if (subscription.notifications[flag] === true)
+          writeEvent(stream.res, {
+            jsonrpc: '2.0',
+            method,
+            params: { _meta: { [META_SUBSCRIPTION]: subscription.id } },
+          });
+        else return;
+        this.rearm(id, stream);
+      });
+    try {
+      await client.connect(
+        new StreamableHTTPClientTransport(member.url, {
+          requestInit: { headers: member.headers },
+          fetch: (url, init) => loopbackFetch(url, init, listenerAgent),
+          reconnectionOptions: reconnection,
+        }),
+        { signal: AbortSignal.any([stream.ending.signal, AbortSignal.timeout(LISTENER_CONNECT_TIMEOUT_MS)]) },
+      );
+    } catch (error) {
+      this.logger.debug(
+        { server: member.server, err: { message: String((error as Error)?.message).slice(0, 200) } },
+        'a member of a virtual MCP server could not be listened to',
+      );
+      // A handshake cut short may have begun a member session (DELETE it) and its GET (aborted).
+      stop();
+      return undefined;
+    }
+    const offered = client.getServerCapabilities();
+    const changes =
+      offered?.tools?.listChanged === true ||
+      offered?.prompts?.listChanged === true ||
+      offered?.resources?.listChanged === true;
+    // A member that sends no list changes, or a stream that ended meanwhile: nothing to listen for.
+    if (!changes || this.open.get(id) !== stream) {
+      stop();
+      return undefined;
+    }
+    return stop;
+  }
+
+  /** (Re)starts the timer that ends `stream` when idle for `idleMs`, or when its session expires. */
+  private rearm(id: string, stream: OpenStream): void {
+    clearTimeout(stream.timer);
+    const wait = Math.max(0, Math.min(this.limits.idleMs, stream.expiresAt - Date.now()));
+    stream.timer = setTimeout(() => this.end(id), wait);
+    stream.timer.unref();
+  }
+
+  private drop(id: string, stream: OpenStream): void {
+    if (this.open.get(id) !== stream) return;
+    this.open.delete(id);
+    clearTimeout(stream.timer);
+    stream.ending.abort();
+    this.memberConnections -= stream.memberConnections;
+    const held = (this.perCaller.get(stream.caller) ?? 1) - 1;
+    if (held <= 0) this.perCaller.delete(stream.caller);
+    else this.perCaller.set(stream.caller, held);
+    for (const listener of stream.listeners) void listener.then((stop) => stop?.()).catch(() => undefined);
+  }
+}
+
+/** Writes one JSON-RPC message as an event of an event stream. */
+function writeEvent(res: ServerResponse, message: unknown): void {
+  res.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+}
+
+/**
+ * What a virtual server offers: tools, prompts and resources, and their list changes (passed on to
+ * a session's `GET` stream from its members).
+ */
+const VIRTUAL_CAPABILITIES = {
+  tools: { listChanged: true },
+  prompts: { listChanged: true },
+  resources: { listChanged: true },
+};
+
+/** What a 2026-07-28 client is told (`server/discover`): the same (list changes through `subscriptions/listen`). */
+const DISCOVERED_CAPABILITIES = VIRTUAL_CAPABILITIES;
 
 /** The stateless protocol revision a virtual server serves beside the SDK's (CONTRACT section 12). */
 export const MODERN_REVISION = '2026-07-28';
@@ -440,6 +771,41 @@ function memberMeta(meta: Record<string, unknown> | undefined): Record<string, u
     ([key]) => key !== 'progressToken' && !key.startsWith('io.modelcontextprotocol/'),
   );
   return kept.length === 0 ? undefined : Object.fromEntries(kept);
+}
+
+/** The `protocolVersion` and `capabilities` of an `initialize` request, or undefined for any other message. */
+function initializeParams(
+  body: unknown,
+): { protocolVersion: string; capabilities: Record<string, unknown> } | undefined {
+  const message = body as { method?: unknown; params?: { protocolVersion?: unknown; capabilities?: unknown } } | null;
+  if (message === null || typeof message !== 'object' || message.method !== 'initialize') return undefined;
+  const capabilities = message.params?.capabilities;
+  return {
+    protocolVersion: typeof message.params?.protocolVersion === 'string' ? message.params.protocolVersion : '',
+    capabilities:
+      typeof capabilities === 'object' && capabilities !== null && !Array.isArray(capabilities)
+        ? (capabilities as Record<string, unknown>)
+        : {},
+  };
+}
+
+/** The subscription of a `subscriptions/listen` request (one message, with an id), or undefined for any other. */
+function listenSubscription(body: unknown): ListenSubscription | undefined {
+  const message = body as { id?: unknown; method?: unknown; params?: { notifications?: unknown } } | null;
+  if (message === null || typeof message !== 'object' || Array.isArray(message)) return undefined;
+  if (message.method !== 'subscriptions/listen') return undefined;
+  if (typeof message.id !== 'string' && typeof message.id !== 'number') return undefined;
+  const asked = message.params?.notifications;
+  const notifications: ListenSubscription['notifications'] = {};
+  if (typeof asked === 'object' && asked !== null)
+    for (const [, , flag] of LIST_CHANGED) notifications[flag] = (asked as Record<string, unknown>)[flag] === true;
+  return { id: message.id, notifications };
+}
+
+/** Answers a JSON-RPC error with no id, as the SDK's transport answers one about the request itself. */
+function answerJson(res: ServerResponse, status: number, code: number, message: string): void {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } }));
 }
 
 /** Sets a request header as the SDK's transport reads it (from `rawHeaders`, through its Node adapter). */
@@ -508,11 +874,34 @@ const schemaValidator = new AjvJsonSchemaValidator();
 /**
  * The handler of `/mcp/<virtual>` (mounted in the `/mcp` route group, after authentication and the
  * origin guard, before the MCP proxy): answers a request for a virtual server's slug and passes
- * every other on. `POST` only (stateless); `GET` and `DELETE` are `405` with `Allow: POST`.
+ * every other on. An `initialize` (revisions before 2026-07-28) begins a session: its
+ * `Mcp-Session-Id` is a token any instance checks (`virtual-sessions.ts`); a request naming one that
+ * is not this caller's, altered, expired or ended is `404`. With a session, `GET` opens the stream
+ * of list changes ({@link ListChangedStreams}) and `DELETE` ends it; without one they are `405`.
+ * A request with no session id, and every 2026-07-28 request, is served statelessly.
  */
-export function virtualServersHandler(options: VirtualServersOptions): NodeMiddleware & { close(): void } {
+export function virtualServersHandler(
+  options: VirtualServersOptions,
+): NodeMiddleware & { close(): Promise<void>; endStreams(): void } {
   const { logger } = options;
   const kept = new MemberClients();
+  const tokens = new VirtualSessionTokens({ key: options.sessionKey ?? randomBytes(32) });
+  const streams = new ListChangedStreams(logger, options.streamLimits);
+  // Sessions ended on any instance are refused here too, and their streams here ended.
+  const unsubscribe = (
+    options.sessionEvents?.subscribe((id, expiresAt) => {
+      tokens.revoke(id, expiresAt);
+      streams.end(id);
+    }) ?? Promise.resolve(undefined)
+  ).catch((error: unknown) => {
+    logger.warn(
+      { err: { message: String((error as Error)?.message).slice(0, 200) } },
+      'the ends of virtual MCP server sessions on other instances cannot be heard; those sessions are served until they expire',
+    );
+    return undefined;
+  });
+  const sweeper = setInterval(() => tokens.sweep(), 60_000);
+  sweeper.unref();
   /** Each virtual server's members, kept while its definition is unchanged (the same object). */
   const membersByDefinition = new WeakMap<ResolvedVirtualServer, VirtualMembers & { servers: string[] }>();
   const membersOf = (server: ResolvedVirtualServer) => {
@@ -619,6 +1008,14 @@ export function virtualServersHandler(options: VirtualServersOptions): NodeMiddl
       reports(members, 'resources/templates/list'),
     );
 
+  /** The members a caller's stream listens to: each through its own endpoint, with the caller's headers and the marker. */
+  const listenedMembers = (req: IncomingMessage, slug: string, servers: readonly string[]): ListenedMember[] => {
+    const base = options.selfUrl();
+    if (base === undefined) return [];
+    const headers = { ...pickHeaders(req, CALLER_HEADERS), ...virtualServerMarker(slug) };
+    return servers.map((server) => ({ server, url: new URL(`${base}/mcp/${encodeURIComponent(server)}`), headers }));
+  };
+
   const virtualMcpServer: NodeMiddleware = function virtualMcpServer(req, res, next) {
     const url = req.url ?? '/';
     const query = url.indexOf('?');
@@ -635,13 +1032,52 @@ export function virtualServersHandler(options: VirtualServersOptions): NodeMiddl
       return next(
         new AccessDeniedError(`The caller may not use MCP server "${slug}": no policy allows any of its members.`),
       );
+    const sessionId = req.headers['mcp-session-id'];
+    /** The session the request names, checked; undefined when it names none. */
+    let session: VirtualSession | undefined;
+    // GET and DELETE here; a POST once its body says whether it is an initialize (which begins a new one).
+    if (req.method !== 'POST' && typeof sessionId === 'string' && !isModern(req, undefined)) {
+      session = tokens.verify(sessionId, slug, req.headers);
+      // Another caller's, another virtual server's, altered, expired or ended: the client begins again.
+      if (session === undefined) return answerJson(res, 404, -32001, 'Session not found');
+    }
+    if (req.method === 'DELETE' && session !== undefined) {
+      tokens.revoke(session.id, session.expiresAt);
+      streams.end(session.id);
+      const ended = session;
+      void (options.sessionEvents?.publish(ended.id, ended.expiresAt) ?? Promise.resolve())
+        .catch((error: unknown) =>
+          logger.warn(
+            { virtualServer: slug, err: { message: String((error as Error)?.message).slice(0, 200) } },
+            'the end of a virtual MCP server session could not be told to the other instances; they serve it until it expires',
+          ),
+        )
+        .finally(() => {
+          res.writeHead(200);
+          res.end();
+        });
+      return;
+    }
+    if (req.method === 'GET' && session !== undefined) {
+      if (!String(req.headers.accept ?? '').includes('text/event-stream'))
+        return answerJson(res, 406, -32000, 'Not Acceptable: Client must accept text/event-stream');
+      try {
+        streams.start(session, tokens.binding(req.headers), res, listenedMembers(req, slug, members.servers));
+      } catch (error) {
+        return next(error);
+      }
+      return;
+    }
     if (req.method !== 'POST') {
       res.writeHead(405, { allow: 'POST', 'content-type': 'application/json' });
       res.end(
         JSON.stringify({
           jsonrpc: '2.0',
           id: null,
-          error: { code: -32000, message: 'Method not allowed: a virtual MCP server takes POST only (no sessions).' },
+          error: {
+            code: -32000,
+            message: 'Method not allowed: GET and DELETE of a virtual MCP server need a session (Mcp-Session-Id).',
+          },
         }),
       );
       return;
@@ -661,7 +1097,7 @@ export function virtualServersHandler(options: VirtualServersOptions): NodeMiddl
     server.setRequestHandler(DiscoverRequestSchema, () => ({
       resultType: 'complete',
       supportedVersions: [MODERN_REVISION, ...SUPPORTED_PROTOCOL_VERSIONS],
-      capabilities: VIRTUAL_CAPABILITIES,
+      capabilities: DISCOVERED_CAPABILITIES,
       _meta: { 'io.modelcontextprotocol/serverInfo': { name: slug, title: definition.name, version: '1.0.0' } },
     }));
     server.setRequestHandler(ListToolsRequestSchema, async () => {
@@ -796,12 +1232,45 @@ export function virtualServersHandler(options: VirtualServersOptions): NodeMiddl
         return;
       }
       modern = isModern(req, body);
+      // MCP 2026-07-28: subscriptions/listen is a stream of the list changes asked for, as a session's GET stream.
+      const listen = modern ? listenSubscription(body) : undefined;
+      if (listen !== undefined) {
+        try {
+          streams.start(
+            { id: `listen:${randomBytes(16).toString('base64url')}`, expiresAt: Date.now() + VIRTUAL_SESSION_TTL_MS },
+            tokens.binding(req.headers),
+            res,
+            listenedMembers(req, slug, members.servers),
+            listen,
+          );
+        } catch (error) {
+          next(error);
+        }
+        return;
+      }
       // The SDK transport knows revisions up to 2025-11-25 and refuses a later MCP-Protocol-Version:
       // a stateless 2026-07-28 request is served by the same handlers, its revision known here.
       if (modern) setHeader(req, 'mcp-protocol-version', LATEST_PROTOCOL_VERSION);
+      // A session-based client's initialize begins a session: its id is a token any instance checks.
+      let issued: string | undefined;
+      const initialize = !modern && !Array.isArray(body) ? initializeParams(body) : undefined;
+      if (initialize === undefined && !modern && typeof sessionId === 'string') {
+        session = tokens.verify(sessionId, slug, req.headers);
+        if (session === undefined) return answerJson(res, 404, -32001, 'Session not found');
+      }
+      if (initialize !== undefined) {
+        const version = SUPPORTED_PROTOCOL_VERSIONS.includes(initialize.protocolVersion)
+          ? initialize.protocolVersion
+          : LATEST_PROTOCOL_VERSION;
+        issued = tokens.issue(slug, version, initialize.capabilities, req.headers).sessionId;
+      } else if (session !== undefined && req.headers['mcp-protocol-version'] === undefined)
+        setHeader(req, 'mcp-protocol-version', session.protocolVersion);
       // An answer that carries a member's notifications (progress) is a stream; every other is JSON.
+      // Only an initialize has a session id generator (a session id it carries is not read: it begins
+      // a new one); every later request is checked above, and the
+      // SDK's transport, stateless, serves it as any instance would.
       const transport = new StreamableHTTPServerTransport({
-        sessionIdGenerator: undefined,
+        sessionIdGenerator: issued === undefined ? undefined : () => issued,
         enableJsonResponse: !asksProgress(body),
       });
       res.on('close', () => void transport.close());
@@ -813,5 +1282,14 @@ export function virtualServersHandler(options: VirtualServersOptions): NodeMiddl
       });
     }, next);
   };
-  return Object.assign(virtualMcpServer, { close: () => kept.close() });
+  return Object.assign(virtualMcpServer, {
+    /** Ends every open stream (shutdown begins); requests are still served. */
+    endStreams: () => streams.close(),
+    close: async () => {
+      clearInterval(sweeper);
+      streams.close();
+      kept.close();
+      await (await unsubscribe)?.().catch(() => undefined);
+    },
+  });
 }
