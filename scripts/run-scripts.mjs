@@ -8,11 +8,10 @@
 // first leaves out the "> name" lines.
 //
 // A step starts when the steps before it are done, except the steps in BESIDE: they write nothing
-// the later steps read (`tsc --noEmit`, `eslint`, `prettier --check`, a second jest run of the
-// packages under Node 22, the mutation scores), so the steps after them start at the same time
-// instead of waiting (in `check`: lint starts with build, whose output it does not read, on the
-// core that single-threaded tsc leaves idle; typecheck, the Node 22 pass and test start once build
-// is done). Each of them writes its output in one block when it ends. The first script that fails
+// the later steps read (`tsc --noEmit`, `eslint`, `prettier --check`, the mutation scores), so the
+// steps after them start at the same time instead of waiting (in `check`: lint starts with build,
+// whose output it does not read, on the core that single-threaded tsc leaves idle; typecheck and
+// test start once build is done; the mutation run starts with the Node 22 pass, after test). Each of them writes its output in one block when it ends. The first script that fails
 // ends the run with its exit code: a step beside others that fails stops the steps still running;
 // a step that fails waits for the steps beside it still running, so that their output is shown too.
 import { spawn } from 'node:child_process';
@@ -22,18 +21,15 @@ import { fileURLToPath } from 'node:url';
 
 /**
  * Scripts that write nothing the later steps read, with the niceness each runs at: the steps after
- * them do not wait for them. The checks run at the lowest priority: they take only the CPU the
- * steps beside them leave idle (jest's workers waiting on the servers, browsers and npm they start)
- * rather than taking it from them, and a core of their own once those are done. The Node 22 pass
- * (one jest worker) runs at the tests' own priority beside the Node 20 run's two workers: its
- * tests time servers and streams as the Node 20 ones do, and starved at the lowest priority they
- * would time out; beside them it fills the time both of those workers wait.
+ * them do not wait for them. They run at the lowest priority: they take only the CPU the steps
+ * beside them leave idle (jest's workers waiting on the servers, browsers and npm they start)
+ * rather than taking it from them, and a core of their own once those are done. A jest run is never
+ * one of them: its tests time servers and streams, and starved they time out.
  */
 const BESIDE = new Map([
   ['typecheck', 19],
   ['lint', 19],
   ['test:mutation:ci', 19],
-  ['test:node22', 0],
 ]);
 
 const root = fileURLToPath(new URL('..', import.meta.url));
