@@ -122,6 +122,63 @@ export function canonicalQuery(params: Record<string, string | string[]>): strin
     .join('&');
 }
 
+/** The signed headers of a request: `SignedHeaders`, the canonical headers, and the `x-amz-content-sha256` given. */
+interface SignedHeaders {
+  /** The signed header names, lower-case, sorted, `;`-separated. */
+  names: string;
+  /** One `name:value\n` line a signed header, in {@link SignedHeaders.names} order. */
+  canonical: string;
+  /** The payload hash the caller gave (`x-amz-content-sha256`), else undefined. */
+  payloadHash: string | undefined;
+}
+
+/** Whether a header is left out of the signature. */
+const unsignable = (lower: string): boolean =>
+  UNSIGNABLE.has(lower) || lower.startsWith('proxy-') || lower.startsWith('sec-');
+
+/** A header value as signed: trimmed, each run of whitespace one space. */
+const canonicalValue = (value: string): string => String(value).trim().replace(/\s+/g, ' ');
+
+/**
+ * {@link canonicalHeadersOf} for headers whose names are all lower-case (so each name once): one
+ * sort, no map.
+ */
+function canonicalLowerCaseHeaders(headers: Record<string, string>): SignedHeaders {
+  let names = '';
+  let canonical = '';
+  let payloadHash: string | undefined;
+  for (const name of Object.keys(headers).sort()) {
+    const value = headers[name];
+    if (value === undefined || value === null) continue;
+    if (name === 'x-amz-content-sha256') payloadHash = value;
+    if (unsignable(name)) continue;
+    names = names === '' ? name : `${names};${name}`;
+    canonical += `${name}:${canonicalValue(value)}\n`;
+  }
+  return { names, canonical, payloadHash };
+}
+
+/**
+ * The signed headers of any headers: names lower-cased (of two spellings of a name, the value of
+ * the last in sorted order is signed), sorted.
+ */
+function canonicalHeadersOf(headers: Record<string, string>): SignedHeaders {
+  let payloadHash: string | undefined;
+  const values = new Map<string, string>();
+  for (const name of Object.keys(headers).sort()) {
+    const value = headers[name];
+    if (value === undefined || value === null) continue;
+    const lower = name.toLowerCase();
+    if (lower === 'x-amz-content-sha256') payloadHash = value;
+    if (unsignable(lower)) continue;
+    values.set(lower, canonicalValue(value));
+  }
+  const sorted = [...values.keys()].sort();
+  let canonical = '';
+  for (const name of sorted) canonical += `${name}:${values.get(name) as string}\n`;
+  return { names: sorted.join(';'), canonical, payloadHash };
+}
+
 /** SHA-256 in hex, in one call (no Hash object): a string is hashed as its UTF-8 bytes. */
 const sha256Hex = (data: string | Uint8Array): string => hash('sha256', data, 'hex');
 const hmac = (key: string | Buffer, data: string): Buffer => createHmac('sha256', key).update(data).digest();
@@ -223,34 +280,42 @@ export class IntegrationSigner {
     const longDate = amzDate(signingDate.getTime());
     const day = this.signingDay(longDate.slice(0, 8), region);
     const headers: Record<string, string> = {};
+    // Stryker disable next-line BooleanLiteral: false sends every request down the general path, which signs alike.
+    let lowerCaseNames = true;
     for (const name in request.headers) {
-      if (!GENERATED.has(name.toLowerCase())) headers[name] = request.headers[name] as string;
+      const lower = name.toLowerCase();
+      if (GENERATED.has(lower)) continue;
+      // Stryker disable next-line ConditionalExpression: always taken, it only sends lower-case names down the general path too.
+      if (lower !== name) lowerCaseNames = false;
+      headers[name] = request.headers[name] as string;
     }
     headers.host = request.origin.host;
     headers['x-amz-date'] = longDate;
     const sessionToken = this.integration.sessionToken?.reveal();
     if (sessionToken) headers['x-amz-security-token'] = sessionToken;
-    let payloadHash: string | undefined;
-    const canonical = new Map<string, string>();
-    for (const name of Object.keys(headers).sort()) {
-      const value = headers[name];
-      if (value === undefined || value === null) continue;
-      const lower = name.toLowerCase();
-      if (lower === 'x-amz-content-sha256') payloadHash = value;
-      if (UNSIGNABLE.has(lower) || lower.startsWith('proxy-') || lower.startsWith('sec-')) continue;
-      canonical.set(lower, String(value).trim().replace(/\s+/g, ' '));
-    }
-    const names = [...canonical.keys()].sort();
-    const signedHeaders = names.join(';');
-    let canonicalHeaders = '';
-    for (const name of names) canonicalHeaders += `${name}:${canonical.get(name) as string}\n`;
+    // Stryker disable next-line ConditionalExpression: the general canonicalisation gives lower-case names the same result.
+    const signed = lowerCaseNames ? canonicalLowerCaseHeaders(headers) : canonicalHeadersOf(headers);
     // Stryker disable next-line ConditionalExpression,EqualityOperator,StringLiteral: a fast path; the canonical query of '' is ''.
     const query = request.query === '' ? '' : canonicalQuery(parseQuery(request.query));
-    const canonicalRequest = `${request.method}\n${canonicalPath(request.path)}\n${query}\n${canonicalHeaders}\n${signedHeaders}\n${payloadHash ?? sha256Hex(request.body)}`;
+    const canonicalRequest = `${request.method}\n${this.canonicalPathOf(request.path)}\n${query}\n${signed.canonical}\n${signed.names}\n${signed.payloadHash ?? sha256Hex(request.body)}`;
     const stringToSign = `AWS4-HMAC-SHA256\n${longDate}\n${day.scope}\n${sha256Hex(canonicalRequest)}`;
     const signature = padHmacHex(day, stringToSign);
-    headers.authorization = `${day.credential}${signedHeaders}, Signature=${signature}`;
+    headers.authorization = `${day.credential}${signed.names}, Signature=${signature}`;
     return headers;
+  }
+
+  /** The last path signed and its canonical path: a client signs the same few paths again and again. */
+  private lastPath: string | undefined;
+  private lastCanonicalPath = '';
+
+  /** {@link canonicalPath} of `path`, remembered for the next signature. */
+  private canonicalPathOf(path: string): string {
+    // Stryker disable next-line ConditionalExpression: a cache; recomputing every time gives the same canonical path.
+    if (path !== this.lastPath) {
+      this.lastCanonicalPath = canonicalPath(path);
+      this.lastPath = path;
+    }
+    return this.lastCanonicalPath;
   }
 
   /** A UTC day's signing key, scope and credential for a region (the key derived from the secret once, then kept). */

@@ -409,6 +409,42 @@ describe('IntegrationSigner canonicalisation', () => {
       byAws4({ headers: unsignedPayload }),
     );
   });
+  // Lower-case names (what the gateway's own calls send) take a shorter path than names in any case:
+  // each header set is signed both ways (one more header, `X-Case` or `x-case`) and must sign alike,
+  // and as aws4 signs the headers it signs (aws4 signs every header given: `kept` lists those we sign).
+  it.each([
+    ['values to trim and fold', { 'x-a': ' \t a   b \t\n c  ' }, ['x-a']],
+    ['headers without a value', { 'x-a': undefined, 'x-b': null, 'x-c': '1' }, ['x-c']],
+    ['a non-string value', { 'x-n': 5 }, ['x-n']],
+    [
+      'headers AWS does not sign',
+      { 'user-agent': 's', 'proxy-authorization': 'x', 'sec-fetch-mode': 'c', te: 't' },
+      [],
+    ],
+    ['names that only start like unsigned ones', { 'x-proxy-': 'a', 'x-sec-': 'b', 'x-amzn-trace-idx': 'c' }, null],
+    ['names to sort', { 'x-b': '1', 'x-a': '2', accept: '3', 'x-amz-meta': '4' }, null],
+    ['a payload hash', { 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD', 'x-a': '1' }, null],
+  ])('signs %s alike whatever the case of the other names, as aws4 does', (_, given, kept) => {
+    // aws4 adds these to a request with a body: given, they are signed alike.
+    const headers = { 'content-type': 'x/y', 'content-length': '3', ...(given as unknown as Record<string, string>) };
+    const body = Buffer.from('abc');
+    const lower = signed({ method: 'POST', body, headers: { ...headers, 'x-case': 'c' } });
+    const mixed = signed({ method: 'POST', body, headers: { ...headers, 'X-Case': 'c' } });
+    expect(mixed.authorization).toBe(lower.authorization);
+    const signedByUs = Object.fromEntries(
+      Object.entries(headers)
+        .filter(([name]) => kept === null || !(name in given) || (kept as string[]).includes(name))
+        .map(([name, value]) => [name, String(value)]),
+    );
+    expect(lower.authorization).toBe(byAws4({ method: 'POST', body, headers: { ...signedByUs, 'x-case': 'c' } }));
+  });
+  it('signs each path it is given when one signer signs several in turn', () => {
+    const signer = new IntegrationSigner(credentials, 'service');
+    for (const path of ['/a', '/model/x%3A0/invoke', '/a', '/b/../c', '/a']) {
+      expect(signed({ path }, signer).authorization).toBe(signed({ path }).authorization);
+      expect(signed({ path }, signer).authorization).toBe(byAws4({ path }));
+    }
+  });
 });
 
 describe('IntegrationSigner signing keys', () => {
