@@ -7,6 +7,8 @@ export type * from './core/config';
 export type * from './core/store';
 export * from './core/errors';
 export * from './core/validate';
+/** Header names a `static` upstream credential may not set (from `@gw/upstream`). */
+export { REFUSED_STATIC_HEADER_NAMES } from '@gw/upstream';
 export * from './core/guarded-fetch';
 export * from './core/discovery';
 export * from './core/oauth-client';

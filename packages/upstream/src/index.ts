@@ -56,3 +56,22 @@ export function holdWhole(
 }
 
 export * from './addresses';
+
+/**
+ * Header names a `static` upstream credential may not set, lower-case: hop-by-hop headers,
+ * framing, and the gateway's own routing (`host`). The config file's validation
+ * (`@gw/upstream-auth`, which re-exports it) and the catalog's admin API refuse the same names.
+ */
+export const REFUSED_STATIC_HEADER_NAMES: ReadonlySet<string> = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'host',
+  'content-length',
+]);

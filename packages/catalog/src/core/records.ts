@@ -1,6 +1,6 @@
 import { BlockList, isIP } from 'node:net';
 import { z } from 'zod';
-import { REFUSED_STATIC_HEADER_NAMES } from '@gw/upstream-auth';
+import { REFUSED_STATIC_HEADER_NAMES } from '@gw/upstream';
 import { InvalidRecordError, SecretsRequiredForRoutingChangeError } from './errors';
 
 /**

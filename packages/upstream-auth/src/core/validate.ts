@@ -9,25 +9,7 @@ import type {
   UpstreamAuthConfig,
   UpstreamClientConfig,
 } from './config';
-
-/**
- * Header names a `static` upstream credential may not set, lower-case: hop-by-hop headers,
- * framing, and the gateway's own routing (`host`). The config file and the admin API refuse the
- * same names (both check with this set).
- */
-export const REFUSED_STATIC_HEADER_NAMES: ReadonlySet<string> = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-authenticate',
-  'proxy-authorization',
-  'proxy-connection',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-  'host',
-  'content-length',
-]);
+import { REFUSED_STATIC_HEADER_NAMES } from '@gw/upstream';
 
 /** RFC 9110 `token`: the characters a header name may have. */
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
