@@ -380,6 +380,21 @@ export class MemberClients {
   }
 }
 
+/**
+ * The member that owns a name (or URI) by `route`; one not known here yet (listed for another
+ * caller, or never) is routed again after `relist` asks the members as this caller: the caller's
+ * own lists decide. Undefined when no member offers it.
+ */
+async function routeAfterListing<T>(
+  route: () => T | undefined,
+  relist: () => Promise<unknown>,
+): Promise<T | undefined> {
+  const known = route();
+  if (known !== undefined) return known;
+  await relist();
+  return route();
+}
+
 /** Ends a member client's session (a stateful member gets its `DELETE`), never throws. */
 function closeClient(client: Client): void {
   const transport = client.transport as StreamableHTTPClientTransport | undefined;
@@ -1092,119 +1107,138 @@ export function virtualServersHandler(
       { name: slug, title: definition.name, version: '1.0.0' },
       { capabilities: VIRTUAL_CAPABILITIES, jsonSchemaValidator: schemaValidator },
     );
-    const notListening = () =>
-      new JsonRpcError(ErrorCode.InternalError, 'The gateway is not listening yet.', { code: UPSTREAM_UNAVAILABLE });
+    /** A request handler that answers -32603 while the gateway is not listening yet (its members unreachable). */
+    const whenListening =
+      <A extends unknown[], R>(handler: (...args: A) => Promise<R>) =>
+      (...args: A): Promise<R> =>
+        base === undefined
+          ? Promise.reject(
+              new JsonRpcError(ErrorCode.InternalError, 'The gateway is not listening yet.', {
+                code: UPSTREAM_UNAVAILABLE,
+              }),
+            )
+          : handler(...args);
     server.setRequestHandler(DiscoverRequestSchema, () => ({
       resultType: 'complete',
       supportedVersions: [MODERN_REVISION, ...SUPPORTED_PROTOCOL_VERSIONS],
       capabilities: DISCOVERED_CAPABILITIES,
       _meta: { 'io.modelcontextprotocol/serverInfo': { name: slug, title: definition.name, version: '1.0.0' } },
     }));
-    server.setRequestHandler(ListToolsRequestSchema, async () => {
-      if (base === undefined) throw notListening();
-      return complete({ tools: await listTools(members, connections) });
-    });
-    server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
-      if (base === undefined) throw notListening();
-      const name = request.params.name;
-      let target = members.routeTool(name);
-      // A name not listed here before (an unprefixed member): the caller's list decides.
-      if (target === undefined) {
-        await listTools(members, connections);
-        target = members.routeTool(name);
-      }
-      if (target === undefined)
-        throw new JsonRpcError(
-          ErrorCode.InvalidParams,
-          `Unknown tool: "${name.slice(0, 128)}" is not offered by "${slug}".`,
+    server.setRequestHandler(
+      ListToolsRequestSchema,
+      whenListening(async () => {
+        return complete({ tools: await listTools(members, connections) });
+      }),
+    );
+    server.setRequestHandler(
+      CallToolRequestSchema,
+      whenListening(async (request, extra): Promise<CallToolResult> => {
+        const name = request.params.name;
+        const target = await routeAfterListing(
+          () => members.routeTool(name),
+          () => listTools(members, connections),
         );
-      try {
+        if (target === undefined)
+          throw new JsonRpcError(
+            ErrorCode.InvalidParams,
+            `Unknown tool: "${name.slice(0, 128)}" is not offered by "${slug}".`,
+          );
+        try {
+          const own = { ...request.params, name: target.name, _meta: memberMeta(request.params._meta) };
+          // The member's progress notifications, under the caller's progressToken, as they come.
+          const progressToken = request.params._meta?.progressToken;
+          const onprogress =
+            progressToken === undefined
+              ? undefined
+              : (progress: Progress) =>
+                  void extra
+                    .sendNotification({ method: 'notifications/progress', params: { ...progress, progressToken } })
+                    .catch(() => undefined);
+          return complete(
+            (await connections.with(target.server, extra.signal, (client) =>
+              client.callTool(own, undefined, { signal: extra.signal, onprogress, resetTimeoutOnProgress: true }),
+            )) as CallToolResult,
+          );
+        } catch (error) {
+          throw memberFailure(target.server, error);
+        }
+      }),
+    );
+    server.setRequestHandler(
+      ListPromptsRequestSchema,
+      whenListening(async () => {
+        return complete({ prompts: await listPrompts(members, connections) });
+      }),
+    );
+    server.setRequestHandler(
+      GetPromptRequestSchema,
+      whenListening(async (request, extra): Promise<GetPromptResult> => {
+        const name = request.params.name;
+        const target = await routeAfterListing(
+          () => members.routePrompt(name),
+          () => listPrompts(members, connections),
+        );
+        if (target === undefined)
+          throw new JsonRpcError(
+            ErrorCode.InvalidParams,
+            `Unknown prompt: "${name.slice(0, 128)}" is not offered by "${slug}".`,
+          );
         const own = { ...request.params, name: target.name, _meta: memberMeta(request.params._meta) };
-        // The member's progress notifications, under the caller's progressToken, as they come.
-        const progressToken = request.params._meta?.progressToken;
-        const onprogress =
-          progressToken === undefined
-            ? undefined
-            : (progress: Progress) =>
-                void extra
-                  .sendNotification({ method: 'notifications/progress', params: { ...progress, progressToken } })
-                  .catch(() => undefined);
-        return complete(
-          (await connections.with(target.server, extra.signal, (client) =>
-            client.callTool(own, undefined, { signal: extra.signal, onprogress, resetTimeoutOnProgress: true }),
-          )) as CallToolResult,
-        );
-      } catch (error) {
-        throw memberFailure(target.server, error);
-      }
-    });
-    server.setRequestHandler(ListPromptsRequestSchema, async () => {
-      if (base === undefined) throw notListening();
-      return complete({ prompts: await listPrompts(members, connections) });
-    });
-    server.setRequestHandler(GetPromptRequestSchema, async (request, extra): Promise<GetPromptResult> => {
-      if (base === undefined) throw notListening();
-      const name = request.params.name;
-      let target = members.routePrompt(name);
-      if (target === undefined) {
-        await listPrompts(members, connections);
-        target = members.routePrompt(name);
-      }
-      if (target === undefined)
-        throw new JsonRpcError(
-          ErrorCode.InvalidParams,
-          `Unknown prompt: "${name.slice(0, 128)}" is not offered by "${slug}".`,
-        );
-      const own = { ...request.params, name: target.name, _meta: memberMeta(request.params._meta) };
-      try {
-        return complete(
-          await connections.with(target.server, extra.signal, (client) =>
-            client.getPrompt(own, { signal: extra.signal }),
-          ),
-        );
-      } catch (error) {
-        throw memberFailure(target.server, error);
-      }
-    });
-    server.setRequestHandler(ListResourcesRequestSchema, async () => {
-      if (base === undefined) throw notListening();
-      return complete({ resources: await listResources(members, connections) });
-    });
-    server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => {
-      if (base === undefined) throw notListening();
-      return complete({ resourceTemplates: await listResourceTemplates(members, connections) });
-    });
-    server.setRequestHandler(ReadResourceRequestSchema, async (request, extra): Promise<ReadResourceResult> => {
-      if (base === undefined) throw notListening();
-      const uri = request.params.uri;
-      let target = members.routeResource(uri);
-      // A URI not listed here before: the caller's lists (resources, then templates) decide.
-      if (target === undefined) {
-        await Promise.all([listResources(members, connections), listResourceTemplates(members, connections)]);
-        target = members.routeResource(uri);
-      }
-      if (target === undefined)
-        throw new JsonRpcError(
-          RESOURCE_NOT_FOUND,
-          `Resource not found: "${uri.slice(0, 256)}" is not offered by "${slug}".`,
-          {
-            uri: uri.slice(0, 256),
-          },
-        );
-      const server = target;
-      try {
-        return complete(
-          await connections.with(server, extra.signal, (client) =>
-            client.readResource(
-              { ...request.params, _meta: memberMeta(request.params._meta) },
-              { signal: extra.signal },
+        try {
+          return complete(
+            await connections.with(target.server, extra.signal, (client) =>
+              client.getPrompt(own, { signal: extra.signal }),
             ),
-          ),
+          );
+        } catch (error) {
+          throw memberFailure(target.server, error);
+        }
+      }),
+    );
+    server.setRequestHandler(
+      ListResourcesRequestSchema,
+      whenListening(async () => {
+        return complete({ resources: await listResources(members, connections) });
+      }),
+    );
+    server.setRequestHandler(
+      ListResourceTemplatesRequestSchema,
+      whenListening(async () => {
+        return complete({ resourceTemplates: await listResourceTemplates(members, connections) });
+      }),
+    );
+    server.setRequestHandler(
+      ReadResourceRequestSchema,
+      whenListening(async (request, extra): Promise<ReadResourceResult> => {
+        const uri = request.params.uri;
+        // The caller's lists (resources, then templates) decide for a URI not listed here before.
+        const target = await routeAfterListing(
+          () => members.routeResource(uri),
+          () => Promise.all([listResources(members, connections), listResourceTemplates(members, connections)]),
         );
-      } catch (error) {
-        throw memberFailure(server, error);
-      }
-    });
+        if (target === undefined)
+          throw new JsonRpcError(
+            RESOURCE_NOT_FOUND,
+            `Resource not found: "${uri.slice(0, 256)}" is not offered by "${slug}".`,
+            {
+              uri: uri.slice(0, 256),
+            },
+          );
+        const server = target;
+        try {
+          return complete(
+            await connections.with(server, extra.signal, (client) =>
+              client.readResource(
+                { ...request.params, _meta: memberMeta(request.params._meta) },
+                { signal: extra.signal },
+              ),
+            ),
+          );
+        } catch (error) {
+          throw memberFailure(server, error);
+        }
+      }),
+    );
     res.on('close', () => void server.close());
     readJsonBody(req).then((read) => {
       if (read instanceof JsonRpcError) {
