@@ -145,9 +145,21 @@ function step(handler: string, options: string, during = '', afterMs = 0, idleAf
   `) as Step;
 }
 
+/**
+ * Runs a step again, at most `attempts` times in all, while it stopped `late`: the driver fell behind its own
+ * schedule, which on a busy machine (CI's tests beside it) is the machine, not the server under test.
+ */
+function unlessLate(run: () => Step, attempts = 3): Step {
+  let result = run();
+  for (let attempt = 1; attempt < attempts && result.stopped === 'late'; attempt++) result = run();
+  return result;
+}
+
 describe('an open-loop step', () => {
   it('passes a server answering in 20 ms, reading latency, CPU and no errors', () => {
-    const result = step('setTimeout(() => res.end("ok"), 20);', 'rate: 200, warmMs: 200, windowMs: 600');
+    const result = unlessLate(() =>
+      step('setTimeout(() => res.end("ok"), 20);', 'rate: 200, warmMs: 200, windowMs: 600'),
+    );
     expect(result).toMatchObject({ pass: true, errors: 0, stopped: 'done' });
     expect(result.requests).toBe(120);
     expect(result.p50Micros).toBeGreaterThanOrEqual(20_000);
