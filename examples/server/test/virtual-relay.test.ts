@@ -10,6 +10,7 @@ import {
   CreateMessageRequestSchema,
   ElicitRequestSchema,
   ElicitResultSchema,
+  McpError,
   type ClientCapabilities,
   type CreateMessageResult,
   type ElicitResult,
@@ -19,6 +20,7 @@ import { createGateway, type Gateway } from '../src/app';
 import { parseConfig } from '../src/config/load';
 import { virtualServersHandler } from '../src/mcp/virtual-servers';
 import { within } from './catalog/catalog-support';
+import { call2026 } from './mcp-2026/client';
 import { createLogger } from '../src/observability/logger';
 
 // Virtual MCP servers (CONTRACT section 16, issue #44 item 3): a member's elicitation and sampling
@@ -213,7 +215,12 @@ describe('a member’s requests during a call through a virtual MCP server', () 
     const declining = await caller({ elicitation: {} }, () => ({ action: 'decline' }));
     const declined = await declining.client.callTool({ name: 'a_confirm', arguments: {} });
     expect(textOf(declined)).toBe('elicited {"action":"decline"}');
-    await Promise.all([accepting.client.close(), declining.client.close()]);
+    // A caller that answers with an error: the member gets that error as it is.
+    const failing = await caller({ elicitation: {} }, () => {
+      throw new McpError(-32050, 'the user closed the form', { code: 'closed' });
+    });
+    expect(textOf(await failing.client.callTool({ name: 'a_confirm', arguments: {} }))).toBe('error -32050 closed');
+    await Promise.all([accepting.client.close(), declining.client.close(), failing.client.close()]);
   });
 
   it('passes sampling to a caller that declared it, and its message back to the member', async () => {
@@ -240,6 +247,15 @@ describe('a member’s requests during a call through a virtual MCP server', () 
       'error -32601 relay_unavailable',
     );
     expect(old.elicited).toEqual([]);
+    // 2026-07-28 (stateless: no server request within a call; input_required rounds instead): refused alike.
+    const modern = await call2026(`${gatewayUrl}/mcp/desk`, { 'x-api-key': KEY }, 'tools/call', {
+      name: 'a_ask_anyway',
+      arguments: {},
+    });
+    expect(modern.body.result).toMatchObject({
+      resultType: 'complete',
+      content: [{ type: 'text', text: 'error -32601 relay_unavailable' }],
+    });
     await Promise.all([plain.client.close(), old.client.close()]);
   });
 });

@@ -430,7 +430,7 @@ export class RelayedRequests {
     return this.receive(answers, session, res);
   }
 
-  /** Stops hearing other instances' answers; every waiting request ends with `relay_cancelled`. */
+  /** Stops hearing other instances' answers (a waiting request ends with its call, or at its timeout). */
   async close(): Promise<void> {
     await (await this.unsubscribe)?.().catch(() => undefined);
   }
