@@ -130,6 +130,15 @@ beforeAll(async () => {
           { key: OTHER_KEY, user: { user_id: 'u-relay-other' } },
         ],
       },
+      // Policies: the member's answer POSTs (JSON-RPC responses) pass its endpoint's access check as its requests do.
+      access: { mode: 'policies' },
+      policies: [
+        {
+          slug: 'askers',
+          subjects: { users: ['u-relay', 'u-relay-other'] },
+          allow: { mcpServers: [{ server: 'asker' }] },
+        },
+      ],
       mcpServers: [{ slug: 'asker', url: memberUrl }],
       virtualServers: [{ slug: 'desk', members: [{ server: 'asker', prefix: 'a_' }] }],
     },
@@ -140,6 +149,7 @@ beforeAll(async () => {
   gatewayUrl = address;
   gateway = createGateway({
     config,
+    accessMode: 'policies',
     signingKey: undefined,
     jwks: { keys: [] },
     logger: createLogger('error', new Writable({ write: (_c, _e, done) => done() })),
