@@ -335,11 +335,20 @@ describe('answers to relayed requests', () => {
 
   it('gives the member relay_timeout when the caller never answers: the call ends, nothing waits, the call’s member session ends', async () => {
     // The virtual server's handler with a 300 ms relay timeout, in front of the gateway's member endpoints.
+    const logged: string[] = [];
     const handler = virtualServersHandler({
       servers: () =>
         new Map([['desk', resolveVirtualServer({ slug: 'desk', members: [{ server: 'asker', prefix: 'a_' }] })]]),
       selfUrl: () => gatewayUrl,
-      logger: createLogger('error', new Writable({ write: (_c, _e, done) => done() })),
+      logger: createLogger(
+        'warn',
+        new Writable({
+          write: (chunk: Buffer, _e, done) => {
+            logged.push(String(chunk));
+            done();
+          },
+        }),
+      ),
       onMemberUnavailable: () => undefined,
       relayTimeoutMs: 300,
     });
@@ -365,6 +374,11 @@ describe('answers to relayed requests', () => {
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(silent.elicited).toHaveLength(1);
     expect(handler.relayedRequests()).toBe(0);
+    // The operator sees it: one warning naming the method (nothing of the request's content).
+    const warnings = logged.filter((line) => line.includes('was not answered in time'));
+    expect(warnings).toHaveLength(1);
+    expect(JSON.parse(warnings[0] as string)).toMatchObject({ level: 40, method: 'elicitation/create' });
+    expect(warnings[0]).not.toContain('Delete the project?');
     await within(5_000, async () => memberSessions.size === sessionsBefore);
     // The late answer is refused (nothing waits for it), and nothing is left waiting.
     answer();

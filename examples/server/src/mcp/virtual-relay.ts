@@ -148,6 +148,8 @@ export interface RelayedRequestsOptions {
   perSession?: number;
   /** Where answers are passed between instances. Default: none (an answer for another instance is refused `relay_other_instance`). */
   events?: RelayAnswerEvents;
+  /** Told of each relayed request that timed out, by its method (for the log). Default: nothing. */
+  onTimeout?: (method: string) => void;
 }
 
 /** One relayed request waiting for the caller's answer. */
@@ -241,6 +243,7 @@ export class RelayedRequests {
   private readonly max: number;
   private readonly sessionMax: number;
   private readonly events: RelayAnswerEvents | undefined;
+  private readonly onTimeout: (method: string) => void;
   private readonly unsubscribe: Promise<(() => Promise<void>) | undefined>;
 
   constructor(options: RelayedRequestsOptions, onSubscribeError: (error: unknown) => void = () => undefined) {
@@ -250,6 +253,7 @@ export class RelayedRequests {
     this.max = options.max ?? RELAY_PENDING_MAX;
     this.sessionMax = options.perSession ?? RELAY_PENDING_PER_SESSION_MAX;
     this.events = options.events;
+    this.onTimeout = options.onTimeout ?? (() => undefined);
     this.unsubscribe = (
       this.events?.subscribe((id, sealed) => this.heard(id, sealed)) ?? Promise.resolve(undefined)
     ).catch((error: unknown) => {
@@ -303,7 +307,10 @@ export class RelayedRequests {
     try {
       const answer = await new Promise<JSONRPCMessage>((resolve, reject) => {
         this.pending.set(id, { sessionId, settle: resolve });
-        timer = setTimeout(() => reject(new RelayTimeoutError(request.method, this.timeoutMs)), this.timeoutMs);
+        timer = setTimeout(() => {
+          this.onTimeout(request.method);
+          reject(new RelayTimeoutError(request.method, this.timeoutMs));
+        }, this.timeoutMs);
         timer.unref();
         onCallEnd = () => reject(new RelayCancelledError());
         channel.signal.addEventListener('abort', onCallEnd, { once: true });

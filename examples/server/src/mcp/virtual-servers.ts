@@ -941,7 +941,16 @@ export function virtualServersHandler(
   const tokens = new VirtualSessionTokens({ key: sessionKey });
   // Members' requests during a call, relayed to callers that can receive them (`virtual-relay.ts`).
   const relays = new RelayedRequests(
-    { key: sessionKey, timeoutMs: options.relayTimeoutMs, events: options.relayEvents },
+    {
+      key: sessionKey,
+      timeoutMs: options.relayTimeoutMs,
+      events: options.relayEvents,
+      onTimeout: (method) =>
+        logger.warn(
+          { method },
+          'a member request relayed to the caller of a virtual MCP server was not answered in time',
+        ),
+    },
     (error) =>
       logger.warn(
         { err: { message: String((error as Error)?.message).slice(0, 200) } },
