@@ -20,6 +20,7 @@ import {
 import { identityForwarding, type IdentityForwardingMiddleware } from '@gw/mcp-gateway';
 import type * as VirtualCollisions from './mcp/virtual-collisions';
 import type * as VirtualServers from './mcp/virtual-servers';
+import type * as VirtualRelay from './mcp/virtual-relay';
 import { virtualSessionEvents } from './mcp/virtual-sessions';
 import {
   AdminAccess,
@@ -342,6 +343,11 @@ export function createGateway(options: GatewayOptions): Gateway {
       authorize: access.mcp,
       sessionKey: catalog?.virtualSessionKey,
       sessionEvents: catalog && virtualSessionEvents(catalog.db),
+      // An answer to a member's request relayed to a caller reaches the instance that waits (NOTIFY, sealed).
+      relayEvents:
+        catalog &&
+        // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded with the virtual servers only
+        (require('./mcp/virtual-relay') as typeof VirtualRelay).relayAnswerEvents(catalog.db),
     });
     return virtualMcpHandler;
   };

@@ -18,6 +18,7 @@ import { Readable } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { DEFAULT_REQUEST_TIMEOUT_MSEC } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import {
@@ -60,6 +61,14 @@ import { z } from 'zod';
 import type { Logger } from 'pino';
 import type { NodeMiddleware } from '../http/route-table';
 import { virtualServerMarker } from './virtual-marker';
+import {
+  answersIn,
+  callsTools,
+  refuseMemberRequests,
+  relayedCapabilities,
+  RelayedRequests,
+  type RelayAnswerEvents,
+} from './virtual-relay';
 import {
   VIRTUAL_SESSION_TTL_MS,
   VirtualSessionTokens,
@@ -138,6 +147,10 @@ export interface VirtualServersOptions {
   sessionEvents?: VirtualSessionEvents;
   /** Bounds of the `GET` streams. Default {@link VIRTUAL_STREAM_LIMITS}. */
   streamLimits?: Partial<VirtualStreamLimits>;
+  /** How long a member's request relayed to the caller waits for the answer, in ms. Default `RELAY_TIMEOUT_MS` (120 s). */
+  relayTimeoutMs?: number;
+  /** Where a caller's answer to a relayed request reaches the instance that waits (the catalog database's `NOTIFY`). Default: this instance only. */
+  relayEvents?: RelayAnswerEvents;
 }
 
 /**
@@ -425,7 +438,7 @@ class MemberConnections {
     const key = MemberClients.key(this.slug, server, this.headers);
     const client = await this.kept.get(
       key,
-      () => new Client({ name: `gateway-virtual-${this.slug}`, version: '1.0.0' }),
+      () => refuseMemberRequests(new Client({ name: `gateway-virtual-${this.slug}`, version: '1.0.0' }), this.slug),
       (client) =>
         client.connect(
           new StreamableHTTPClientTransport(new URL(`${this.base}/mcp/${encodeURIComponent(server)}`), {
@@ -445,6 +458,30 @@ class MemberConnections {
       if (retry && sessionId !== undefined && error instanceof StreamableHTTPError && error.code === 404)
         return this.with(server, signal, use, false);
       throw error;
+    }
+  }
+
+  /**
+   * Runs `use` with `client`, a member client of one call only (one that relays its member's
+   * requests to the caller), connected to `server`'s own endpoint of this gateway; ends it after.
+   */
+  async withOwnClient<T>(
+    server: string,
+    client: Client,
+    signal: AbortSignal | undefined,
+    use: (client: Client) => Promise<T>,
+  ): Promise<T> {
+    try {
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`${this.base}/mcp/${encodeURIComponent(server)}`), {
+          requestInit: { headers: this.headers },
+          fetch: memberFetch,
+        }),
+        { signal },
+      );
+      return await use(client);
+    } finally {
+      closeClient(client);
     }
   }
 }
@@ -897,10 +934,29 @@ const schemaValidator = new AjvJsonSchemaValidator();
  */
 export function virtualServersHandler(
   options: VirtualServersOptions,
-): NodeMiddleware & { close(): Promise<void>; endStreams(): void } {
+): NodeMiddleware & { close(): Promise<void>; endStreams(): void; relayedRequests(): number } {
   const { logger } = options;
   const kept = new MemberClients();
-  const tokens = new VirtualSessionTokens({ key: options.sessionKey ?? randomBytes(32) });
+  const sessionKey = options.sessionKey ?? randomBytes(32);
+  const tokens = new VirtualSessionTokens({ key: sessionKey });
+  // Members' requests during a call, relayed to callers that can receive them (`virtual-relay.ts`).
+  const relays = new RelayedRequests(
+    {
+      key: sessionKey,
+      timeoutMs: options.relayTimeoutMs,
+      events: options.relayEvents,
+      onTimeout: (method) =>
+        logger.warn(
+          { method },
+          'a member request relayed to the caller of a virtual MCP server was not answered in time',
+        ),
+    },
+    (error) =>
+      logger.warn(
+        { err: { message: String((error as Error)?.message).slice(0, 200) } },
+        'answers to relayed member requests cannot be heard from other instances; such an answer reaching another instance is lost',
+      ),
+  );
   const streams = new ListChangedStreams(logger, options.streamLimits);
   // Sessions ended on any instance are refused here too, and their streams here ended.
   const unsubscribe = (
@@ -1154,10 +1210,27 @@ export function virtualServersHandler(
                   void extra
                     .sendNotification({ method: 'notifications/progress', params: { ...progress, progressToken } })
                     .catch(() => undefined);
+          const call = (client: Client, timeout?: number) =>
+            client.callTool(own, undefined, {
+              signal: extra.signal,
+              onprogress,
+              resetTimeoutOnProgress: true,
+              timeout,
+            });
+          // A caller that can receive the member's requests gets them on this call's stream, through a client of its own.
+          const relayed = relayedCapabilities(session);
           return complete(
-            (await connections.with(target.server, extra.signal, (client) =>
-              client.callTool(own, undefined, { signal: extra.signal, onprogress, resetTimeoutOnProgress: true }),
-            )) as CallToolResult,
+            (relayed === undefined || session === undefined
+              ? await connections.with(target.server, extra.signal, (client) => call(client))
+              : await connections.withOwnClient(
+                  target.server,
+                  relays.clientFor(slug, session, relayed, {
+                    send: (message) => server.transport!.send(message, { relatedRequestId: extra.requestId }),
+                    signal: extra.signal,
+                  }),
+                  extra.signal,
+                  (client) => call(client, DEFAULT_REQUEST_TIMEOUT_MSEC + relays.timeoutMs),
+                )) as CallToolResult,
           );
         } catch (error) {
           throw memberFailure(target.server, error);
@@ -1247,6 +1320,12 @@ export function virtualServersHandler(
         return;
       }
       const { raw, body } = read;
+      // A caller's answer to a member's request relayed during a call: passed to the call that waits.
+      const answers = answersIn(body);
+      if (answers !== undefined)
+        return void relays
+          .receivePost(answers, sessionId, (id) => tokens.verify(id, slug, req.headers), res)
+          .catch(next);
       // MCP 2026-07-28 (CONTRACT section 12): Mcp-Method and Mcp-Name must agree with the body (and
       // be there), checked as the proxy checks them for servers: else 400 with -32020, answered here.
       const mirror = {
@@ -1305,7 +1384,7 @@ export function virtualServersHandler(
       // SDK's transport, stateless, serves it as any instance would.
       const transport = new StreamableHTTPServerTransport({
         sessionIdGenerator: issued === undefined ? undefined : () => issued,
-        enableJsonResponse: !asksProgress(body),
+        enableJsonResponse: !asksProgress(body) && !(relayedCapabilities(session) !== undefined && callsTools(body)),
       });
       res.on('close', () => void transport.close());
       requestHeaders.run(own, () => {
@@ -1319,10 +1398,13 @@ export function virtualServersHandler(
   return Object.assign(virtualMcpServer, {
     /** Ends every open stream (shutdown begins); requests are still served. */
     endStreams: () => streams.close(),
+    /** How many members' requests relayed to callers wait for an answer on this instance now. */
+    relayedRequests: () => relays.size,
     close: async () => {
       clearInterval(sweeper);
       streams.close();
       kept.close();
+      await relays.close();
       await (await unsubscribe)?.().catch(() => undefined);
     },
   });
