@@ -5,8 +5,8 @@ import { join } from 'node:path';
 
 /*
  * Node's compile cache (Node 22.1+, `module.enableCompileCache`): the V8 code of every module the
- * gateway loads is kept on disk, so a later start compiles none of them again (about 160 ms of
- * CPU of a start of the development default on Node 22, 1.79 → 1.63 s). On Node 20 there is no
+ * gateway loads is kept on disk, so a later start compiles none of them again (about 140 ms of
+ * CPU of a start of the development default on Node 22, 1.88 → 1.74 s). On Node 20 there is no
  * such API and nothing happens.
  *
  * The cache is code the process runs: it lives in a directory only the gateway's user can write
