@@ -1,4 +1,6 @@
-// First: sets V8's start-up memory flags before the gateway's modules load.
+// First: Node's compile cache (Node 22.1+) and V8's start-up memory flags, before the gateway's
+// other modules load.
+import './compile-cache';
 import { embeddedDatabaseFootprint, startupFinished } from './start-footprint';
 import type { AccessMode } from '@gw/access';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';

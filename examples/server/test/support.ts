@@ -32,12 +32,19 @@ export interface RunningGateway {
 
 const CATALOG = join(__dirname, '..', '..', '..', 'packages', 'catalog');
 
+/** initdb's template databases, which the tests' copies of the embedded database leave out. */
+export const TEMPLATE_DATABASES = ['template0', 'template1'] as const;
+
 /**
  * An embedded database directory initialised and migrated once per machine, PGlite version and
  * set of migrations. PGlite runs PostgreSQL's initdb in WebAssembly when it opens an empty
  * directory (seconds of CPU), and the migrations take about 0.2 s of every start that finds them
  * missing; copying a directory already migrated takes milliseconds. A gateway still runs any
  * migration the copy lacks, as on an upgrade.
+ *
+ * It holds the gateway's database (`postgres`) only: initdb's `template0` and `template1`, which
+ * the gateway never opens, are dropped, so each test's copy is 25 MB instead of 39 MB (about half
+ * the CPU of a copy: 0.15 s instead of 0.3 s). A gateway's own data directory keeps them.
  */
 function pgliteTemplate(): string {
   const { version } = JSON.parse(
@@ -47,11 +54,15 @@ function pgliteTemplate(): string {
     .update(readFileSync(join(CATALOG, 'dist', 'core', 'migrations.js')))
     .digest('hex')
     .slice(0, 12);
-  const template = join(tmpdir(), `gw-pglite-template-${version}-${migrations}`);
+  const template = join(tmpdir(), `gw-pglite-gateway-db-${version}-${migrations}`);
   if (existsSync(join(template, 'PG_VERSION'))) return template;
   const building = mkdtempSync(join(tmpdir(), 'gw-pglite-building-'));
   const catalog = `require(${JSON.stringify(join(CATALOG, 'dist', 'index.js'))})`;
-  const open = `const c = ${catalog}; c.openEmbeddedDatabase(${JSON.stringify(building)}).then(async (db) => { await c.migrate(db); await db.close(); })`;
+  const onlyGatewayDatabase = TEMPLATE_DATABASES.flatMap((name) => [
+    `ALTER DATABASE ${name} IS_TEMPLATE false`,
+    `DROP DATABASE ${name}`,
+  ]);
+  const open = `const c = ${catalog}; c.openEmbeddedDatabase(${JSON.stringify(building)}).then(async (db) => { await c.migrate(db); for (const sql of ${JSON.stringify([...onlyGatewayDatabase, 'CHECKPOINT'])}) await db.exec(sql); await db.close(); })`;
   execFileSync(process.execPath, ['-e', open], { stdio: 'ignore', timeout: 120_000 });
   try {
     renameSync(building, template);

@@ -1,8 +1,8 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import express from 'express';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type * as Express from 'express';
+import type * as McpServerModule from '@modelcontextprotocol/sdk/server/mcp.js';
+import type * as StreamableHttpModule from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 
 /** What the demo `whoami` tool reports: the identity headers it received, as received. */
 export interface WhoAmI {
@@ -12,10 +12,17 @@ export interface WhoAmI {
 }
 
 /**
- * The embedded demo MCP server: one `whoami` tool that returns the identity headers it received,
- * so a newcomer sees each forwarding method at work. Stateless Streamable HTTP on 127.0.0.1.
+ * The demo server's Express app. Built with the first request the demo server gets: the MCP SDK's
+ * server side (with ajv and zod) is about 90 ms of CPU, which a start of the development default
+ * that never calls the demo tool does not spend.
  */
-export async function startDemoMcpServer(): Promise<{ url: string; close: () => Promise<void> }> {
+function demoApp(): RequestListener {
+  /* eslint-disable @typescript-eslint/no-require-imports -- loaded with the first request */
+  const express = require('express') as typeof Express.default;
+  const { McpServer } = require('@modelcontextprotocol/sdk/server/mcp.js') as typeof McpServerModule;
+  const { StreamableHTTPServerTransport } =
+    require('@modelcontextprotocol/sdk/server/streamableHttp.js') as typeof StreamableHttpModule;
+  /* eslint-enable @typescript-eslint/no-require-imports */
   const app = express();
   app.use(express.json());
   app.all('/mcp', async (req, res) => {
@@ -41,7 +48,17 @@ export async function startDemoMcpServer(): Promise<{ url: string; close: () => 
     await server.connect(transport);
     await transport.handleRequest(req, res, req.body);
   });
-  const server: Server = createServer(app);
+  return app;
+}
+
+/**
+ * The embedded demo MCP server: one `whoami` tool that returns the identity headers it received,
+ * so a newcomer sees each forwarding method at work. Stateless Streamable HTTP on 127.0.0.1. It
+ * listens at once; its app (and the MCP SDK) is built with its first request.
+ */
+export async function startDemoMcpServer(): Promise<{ url: string; close: () => Promise<void> }> {
+  let app: RequestListener | undefined;
+  const server: Server = createServer((req, res) => (app ??= demoApp())(req, res));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
