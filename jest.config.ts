@@ -84,11 +84,38 @@ const identityAndMcpSources = (root: string): Record<string, string> => ({
 });
 const sourceMapped = new Set(['packages/identity-forwarding', 'packages/mcp-gateway']);
 
+/**
+ * Test files the Node 22 pass (`pnpm run test:node22`, which sets `GW_JEST_NODE22=1`) leaves out:
+ * they call the packages' pure functions with plain values, and reach none of what differs between
+ * Node 20 and 22 (no server or socket, no stream, zlib, key handling, `fetch`, SDK transport or
+ * database): the same V8 semantics give the same results, and the Node 20 run covers them.
+ * Everything else runs under both, and a new test file runs under both unless it is named here.
+ * See docs/testing.md, "The Node 22 pass".
+ */
+const sameOnEveryNode = [
+  'identity-forwarding/test/header-policy.property',
+  'identity-forwarding/test/request-origin',
+  'identity-forwarding/test/unit/(forwarder|header-policy|mcp-protocol-headers|origin-guard|token-cache-options)',
+  'mcp-gateway/test/tool-gate',
+  'mcp-gateway/test/unit/(json-lines-tool-filter|mcp-request-reading|sse-tool-filter|tool-gate|tool-scan)',
+  'mcp-gateway/test/virtual/(pages|virtual-config)',
+  'sigv4-proxy/test/mutation-custom-host',
+  'sigv4-proxy/test/unit/(resolved-custom-hosts|sigv4-core)',
+  'model-router/test/(cache-assembler|cache-key\\.property|property-convert|recorded-error-message|streaming-json)',
+  'model-router/test/unit/(bedrock-model-ids|cache-key|chat-request|chat-response|input-checks|pdf-bytes)',
+  'catalog/test/(admin-errors|config-records|openapi|secret-holders)',
+  'console/test/sessions',
+  'upstream/test/addresses',
+  'upstream-auth/test/validate',
+].map((file) => `/packages/${file}\\.test\\.ts$`);
+const node22 = process.env.GW_JEST_NODE22 === '1';
+
 const projects = packageDirs.map((dir) => ({
   ...shared,
   displayName: dir.split('/').pop(),
   rootDir: dir,
   ...(sourceMapped.has(dir) ? { moduleNameMapper: identityAndMcpSources('<rootDir>/../..') } : {}),
+  ...(node22 ? { testPathIgnorePatterns: ['/node_modules/', ...sameOnEveryNode] } : {}),
 }));
 
 const config: Config = flat

@@ -506,18 +506,14 @@ describe('the release', () => {
         'tsc nodenext (express 4)',
       ),
     );
-    const entries = ['entry.cjs', join('out', 'entry-nodenext.js')];
-    const results = await Promise.all(
-      entries.map((entry) =>
-        timed(`run ${entry} (express 4)`, () =>
-          run(process.execPath, [entry], express4, { ...env, GW_CONSUMER_PGLITE_TEMPLATE: pgliteTemplate }),
-        ),
-      ),
+    // Express 4 at run time from CommonJS. The compiled TypeScript entry adds nothing here: it
+    // loads express and the packages through the same require() (its interop helpers run on
+    // Express 5 above, and Express 4 is CommonJS like 5); its types are what tsc just checked.
+    const result = await timed('run entry.cjs (express 4)', () =>
+      run(process.execPath, ['entry.cjs'], express4, { ...env, GW_CONSUMER_PGLITE_TEMPLATE: pgliteTemplate }),
     );
-    entries.forEach((entry, i) => {
-      expect({ entry, stderr: results[i]!.stderr }).toEqual({ entry, stderr: '' });
-      expect(JSON.parse(expectOk(results[i]!, entry))).toEqual(expected);
-    });
+    expect({ stderr: result.stderr }).toEqual({ stderr: '' });
+    expect(JSON.parse(expectOk(result, 'entry.cjs (express 4)'))).toEqual(expected);
   });
 });
 
