@@ -342,6 +342,8 @@ export function createGateway(options: GatewayOptions): Gateway {
       authorize: access.mcp,
       sessionKey: catalog?.virtualSessionKey,
       sessionEvents: catalog && virtualSessionEvents(catalog.db),
+      // A call routed to a member is handed in process to the member's own endpoint (the MCP proxy).
+      memberEndpoint: mcp as unknown as NodeMiddleware,
     });
     return virtualMcpHandler;
   };

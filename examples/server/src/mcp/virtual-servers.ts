@@ -59,6 +59,7 @@ import {
 import { z } from 'zod';
 import type { Logger } from 'pino';
 import type { NodeMiddleware } from '../http/route-table';
+import { fastCallHeaders, planFastCall, serveFastCall, type MemberHandshake } from './virtual-fast-call';
 import { virtualServerMarker } from './virtual-marker';
 import {
   VIRTUAL_SESSION_TTL_MS,
@@ -138,6 +139,12 @@ export interface VirtualServersOptions {
   sessionEvents?: VirtualSessionEvents;
   /** Bounds of the `GET` streams. Default {@link VIRTUAL_STREAM_LIMITS}. */
   streamLimits?: Partial<VirtualStreamLimits>;
+  /**
+   * The members' own endpoint in this process (the MCP proxy, `identityForwarding`, which serves
+   * `req.url` = `/<member>`): a call routed to a member is handed to it in process
+   * (`virtual-fast-call.ts`). Default: none (every call takes the SDK path over loopback).
+   */
+  memberEndpoint?: NodeMiddleware;
 }
 
 /**
@@ -411,17 +418,8 @@ class MemberConnections {
     private readonly headers: Record<string, string>,
   ) {}
 
-  /**
-   * Runs `use` with an SDK client initialized to `server`'s own endpoint of this gateway, kept for
-   * this caller. A kept client whose request fails without a member's answer (its session gone,
-   * the gateway restarted) is dropped; a failure of a freshly opened one is the member's.
-   */
-  async with<T>(
-    server: string,
-    signal: AbortSignal | undefined,
-    use: (client: Client) => Promise<T>,
-    retry = true,
-  ): Promise<T> {
+  /** This caller's kept SDK client of `server`'s own endpoint, initialized (once, whoever waits for it). */
+  private async client(server: string, signal: AbortSignal | undefined): Promise<{ key: string; client: Client }> {
     const key = MemberClients.key(this.slug, server, this.headers);
     const client = await this.kept.get(
       key,
@@ -435,6 +433,36 @@ class MemberConnections {
           { signal },
         ),
     );
+    return { key, client };
+  }
+
+  /**
+   * The member session of this caller's kept client of `server` (its `initialize` made once, as
+   * for {@link with}): what a call handed in process to the member's endpoint carries
+   * (`virtual-fast-call.ts`). Rejects as the `initialize` failed.
+   */
+  async handshake(server: string, signal?: AbortSignal): Promise<MemberHandshake> {
+    const { key, client } = await this.client(server, signal);
+    const transport = client.transport as StreamableHTTPClientTransport | undefined;
+    return {
+      sessionId: transport?.sessionId,
+      protocolVersion: transport?.protocolVersion,
+      forget: () => this.kept.forget(key, client),
+    };
+  }
+
+  /**
+   * Runs `use` with an SDK client initialized to `server`'s own endpoint of this gateway, kept for
+   * this caller. A kept client whose request fails without a member's answer (its session gone,
+   * the gateway restarted) is dropped; a failure of a freshly opened one is the member's.
+   */
+  async with<T>(
+    server: string,
+    signal: AbortSignal | undefined,
+    use: (client: Client) => Promise<T>,
+    retry = true,
+  ): Promise<T> {
+    const { key, client } = await this.client(server, signal);
     const sessionId = (client.transport as StreamableHTTPClientTransport | undefined)?.sessionId;
     try {
       return await use(client);
@@ -1299,6 +1327,19 @@ export function virtualServersHandler(
         issued = tokens.issue(slug, version, initialize.capabilities, req.headers).sessionId;
       } else if (session !== undefined && req.headers['mcp-protocol-version'] === undefined)
         setHeader(req, 'mcp-protocol-version', session.protocolVersion);
+      // A call routed to a member: handed in process to the member's own endpoint (virtual-fast-call.ts).
+      const memberEndpoint = options.memberEndpoint;
+      if (initialize === undefined && base !== undefined && memberEndpoint !== undefined && fastCallHeaders(req)) {
+        const plan = planFastCall(body, members, session?.clientCapabilities);
+        if (plan !== undefined)
+          return serveFastCall(req, res, plan, {
+            slug,
+            modern,
+            memberEndpoint,
+            handshake: (member) => connections.handshake(member),
+            failure: memberFailure,
+          });
+      }
       // An answer that carries a member's notifications (progress) is a stream; every other is JSON.
       // Only an initialize has a session id generator (a session id it carries is not read: it begins
       // a new one); every later request is checked above, and the
