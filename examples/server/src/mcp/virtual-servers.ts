@@ -1131,143 +1131,147 @@ export function virtualServersHandler(
     /** Whether this request is of revision 2026-07-28 (stateless): its results then say `resultType: "complete"`. */
     let modern = false;
     const complete = <T extends object>(result: T): T => (modern ? { ...result, resultType: 'complete' } : result);
-    const server = new Server(
-      { name: slug, title: definition.name, version: '1.0.0' },
-      { capabilities: VIRTUAL_CAPABILITIES, jsonSchemaValidator: schemaValidator },
-    );
-    /** A request handler that answers -32603 while the gateway is not listening yet (its members unreachable). */
-    const whenListening =
-      <A extends unknown[], R>(handler: (...args: A) => Promise<R>) =>
-      (...args: A): Promise<R> =>
-        base === undefined
-          ? Promise.reject(
-              new JsonRpcError(ErrorCode.InternalError, 'The gateway is not listening yet.', {
-                code: UPSTREAM_UNAVAILABLE,
-              }),
-            )
-          : handler(...args);
-    server.setRequestHandler(DiscoverRequestSchema, () => ({
-      resultType: 'complete',
-      supportedVersions: [MODERN_REVISION, ...SUPPORTED_PROTOCOL_VERSIONS],
-      capabilities: DISCOVERED_CAPABILITIES,
-      _meta: { 'io.modelcontextprotocol/serverInfo': { name: slug, title: definition.name, version: '1.0.0' } },
-    }));
-    server.setRequestHandler(
-      ListToolsRequestSchema,
-      whenListening(async () => {
-        return complete({ tools: await listTools(members, connections) });
-      }),
-    );
-    server.setRequestHandler(
-      CallToolRequestSchema,
-      whenListening(async (request, extra): Promise<CallToolResult> => {
-        const name = request.params.name;
-        const target = await routeAfterListing(
-          () => members.routeTool(name),
-          () => listTools(members, connections),
-        );
-        if (target === undefined)
-          throw new JsonRpcError(
-            ErrorCode.InvalidParams,
-            `Unknown tool: "${name.slice(0, 128)}" is not offered by "${slug}".`,
+    /** The SDK server of this request, with its handlers: built only when the SDK path serves the request. */
+    const sdkServer = (): Server => {
+      const server = new Server(
+        { name: slug, title: definition.name, version: '1.0.0' },
+        { capabilities: VIRTUAL_CAPABILITIES, jsonSchemaValidator: schemaValidator },
+      );
+      /** A request handler that answers -32603 while the gateway is not listening yet (its members unreachable). */
+      const whenListening =
+        <A extends unknown[], R>(handler: (...args: A) => Promise<R>) =>
+        (...args: A): Promise<R> =>
+          base === undefined
+            ? Promise.reject(
+                new JsonRpcError(ErrorCode.InternalError, 'The gateway is not listening yet.', {
+                  code: UPSTREAM_UNAVAILABLE,
+                }),
+              )
+            : handler(...args);
+      server.setRequestHandler(DiscoverRequestSchema, () => ({
+        resultType: 'complete',
+        supportedVersions: [MODERN_REVISION, ...SUPPORTED_PROTOCOL_VERSIONS],
+        capabilities: DISCOVERED_CAPABILITIES,
+        _meta: { 'io.modelcontextprotocol/serverInfo': { name: slug, title: definition.name, version: '1.0.0' } },
+      }));
+      server.setRequestHandler(
+        ListToolsRequestSchema,
+        whenListening(async () => {
+          return complete({ tools: await listTools(members, connections) });
+        }),
+      );
+      server.setRequestHandler(
+        CallToolRequestSchema,
+        whenListening(async (request, extra): Promise<CallToolResult> => {
+          const name = request.params.name;
+          const target = await routeAfterListing(
+            () => members.routeTool(name),
+            () => listTools(members, connections),
           );
-        try {
+          if (target === undefined)
+            throw new JsonRpcError(
+              ErrorCode.InvalidParams,
+              `Unknown tool: "${name.slice(0, 128)}" is not offered by "${slug}".`,
+            );
+          try {
+            const own = { ...request.params, name: target.name, _meta: memberMeta(request.params._meta) };
+            // The member's progress notifications, under the caller's progressToken, as they come.
+            const progressToken = request.params._meta?.progressToken;
+            const onprogress =
+              progressToken === undefined
+                ? undefined
+                : (progress: Progress) =>
+                    void extra
+                      .sendNotification({ method: 'notifications/progress', params: { ...progress, progressToken } })
+                      .catch(() => undefined);
+            return complete(
+              (await connections.with(target.server, extra.signal, (client) =>
+                client.callTool(own, undefined, { signal: extra.signal, onprogress, resetTimeoutOnProgress: true }),
+              )) as CallToolResult,
+            );
+          } catch (error) {
+            throw memberFailure(target.server, error);
+          }
+        }),
+      );
+      server.setRequestHandler(
+        ListPromptsRequestSchema,
+        whenListening(async () => {
+          return complete({ prompts: await listPrompts(members, connections) });
+        }),
+      );
+      server.setRequestHandler(
+        GetPromptRequestSchema,
+        whenListening(async (request, extra): Promise<GetPromptResult> => {
+          const name = request.params.name;
+          const target = await routeAfterListing(
+            () => members.routePrompt(name),
+            () => listPrompts(members, connections),
+          );
+          if (target === undefined)
+            throw new JsonRpcError(
+              ErrorCode.InvalidParams,
+              `Unknown prompt: "${name.slice(0, 128)}" is not offered by "${slug}".`,
+            );
           const own = { ...request.params, name: target.name, _meta: memberMeta(request.params._meta) };
-          // The member's progress notifications, under the caller's progressToken, as they come.
-          const progressToken = request.params._meta?.progressToken;
-          const onprogress =
-            progressToken === undefined
-              ? undefined
-              : (progress: Progress) =>
-                  void extra
-                    .sendNotification({ method: 'notifications/progress', params: { ...progress, progressToken } })
-                    .catch(() => undefined);
-          return complete(
-            (await connections.with(target.server, extra.signal, (client) =>
-              client.callTool(own, undefined, { signal: extra.signal, onprogress, resetTimeoutOnProgress: true }),
-            )) as CallToolResult,
-          );
-        } catch (error) {
-          throw memberFailure(target.server, error);
-        }
-      }),
-    );
-    server.setRequestHandler(
-      ListPromptsRequestSchema,
-      whenListening(async () => {
-        return complete({ prompts: await listPrompts(members, connections) });
-      }),
-    );
-    server.setRequestHandler(
-      GetPromptRequestSchema,
-      whenListening(async (request, extra): Promise<GetPromptResult> => {
-        const name = request.params.name;
-        const target = await routeAfterListing(
-          () => members.routePrompt(name),
-          () => listPrompts(members, connections),
-        );
-        if (target === undefined)
-          throw new JsonRpcError(
-            ErrorCode.InvalidParams,
-            `Unknown prompt: "${name.slice(0, 128)}" is not offered by "${slug}".`,
-          );
-        const own = { ...request.params, name: target.name, _meta: memberMeta(request.params._meta) };
-        try {
-          return complete(
-            await connections.with(target.server, extra.signal, (client) =>
-              client.getPrompt(own, { signal: extra.signal }),
-            ),
-          );
-        } catch (error) {
-          throw memberFailure(target.server, error);
-        }
-      }),
-    );
-    server.setRequestHandler(
-      ListResourcesRequestSchema,
-      whenListening(async () => {
-        return complete({ resources: await listResources(members, connections) });
-      }),
-    );
-    server.setRequestHandler(
-      ListResourceTemplatesRequestSchema,
-      whenListening(async () => {
-        return complete({ resourceTemplates: await listResourceTemplates(members, connections) });
-      }),
-    );
-    server.setRequestHandler(
-      ReadResourceRequestSchema,
-      whenListening(async (request, extra): Promise<ReadResourceResult> => {
-        const uri = request.params.uri;
-        // The caller's lists (resources, then templates) decide for a URI not listed here before.
-        const target = await routeAfterListing(
-          () => members.routeResource(uri),
-          () => Promise.all([listResources(members, connections), listResourceTemplates(members, connections)]),
-        );
-        if (target === undefined)
-          throw new JsonRpcError(
-            RESOURCE_NOT_FOUND,
-            `Resource not found: "${uri.slice(0, 256)}" is not offered by "${slug}".`,
-            {
-              uri: uri.slice(0, 256),
-            },
-          );
-        const server = target;
-        try {
-          return complete(
-            await connections.with(server, extra.signal, (client) =>
-              client.readResource(
-                { ...request.params, _meta: memberMeta(request.params._meta) },
-                { signal: extra.signal },
+          try {
+            return complete(
+              await connections.with(target.server, extra.signal, (client) =>
+                client.getPrompt(own, { signal: extra.signal }),
               ),
-            ),
+            );
+          } catch (error) {
+            throw memberFailure(target.server, error);
+          }
+        }),
+      );
+      server.setRequestHandler(
+        ListResourcesRequestSchema,
+        whenListening(async () => {
+          return complete({ resources: await listResources(members, connections) });
+        }),
+      );
+      server.setRequestHandler(
+        ListResourceTemplatesRequestSchema,
+        whenListening(async () => {
+          return complete({ resourceTemplates: await listResourceTemplates(members, connections) });
+        }),
+      );
+      server.setRequestHandler(
+        ReadResourceRequestSchema,
+        whenListening(async (request, extra): Promise<ReadResourceResult> => {
+          const uri = request.params.uri;
+          // The caller's lists (resources, then templates) decide for a URI not listed here before.
+          const target = await routeAfterListing(
+            () => members.routeResource(uri),
+            () => Promise.all([listResources(members, connections), listResourceTemplates(members, connections)]),
           );
-        } catch (error) {
-          throw memberFailure(server, error);
-        }
-      }),
-    );
-    res.on('close', () => void server.close());
+          if (target === undefined)
+            throw new JsonRpcError(
+              RESOURCE_NOT_FOUND,
+              `Resource not found: "${uri.slice(0, 256)}" is not offered by "${slug}".`,
+              {
+                uri: uri.slice(0, 256),
+              },
+            );
+          const server = target;
+          try {
+            return complete(
+              await connections.with(server, extra.signal, (client) =>
+                client.readResource(
+                  { ...request.params, _meta: memberMeta(request.params._meta) },
+                  { signal: extra.signal },
+                ),
+              ),
+            );
+          } catch (error) {
+            throw memberFailure(server, error);
+          }
+        }),
+      );
+      res.on('close', () => void server.close());
+      return server;
+    };
     readJsonBody(req).then((read) => {
       if (read instanceof JsonRpcError) {
         res.writeHead(read.code === PAYLOAD_TOO_LARGE ? 413 : 400, { 'content-type': 'application/json' });
@@ -1349,6 +1353,7 @@ export function virtualServersHandler(
         enableJsonResponse: !asksProgress(body),
       });
       res.on('close', () => void transport.close());
+      const server = sdkServer();
       requestHeaders.run(own, () => {
         server
           .connect(transport)
