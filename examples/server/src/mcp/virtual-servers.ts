@@ -60,6 +60,7 @@ import { z } from 'zod';
 import type { Logger } from 'pino';
 import type { NodeMiddleware } from '../http/route-table';
 import { fastCallHeaders, planFastCall, serveFastCall, type MemberHandshake } from './virtual-fast-call';
+import { InProcessLister } from './virtual-fast-list';
 import { virtualServerMarker } from './virtual-marker';
 import {
   VIRTUAL_SESSION_TTL_MS,
@@ -416,7 +417,31 @@ class MemberConnections {
     private readonly slug: string,
     private readonly base: string,
     private readonly headers: Record<string, string>,
+    /** The lists of a member asked in process (`virtual-fast-list.ts`); undefined: through the kept SDK client. */
+    private readonly lister?: (server: string, handshake: MemberHandshake) => InProcessLister,
   ) {}
+
+  /**
+   * Runs `use` (a member's list pages) with `server`'s in-process lister when there is one (its
+   * member session from {@link handshake}; once more anew when a stateful member no longer knows
+   * it), else with the kept SDK client ({@link with}).
+   */
+  async listWith<T>(
+    server: string,
+    signal: AbortSignal | undefined,
+    use: (client: Client) => Promise<T>,
+    retry = true,
+  ): Promise<T> {
+    if (this.lister === undefined) return this.with(server, signal, use);
+    const handshake = await this.handshake(server, signal);
+    try {
+      return await use(this.lister(server, handshake) as unknown as Client);
+    } catch (error) {
+      if (retry && handshake.sessionId !== undefined && error instanceof StreamableHTTPError && error.code === 404)
+        return this.listWith(server, signal, use, false);
+      throw error;
+    }
+  }
 
   /** This caller's kept SDK client of `server`'s own endpoint, initialized (once, whoever waits for it). */
   private async client(server: string, signal: AbortSignal | undefined): Promise<{ key: string; client: Client }> {
@@ -996,7 +1021,7 @@ export function virtualServersHandler(
       // The SDK client adds an abort listener to the member's signal per page it asks for.
       setMaxListeners(LIST_SIGNAL_LISTENERS, signal);
       try {
-        return await connections.with(server, signal, (client) =>
+        return await connections.listWith(server, signal, (client) =>
           listAllPages(
             (cursor) => page(client, cursor, signal),
             (cut) =>
@@ -1126,7 +1151,14 @@ export function virtualServersHandler(
       return;
     }
     const base = options.selfUrl();
-    const connections = new MemberConnections(kept, slug, base ?? '', pickHeaders(req, CALLER_HEADERS));
+    const memberEndpoint = options.memberEndpoint;
+    const connections = new MemberConnections(
+      kept,
+      slug,
+      base ?? '',
+      pickHeaders(req, CALLER_HEADERS),
+      memberEndpoint && ((server, handshake) => new InProcessLister(memberEndpoint, req, server, handshake)),
+    );
     const own = { ...pickHeaders(req, PER_REQUEST_HEADERS), ...virtualServerMarker(slug) };
     /** Whether this request is of revision 2026-07-28 (stateless): its results then say `resultType: "complete"`. */
     let modern = false;
@@ -1332,7 +1364,6 @@ export function virtualServersHandler(
       } else if (session !== undefined && req.headers['mcp-protocol-version'] === undefined)
         setHeader(req, 'mcp-protocol-version', session.protocolVersion);
       // A call routed to a member: handed in process to the member's own endpoint (virtual-fast-call.ts).
-      const memberEndpoint = options.memberEndpoint;
       if (initialize === undefined && base !== undefined && memberEndpoint !== undefined && fastCallHeaders(req)) {
         const plan = planFastCall(body, members, session?.clientCapabilities);
         if (plan !== undefined)
