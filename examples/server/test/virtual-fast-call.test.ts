@@ -226,6 +226,19 @@ describe('a call through a virtual MCP server, handed in process to the member',
     }
   });
 
+  it('lists the members’ tools in one request to the gateway (each member asked in process, no loopback hop)', async () => {
+    const client = await connect('desk');
+    try {
+      await client.listTools();
+      const before = arrived.length;
+      const { tools } = await client.listTools();
+      expect(tools.map((tool) => tool.name)).toEqual(['a_echo', 'b_echo', 'k_whoami']);
+      expect(arrived.slice(before)).toEqual(['POST /mcp/desk']);
+    } finally {
+      await client.close();
+    }
+  });
+
   it('never gives the caller the member’s Mcp-Session-Id, nor the member the caller’s', async () => {
     const client = await connect('desk');
     const virtualSession = (client.transport as StreamableHTTPClientTransport).sessionId as string;

@@ -1371,7 +1371,8 @@ export function virtualServersHandler(
             slug,
             modern,
             memberEndpoint,
-            handshake: (member) => connections.handshake(member),
+            // The kept client's initialize (when there is none yet) carries the marker and trace, as on the SDK path.
+            handshake: (member) => requestHeaders.run(own, () => connections.handshake(member)),
             failure: memberFailure,
           });
       }
