@@ -41,10 +41,18 @@ async function listen(listener: RequestListener): Promise<string> {
 
 function register(server: McpServer, name: string, tools: string[], seen: Seen[], headers: () => IncomingHttpHeaders) {
   for (const tool of tools)
-    server.registerTool(tool, { description: `${name} ${tool}`, inputSchema: { q: z.string().optional() } }, (args) => {
-      seen.push({ tool, headers: headers(), session: headers()['mcp-session-id'] as string | undefined });
-      return { content: [{ type: 'text', text: `${name}/${tool}: ${JSON.stringify(args)}` }] };
-    });
+    server.registerTool(
+      tool,
+      { description: `${name} ${tool}`, inputSchema: { q: z.string().optional() } },
+      async (args, extra) => {
+        seen.push({ tool, headers: headers(), session: headers()['mcp-session-id'] as string | undefined });
+        // A call with a progressToken gets a progress notification before its result.
+        const progressToken = extra._meta?.progressToken;
+        if (progressToken !== undefined)
+          await extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress: 1 } });
+        return { content: [{ type: 'text', text: `${name}/${tool}: ${JSON.stringify(args)}` }] };
+      },
+    );
 }
 
 /** A stateless SDK member; `seen` gets each tool execution. */
@@ -55,13 +63,18 @@ async function statelessMember(name: string, tools: string[], seen: Seen[]): Pro
     const text = Buffer.concat(chunks).toString();
     const server = new McpServer({ name, version: '1.0.0' });
     register(server, name, tools, seen, () => req.headers);
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    const body = text === '' ? undefined : (JSON.parse(text) as { params?: { _meta?: { progressToken?: unknown } } });
+    // An answer with notifications in it is a stream; others are JSON.
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: body?.params?._meta?.progressToken === undefined,
+    });
     res.on('close', () => {
       void transport.close();
       void server.close();
     });
     await server.connect(transport);
-    await transport.handleRequest(req, res, text === '' ? undefined : JSON.parse(text));
+    await transport.handleRequest(req, res, body);
   })}/mcp`;
 }
 
@@ -333,6 +346,33 @@ describe('a call through a virtual MCP server, handed in process to the member',
       id: 3,
       result: { content: [{ type: 'text', text: 'beta/echo: {}' }], resultType: 'complete' },
     });
+    // With a progressToken: the member's event stream, its progress as sent, the result completed.
+    const streamed = await fetch(`${base}/mcp/desk`, {
+      method: 'POST',
+      headers: {
+        'x-api-key': KEY,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2026-07-28',
+        'mcp-method': 'tools/call',
+        'mcp-name': 'b_echo',
+      },
+      body: JSON.stringify({ ...body, id: 4, params: { ...body.params, _meta: { ...meta, progressToken: 'p-1' } } }),
+      signal: AbortSignal.timeout(10_000),
+    });
+    expect(streamed.headers.get('content-type')).toContain('text/event-stream');
+    const events = (await streamed.text())
+      .split('\n')
+      .filter((line) => line.startsWith('data:'))
+      .map((line) => JSON.parse(line.slice(5)) as unknown);
+    expect(events).toEqual([
+      { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 'p-1', progress: 1 } },
+      {
+        jsonrpc: '2.0',
+        id: 4,
+        result: { content: [{ type: 'text', text: 'beta/echo: {}' }], resultType: 'complete' },
+      },
+    ]);
     // The member was sent its own revision, without the caller's mirror headers.
     const seen = betaSeen.at(-1) as Seen;
     expect(seen.headers['mcp-protocol-version']).not.toBe('2026-07-28');
