@@ -319,10 +319,10 @@ export class MemberClients {
 
   /** The key of a caller's client of `server` in virtual server `slug`: a hash, never a credential. */
   static key(slug: string, server: string, caller: Record<string, string>): string {
-    const hash = createHash('sha256');
-    hash.update(`${slug}\0${server}`);
-    for (const name of CALLER_HEADERS) hash.update(`\0${name}\0${caller[name] ?? ''}`);
-    return hash.digest('base64url');
+    // One update of the same bytes (the same digest as one update a header): a call's fewer CPU.
+    let text = `${slug}\0${server}`;
+    for (const name of CALLER_HEADERS) text += `\0${name}\0${caller[name] ?? ''}`;
+    return createHash('sha256').update(text).digest('base64url');
   }
 
   /** How many clients are kept now. */
