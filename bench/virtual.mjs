@@ -5,7 +5,8 @@
 //   p50 at 1 connection, round by round;
 // - `call`: a `tools/call` through the virtual server (B) against the same call on the member's
 //   own endpoint (A), with the bare node:http proxy as the floor (features.mjs `sideBySide`): the
-//   CPU per request of the gateway process at 10 connections, the member hop included.
+//   CPU per request of the gateway process at 10 connections, the member endpoint's work included
+//   (handed in process: examples/server/src/mcp/virtual-fast-call.ts).
 // Before anything is measured, one request of each subject must be answered as the row says.
 import { probe, sideBySide } from './features.mjs';
 import { closedLoop, median } from './lib.mjs';
@@ -143,7 +144,7 @@ export function virtualSection(report) {
   return [
     `## Virtual MCP server of three members (embedded; ${c.rounds} rounds of ${c.latency} requests at 1 connection, ${c.cpuRounds} rounds of ${c.cpu} at 10 connections)`,
     '',
-    `\`${VIRTUAL_SLUG}\` has three members, each an MCP server of the bench's gateway on the mock (200 tools), prefixed \`a_\`, \`b_\`, \`c_\`. The gateway reaches each member through the member's own endpoint with the caller's key (one loopback request; the member client is kept initialized per caller), so the call's CPU includes the member endpoint's. Before measuring, the bench checks the list has 600 prefixed tools and the call answers the mock's result.`,
+    `\`${VIRTUAL_SLUG}\` has three members, each an MCP server of the bench's gateway on the mock (200 tools), prefixed \`a_\`, \`b_\`, \`c_\`. The gateway hands each call, and each member's list page, in process to the member's own endpoint (its MCP proxy, with the caller's identity: no loopback request, no SDK client; the member session comes from a member client kept initialized per caller), so the call's CPU includes the member endpoint's checks, made once. Before measuring, the bench checks the list has 600 prefixed tools and the call answers the mock's result.`,
     '',
     '| comparison | p50 (median of rounds) | over the slowest member |',
     '| --- | --- | --- |',

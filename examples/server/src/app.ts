@@ -348,6 +348,8 @@ export function createGateway(options: GatewayOptions): Gateway {
         catalog &&
         // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded with the virtual servers only
         (require('./mcp/virtual-relay') as typeof VirtualRelay).relayAnswerEvents(catalog.db),
+      // A call routed to a member is handed in process to the member's own endpoint (the MCP proxy).
+      memberEndpoint: mcp as unknown as NodeMiddleware,
     });
     return virtualMcpHandler;
   };

@@ -9,6 +9,7 @@ export * from './gate/sse-tool-filter';
 export * from './gate/json-lines-tool-filter';
 export * from './upstream-credentials/upstream-credentials';
 export { identityForwarding } from './proxy/mcp-proxy';
+export { MCP_REQUEST_BODY, handedBody, type RequestWithBody } from './proxy/request-body';
 export type { IdentityForwardingOptions, IdentityForwardingMiddleware } from './proxy/options';
 export { mapUpstreamError } from './proxy/upstream-errors';
 export { forwardedFor } from './proxy/forwarded-for';

@@ -50,6 +50,11 @@ export interface RequestState {
   limits?: RouteLimits;
   /** The largest use of the request's model call, as the limits step priced it when admitting it. */
   largestUse?: LargestUse;
+  /**
+   * A call a virtual MCP server handed in process to a member's own endpoint (`virtual-fast-call.ts`):
+   * the record is the member request's (`path` `/mcp/<member>`) and names the virtual server.
+   */
+  virtualMember?: { path: string; virtualServer: string };
 }
 
 const STATE = Symbol('gateway.requestState');
@@ -151,7 +156,7 @@ export function trackRequest(
       traceId,
       route: family,
       method,
-      path,
+      path: state.virtualMember?.path ?? path,
       userId: recordedUserId(state.identity),
       keyHint: state.keyHint ?? null,
       provider: gateway.target ?? null,
@@ -172,7 +177,8 @@ export function trackRequest(
     };
     if (gateway.errorMessage !== undefined && status >= 400) record.errorMessage = gateway.errorMessage;
     if (gateway.attempts !== undefined && gateway.attempts.length > 0) record.attempts = recordedAttempts(gateway);
-    if (virtualServer !== undefined) record.mcpVirtualServer = virtualServer;
+    const virtualMember = virtualServer ?? state.virtualMember?.virtualServer;
+    if (virtualMember !== undefined) record.mcpVirtualServer = virtualMember;
     const wouldDeny = typeof state.wouldDeny === 'function' ? state.wouldDeny(gateway) : state.wouldDeny;
     if (wouldDeny !== undefined) {
       record.access = 'would_deny';

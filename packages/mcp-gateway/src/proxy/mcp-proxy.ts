@@ -34,7 +34,14 @@ import { forwardedFor } from './forwarded-for';
 import { signedHeaders } from './identity-headers';
 import { readProxyOptions, type IdentityForwardingMiddleware, type IdentityForwardingOptions } from './options';
 import { PROXY_STATE, TRACER_NAME, UPSTREAM_PATH, locals, type ProxiedRequest, type ProxyState } from './proxy-state';
-import { MAX_METHOD_SCAN_BYTES, bodyAlreadyRead, bodyUnread, readAheadLength, readInspectedBody } from './request-body';
+import {
+  MAX_METHOD_SCAN_BYTES,
+  bodyAlreadyRead,
+  bodyUnread,
+  handedBody,
+  readAheadLength,
+  readInspectedBody,
+} from './request-body';
 import { hasDotSegment, upstreamQuery } from './request-path';
 import { buildRouting, type Routing, type RoutingSettings } from './routing';
 import type { UpstreamConnections } from './upstream-connections';
@@ -90,7 +97,10 @@ export function identityForwarding(options: IdentityForwardingOptions): Identity
       next(new MethodNotAllowedError('MCP servers take GET, POST and DELETE only.'));
       return;
     }
-    if (bodyAlreadyRead(req)) {
+    // A body the host read itself and handed over (MCP_REQUEST_BODY, in process only) is used
+    // instead of the stream; any other request whose body was read already is refused.
+    const handed = method === 'POST' ? handedBody(req) : undefined;
+    if (handed === undefined && bodyAlreadyRead(req)) {
       if (!warnedAboutParser) {
         warnedAboutParser = true;
         options.logger?.warn(
@@ -147,7 +157,10 @@ export function identityForwarding(options: IdentityForwardingOptions): Identity
         name: req.headersDistinct['mcp-name'],
         version: req.headersDistinct['mcp-protocol-version'],
       },
-      hasBody: req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined,
+      hasBody:
+        handed !== undefined ||
+        req.headers['content-length'] !== undefined ||
+        req.headers['transfer-encoding'] !== undefined,
     };
     try {
       const headers = signedHeaders(forwarder, req, identity, tokenCache, call.context);
@@ -192,6 +205,12 @@ export function identityForwarding(options: IdentityForwardingOptions): Identity
           },
           bodyUnread(res, next),
         );
+        return;
+      }
+      if (handed !== undefined) {
+        // Sent as handed over, whatever its length: the stream it came from is consumed.
+        state.readAhead = handed;
+        proxy(req, res, next);
         return;
       }
       if (readAheadLength(req) === undefined) {

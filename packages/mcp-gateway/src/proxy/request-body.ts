@@ -25,6 +25,27 @@ export function readAheadLength(req: IncomingMessage): number | undefined {
 }
 
 /**
+ * Where a host that has read an MCP POST's body whole itself hands its bytes to `identityForwarding`
+ * in the same process: a property of the request keyed by this symbol, holding a `Buffer`. The
+ * proxy then decides (tool gate, header mirror, limits, records) on exactly these bytes and
+ * forwards exactly them, instead of reading the (consumed) stream. Only code in the process can set
+ * it: no header, query or body of a client can. Default: absent (the stream is read).
+ *
+ * Used by the virtual MCP servers of `examples/server`, which read a call, route it to a member
+ * and rewrite its tool name before handing it to the member's own endpoint.
+ */
+export const MCP_REQUEST_BODY: unique symbol = Symbol('gateway.mcpRequestBody');
+
+/** An MCP request whose body a host handed over already read ({@link MCP_REQUEST_BODY}). */
+export type RequestWithBody = IncomingMessage & { [MCP_REQUEST_BODY]?: Buffer };
+
+/** The body a host handed over with the request ({@link MCP_REQUEST_BODY}), else undefined. */
+export function handedBody(req: IncomingMessage): Buffer | undefined {
+  const body = (req as RequestWithBody)[MCP_REQUEST_BODY];
+  return Buffer.isBuffer(body) ? body : undefined;
+}
+
+/**
  * Whether a body parser read the request's body already: the request has one (a length or a
  * chunked body) and the stream is over, or Express's parsers marked it (`req._body`).
  */
@@ -34,8 +55,16 @@ export function bodyAlreadyRead(req: Request): boolean {
   return hasBody && (req.readableEnded || (req as Request & { _body?: boolean })._body === true);
 }
 
-/** Reads a request body of at most `limit` bytes (`413 body_too_large` past it). */
+/**
+ * Reads a request body of at most `limit` bytes (`413 body_too_large` past it): the body a host
+ * handed over ({@link MCP_REQUEST_BODY}) when there is one, else the stream.
+ */
 export function readInspectedBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  const handed = handedBody(req);
+  if (handed !== undefined)
+    return handed.length > limit
+      ? Promise.reject(new McpBodyTooLargeError(`The MCP request body is larger than ${limit} bytes.`))
+      : Promise.resolve(handed);
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) {
     req.resume();
