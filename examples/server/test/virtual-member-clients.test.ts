@@ -7,6 +7,8 @@ import { MemberClients } from '../src/mcp/virtual-servers';
 const caller = (key: string) => ({ 'x-api-key': key, host: 'gw.example' });
 const open = () => new Client({ name: 'member-clients-test', version: '1.0.0' });
 const initialized = () => Promise.resolve();
+/** A client is ended after its session's `DELETE` settles: a turn of the event loop. */
+const settled = () => new Promise((resolve) => setImmediate(resolve));
 
 describe('MemberClients', () => {
   it('keys a caller’s client by a hash that holds no credential, distinct per caller, member and virtual server', () => {
@@ -55,6 +57,47 @@ describe('MemberClients', () => {
     expect(await kept.get('2', open, initialized)).toBe(second);
     kept.close();
     expect(kept.size).toBe(0);
+  });
+
+  it('never ends a client a request still uses, even expired or evicted: it ends with its last use', async () => {
+    let now = 0;
+    const kept = new MemberClients(1_000, 1, () => now);
+    const closed = new Set<Client>();
+    const watched = () => {
+      const client = open();
+      client.close = async () => void closed.add(client);
+      return client;
+    };
+    // A long call holds the member session past the client's TTL.
+    const call = await kept.lend('k', watched, initialized);
+    const list = await kept.lend('k', watched, initialized);
+    expect(list.client).toBe(call.client);
+    now = 1_000;
+    const next = await kept.lend('k', watched, initialized); // expired: a new one is kept
+    expect(next.client).not.toBe(call.client);
+    list.release();
+    list.release(); // counted once
+    await settled();
+    expect(closed.has(call.client)).toBe(false);
+    call.release();
+    await settled();
+    expect(closed.has(call.client)).toBe(true);
+    // Evicted beyond the bound while lent: ended when released, not before.
+    await kept.get('other', watched, initialized);
+    await settled();
+    expect(closed.has(next.client)).toBe(false);
+    next.release();
+    await settled();
+    expect(closed.has(next.client)).toBe(true);
+    // A client no one uses is ended as soon as it is dropped.
+    const idle = await kept.get('idle', watched, initialized);
+    await settled();
+    expect(closed.has(idle)).toBe(false);
+    now = 5_000;
+    await kept.get('idle', watched, initialized);
+    await settled();
+    expect(closed.has(idle)).toBe(true);
+    kept.close();
   });
 
   it('keeps no client whose initialize failed, and forgets one that failed later', async () => {

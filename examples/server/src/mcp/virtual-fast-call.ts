@@ -48,6 +48,8 @@ export interface MemberHandshake {
   protocolVersion?: string;
   /** Drops the kept client (the member no longer knows its session): the next call initializes anew. */
   forget(): void;
+  /** The request no longer uses the member session: the kept client may be ended once it expired. */
+  release(): void;
 }
 
 /** A call the fast path serves: the member, and the request it is sent (its own name, the caller's id). */
@@ -405,7 +407,9 @@ export function serveFastCall(
   };
   context.handshake(server).then(
     (handshake) => {
-      if (res.destroyed) return;
+      // The member session stays up until the answer is over (a kept client expiring meanwhile waits).
+      if (res.destroyed) return handshake.release();
+      res.once('close', () => handshake.release());
       memberHeaders(req, plan, handshake);
       req.url = `/${server}`;
       (req as RequestWithBody)[MCP_REQUEST_BODY] = plan.body;

@@ -306,6 +306,16 @@ interface KeptClient {
   client: Client;
   connected: Promise<Client>;
   expires: number;
+  /** Requests using it now (its member session): it is ended only when none does. */
+  uses: number;
+  /** No longer kept (expired, evicted, failed): ended when its last use ends. */
+  retired: boolean;
+}
+
+/** A kept client lent to one request: `release` when the request no longer uses its member session. */
+export interface LentClient {
+  client: Client;
+  release(): void;
 }
 
 /**
@@ -348,30 +358,67 @@ export class MemberClients {
    * requests wait for it). A client whose initialize fails is not kept.
    */
   get(key: string, open: () => Client, connect: (client: Client) => Promise<void>): Promise<Client> {
+    return this.entry(key, open, connect).connected;
+  }
+
+  /**
+   * {@link get}, lent until `release`: a client in use is never ended (its member `DELETE`d) while
+   * a request still uses its member session, even once it expired or was evicted; it is ended when
+   * its last use is released. `release` more than once counts once.
+   */
+  async lend(key: string, open: () => Client, connect: (client: Client) => Promise<void>): Promise<LentClient> {
+    const entry = this.entry(key, open, connect);
+    entry.uses++;
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      entry.uses--;
+      if (entry.retired && entry.uses === 0) closeClient(entry.client);
+    };
+    try {
+      return { client: await entry.connected, release };
+    } catch (error) {
+      release();
+      throw error;
+    }
+  }
+
+  /** The kept entry of `key`, or a new one (most recently used last; the least recently used beyond the bound retired). */
+  private entry(key: string, open: () => Client, connect: (client: Client) => Promise<void>): KeptClient {
     const now = this.now();
     const found = this.kept.get(key);
     if (found !== undefined) {
       this.kept.delete(key);
       if (found.expires > now) {
         this.kept.set(key, found); // most recently used last
-        return found.connected;
+        return found;
       }
-      closeClient(found.client);
+      this.retire(found);
     }
     const client = open();
     const entry: KeptClient = {
       client,
       connected: connect(client).then(() => client),
       expires: now + this.ttlMs,
+      uses: 0,
+      retired: false,
     };
     entry.connected.catch(() => this.drop(key, entry));
     this.kept.set(key, entry);
     while (this.kept.size > this.max) {
       const [oldest, kept] = this.kept.entries().next().value as [string, KeptClient];
       this.kept.delete(oldest);
-      closeClient(kept.client);
+      this.retire(kept);
     }
-    return entry.connected;
+    return entry;
+  }
+
+  /** Ends `entry`'s client now, or when its last use is released. */
+  private retire(entry: KeptClient): void {
+    if (entry.retired) return;
+    entry.retired = true;
+    if (entry.uses === 0) closeClient(entry.client);
   }
 
   /**
@@ -386,13 +433,16 @@ export class MemberClients {
   /** Ends every kept client (a stateful member gets its `DELETE`). */
   close(): void {
     clearInterval(this.sweeper);
-    for (const entry of this.kept.values()) closeClient(entry.client);
+    for (const entry of this.kept.values()) {
+      entry.retired = true;
+      closeClient(entry.client);
+    }
     this.kept.clear();
   }
 
   private drop(key: string, entry: KeptClient): void {
     if (this.kept.get(key) === entry) this.kept.delete(key);
-    closeClient(entry.client);
+    this.retire(entry);
   }
 
   private sweep(): void {
@@ -450,16 +500,24 @@ class MemberConnections {
     try {
       return await use(this.lister(server, handshake) as unknown as Client);
     } catch (error) {
-      if (retry && handshake.sessionId !== undefined && error instanceof StreamableHTTPError && error.code === 404)
+      if (retry && handshake.sessionId !== undefined && error instanceof StreamableHTTPError && error.code === 404) {
+        handshake.forget();
+        handshake.release();
         return this.listWith(server, signal, use, false);
+      }
       throw error;
+    } finally {
+      handshake.release();
     }
   }
 
   /** This caller's kept SDK client of `server`'s own endpoint, initialized (once, whoever waits for it). */
-  private async client(server: string, signal: AbortSignal | undefined): Promise<{ key: string; client: Client }> {
+  private async client(
+    server: string,
+    signal: AbortSignal | undefined,
+  ): Promise<{ key: string; client: Client; release(): void }> {
     const key = MemberClients.key(this.slug, server, this.headers);
-    const client = await this.kept.get(
+    const { client, release } = await this.kept.lend(
       key,
       () => refuseMemberRequests(new Client({ name: `gateway-virtual-${this.slug}`, version: '1.0.0' }), this.slug),
       (client) =>
@@ -471,7 +529,7 @@ class MemberConnections {
           { signal },
         ),
     );
-    return { key, client };
+    return { key, client, release };
   }
 
   /**
@@ -480,12 +538,13 @@ class MemberConnections {
    * (`virtual-fast-call.ts`). Rejects as the `initialize` failed.
    */
   async handshake(server: string, signal?: AbortSignal): Promise<MemberHandshake> {
-    const { key, client } = await this.client(server, signal);
+    const { key, client, release } = await this.client(server, signal);
     const transport = client.transport as StreamableHTTPClientTransport | undefined;
     return {
       sessionId: transport?.sessionId,
       protocolVersion: transport?.protocolVersion,
       forget: () => this.kept.forget(key, client),
+      release,
     };
   }
 
@@ -500,17 +559,20 @@ class MemberConnections {
     use: (client: Client) => Promise<T>,
     retry = true,
   ): Promise<T> {
-    const { key, client } = await this.client(server, signal);
+    const { key, client, release } = await this.client(server, signal);
     const sessionId = (client.transport as StreamableHTTPClientTransport | undefined)?.sessionId;
     try {
       return await use(client);
     } catch (error) {
       if (error instanceof McpError && error.code !== ErrorCode.ConnectionClosed) throw error;
       this.kept.forget(key, client);
+      release();
       // A stateful member that no longer knows the kept session (404) did not take the request: once more, anew.
       if (retry && sessionId !== undefined && error instanceof StreamableHTTPError && error.code === 404)
         return this.with(server, signal, use, false);
       throw error;
+    } finally {
+      release();
     }
   }
 
