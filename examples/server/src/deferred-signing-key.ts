@@ -12,9 +12,8 @@ import {
 
 /*
  * The gateway's temporary development key (no `JWT_PRIVATE_KEY`) is an RSA-2048 key generated in
- * the process: 0.15 to 0.3 s of CPU. A gateway whose configuration signs nothing at start-up (no
- * `jwt_header` server, no OAuth) makes it when something first needs it: the JWKS is fetched, an
- * identity token is signed (a `jwt_header` server added later), OAuth is turned on. Until then no
+ * the process: 0.15 to 0.3 s of CPU. It is made when something first needs it: the JWKS is
+ * fetched, an identity token is signed for a `jwt_header` server, OAuth is turned on. Until then no
  * token exists that it would have signed, so nothing a client sees differs but when the key was made.
  */
 
@@ -51,13 +50,15 @@ export interface StartSigningKey extends LoadedSigningKey {
 
 /**
  * {@link loadSigningKey} at start-up, except that the temporary development key is made when first
- * needed when nothing signs with it at start: no `privateKeyPem`, no `previousPublicKeysPem` and
- * `jwtHeaderInUse` false (the caller counts configured OAuth as in use). Every other case is
- * `loadSigningKey` itself, with its errors at start-up.
+ * needed: with no `privateKeyPem` and no `previousPublicKeysPem`, unless in production with
+ * `jwtHeaderInUse` (which `loadSigningKey` refuses). Every other case is `loadSigningKey` itself,
+ * with its errors at start-up.
  */
 export function signingKeyAtStart(options: LoadSigningKeyOptions): StartSigningKey {
   const deferrable =
-    !options.privateKeyPem?.trim() && !options.previousPublicKeysPem?.trim() && !options.jwtHeaderInUse;
+    !options.privateKeyPem?.trim() &&
+    !options.previousPublicKeysPem?.trim() &&
+    !(options.production && options.jwtHeaderInUse);
   if (!deferrable) {
     const loaded = loadSigningKey(options);
     return { ...loaded, generated: () => true };

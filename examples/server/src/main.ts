@@ -432,8 +432,8 @@ export async function startFromEnvironment(
       'config oauth signs access tokens with JWT_PRIVATE_KEY: set it (the same RSA key on every instance).',
     );
   }
-  // Without JWT_PRIVATE_KEY and with nothing that signs at start, the temporary key is made when
-  // first needed (deferred-signing-key.ts): about 0.2 s of CPU a start.
+  // Without JWT_PRIVATE_KEY, the temporary key is made when first needed (deferred-signing-key.ts):
+  // about 0.2 s of CPU a start.
   const keys = signingKeyAtStart({
     privateKeyPem: env.JWT_PRIVATE_KEY,
     previousPublicKeysPem: env.JWT_PREVIOUS_PUBLIC_KEYS,

@@ -6,8 +6,8 @@ import { deferredSigner, signingKeyAtStart } from '../src/deferred-signing-key';
 import { freshDataDir, rsaPem, writeConfig } from './support';
 
 /*
- * Without JWT_PRIVATE_KEY, a gateway that signs nothing at start-up (no jwt_header server, no
- * OAuth) makes its temporary RSA key when first needed, not at every start (0.15 to 0.3 s of CPU).
+ * Without JWT_PRIVATE_KEY, a gateway makes its temporary RSA key when first needed (JWKS, first
+ * identity token, OAuth), not at every start (0.15 to 0.3 s of CPU).
  * RSA key generations are counted as jest loads node:crypto for the gateway's modules.
  */
 jest.mock('node:crypto', () => {
@@ -85,15 +85,33 @@ describe('the temporary signing key, made when first needed', () => {
     expect(madeSince()).toBe(1);
   });
 
-  it('is made at start when something signs with it (jwt_header in use or OAuth), and never with a configured key', () => {
-    const inUse = signingKeyAtStart({ production: false, jwtHeaderInUse: true });
-    expect(inUse.generated()).toBe(true);
+  it('the development default (a jwt_header server) starts without making it either; its first token does', async () => {
+    const gateway = await startFromEnvironment({
+      GATEWAY_DATA_DIR: freshDataDir('gw-deferred-key-'),
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'error',
+    });
+    try {
+      expect(madeSince()).toBe(0);
+    } finally {
+      await gateway.stop();
+    }
+    const keys = signingKeyAtStart({ production: false, jwtHeaderInUse: true });
+    expect(keys.generated()).toBe(false);
+    const signer = deferredSigner(keys.key as NonNullable<typeof keys.key>);
+    signer.signIdentityToken({ sub: 'u' }, { audience: 'https://mcp.example', expiresInSeconds: 60 });
     expect(madeSince()).toBe(1);
+  }, 60_000);
+
+  it('a configured key is parsed at start, never made', () => {
     const pem = rsaPem();
-    const configured = signingKeyAtStart({ privateKeyPem: pem.privateKey, production: true, jwtHeaderInUse: false });
+    const made = madeSince();
+    const configured = signingKeyAtStart({ privateKeyPem: pem.privateKey, production: true, jwtHeaderInUse: true });
     expect(configured.ephemeral).toBe(false);
+    expect(configured.generated()).toBe(true);
     expect(configured.jwks.keys).toHaveLength(1);
-    expect(madeSince()).toBe(2); // rsaPem() above
+    expect(madeSince()).toBe(made);
   });
 
   it('refuses at start what loadSigningKey refuses', () => {
