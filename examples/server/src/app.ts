@@ -2,13 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { RequestListener } from 'node:http';
 import express, { type Express, type RequestHandler } from 'express';
 import type { Logger } from 'pino';
-import {
-  jwksHandler,
-  type JsonWebKeySet,
-  type KeyResolver,
-  type SigningKey,
-  createIdentityTokenSigner,
-} from '@gw/jwks';
+import { jwksHandler, type JsonWebKeySet, type KeyResolver, type SigningKey } from '@gw/jwks';
 import {
   Authenticator,
   mcpOriginGuard,
@@ -70,6 +64,7 @@ import type { GatewayCatalog } from './catalog/open-catalog';
 import { providerModelList } from './catalog/record-checks';
 import { CONSOLE_TEST_USER, testRecord } from './catalog/record-tests';
 import type { GatewayConfig } from './config/schema';
+import { deferredSigner } from './deferred-signing-key';
 import { createDirectListener } from './http/direct-listener';
 import { errorHandler, logUnhandled, refuseBadRequestTarget, routeNotFound } from './http/errors';
 import { requestContext, requestState } from './http/request-context';
@@ -93,6 +88,18 @@ import {
   oauthSettingsRoutes,
   sendOAuthAdminAnswer,
 } from './oauth/oauth-settings';
+
+/**
+ * The JWKS route: its body is built with the first request, so that a temporary key made when
+ * first needed (deferred-signing-key.ts) is not made at start-up by the route itself.
+ */
+function jwksWhenAsked(jwks: JsonWebKeySet): RequestHandler {
+  let handler: RequestHandler | undefined;
+  return function jwksRoute(req, res, next) {
+    handler ??= jwksHandler(jwks);
+    return handler(req, res, next);
+  };
+}
 
 /** Everything the gateway is built from. */
 export interface GatewayOptions {
@@ -295,7 +302,8 @@ export function createGateway(options: GatewayOptions): Gateway {
     keys: options.identityProviderKeys,
     onKeySetFetch: (outcome: 'ok' | 'error') => metrics.recordKeySetFetch(outcome),
   };
-  const signer = options.signingKey ? createIdentityTokenSigner(options.signingKey) : undefined;
+  // Made with the first token: a temporary key made when first needed stays unmade until then.
+  const signer = options.signingKey ? deferredSigner(options.signingKey) : undefined;
   // Servers' own credentials (CONTRACT section 15), read from the catalog's snapshot on each call;
   // users' OAuth connections live in the catalog's database.
   const upstream = createUpstreamAccess({
@@ -585,7 +593,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       kind: 'app',
       method: 'GET',
       paths: ['/.well-known/jwks.json', '/mcp/.well-known/jwks.json'],
-      handler: jwksHandler(options.jwks),
+      handler: jwksWhenAsked(options.jwks),
     },
   ];
   if (validation || oauthPossible) {

@@ -7,7 +7,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Socket } from 'node:net';
 import { isIP } from 'node:net';
 import { MAX_RESPONSE_RETENTION_DAYS, checkAdminKeyStrength, type AdminClaim } from '@gw/catalog';
-import { createIdentityTokenSigner, loadSigningKey, type IdentityTokenSigner } from '@gw/jwks';
+import type { IdentityTokenSigner } from '@gw/jwks';
 import {
   KNOWN_ANTHROPIC_MODELS,
   MemoryCacheStore,
@@ -16,6 +16,7 @@ import {
 } from '@gw/model-router';
 import type { Logger } from 'pino';
 import { createGateway, type Gateway } from './app';
+import { deferredSigner, signingKeyAtStart } from './deferred-signing-key';
 import { RedisCacheStore } from './cache/redis-store';
 import { limitCountersFromEnv } from './limits/limit-env';
 import { dataDirectory, openGatewayCatalog } from './catalog/open-catalog';
@@ -431,7 +432,9 @@ export async function startFromEnvironment(
       'config oauth signs access tokens with JWT_PRIVATE_KEY: set it (the same RSA key on every instance).',
     );
   }
-  const keys = loadSigningKey({
+  // Without JWT_PRIVATE_KEY, the temporary key is made when first needed (deferred-signing-key.ts):
+  // about 0.2 s of CPU a start.
+  const keys = signingKeyAtStart({
     privateKeyPem: env.JWT_PRIVATE_KEY,
     previousPublicKeysPem: env.JWT_PREVIOUS_PUBLIC_KEYS,
     production: env.NODE_ENV === 'production',
@@ -439,11 +442,11 @@ export async function startFromEnvironment(
   });
   if (keys.ephemeral) {
     logger.warn(
-      { kid: keys.key?.kid },
+      { kid: keys.generated() ? keys.key?.kid : undefined },
       'JWT_PRIVATE_KEY is not set: signing with a temporary development key. Tokens stop verifying when the gateway restarts; set JWT_PRIVATE_KEY in production.',
     );
   }
-  signing.signer = keys.key ? createIdentityTokenSigner(keys.key) : undefined;
+  signing.signer = keys.key ? deferredSigner(keys.key) : undefined;
   if (!publicBaseUrl && env.NODE_ENV === 'production') {
     logger.warn(
       {},
@@ -523,7 +526,7 @@ export async function startFromEnvironment(
   gateway.listeningOn(
     `http://${host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host}:${typeof address === 'object' && address ? address.port : port}`,
   );
-  logger.info({ url: base, kid: keys.key?.kid }, `gateway listening on ${base}`);
+  logger.info({ url: base, kid: keys.generated() ? keys.key?.kid : undefined }, `gateway listening on ${base}`);
   startupFinished();
   logger.info(
     { catalog: catalog.db.kind },
