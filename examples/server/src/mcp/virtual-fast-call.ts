@@ -50,6 +50,12 @@ export interface MemberHandshake {
   forget(): void;
   /** The request no longer uses the member session: the kept client may be ended once it expired. */
   release(): void;
+  /**
+   * Answers a request the member sent within the call (elicitation, sampling) as the kept client
+   * answers one: refused (`-32601`, `relay_unavailable`), posted to the member's session. The fast
+   * path serves callers that cannot receive such requests.
+   */
+  refuse(request: { jsonrpc: '2.0'; id: string | number; method: string; params?: unknown }): void;
 }
 
 /** A call the fast path serves: the member, and the request it is sent (its own name, the caller's id). */
@@ -237,6 +243,13 @@ class CompletedEvents {
   private readonly decoder = new StringDecoder('utf8');
   private pending = '';
 
+  constructor(
+    /** Whether results get `resultType: "complete"` (a 2026-07-28 caller). */
+    private readonly modern: boolean,
+    /** Called with each request of the member's (it is not passed on: an SSE comment stands in its place). */
+    private readonly onRequest: (request: { jsonrpc: '2.0'; id: string | number; method: string }) => void,
+  ) {}
+
   /** The text of `chunk` to send, up to its last complete line. */
   push(chunk: Buffer | string): string {
     this.pending += typeof chunk === 'string' ? chunk : this.decoder.write(chunk);
@@ -245,9 +258,15 @@ class CompletedEvents {
     const ready = this.pending.slice(0, last + 1);
     this.pending = this.pending.slice(last + 1);
     return ready.replace(/^data: ?(.*)$/gm, (line, data: string) => {
-      if (!data.includes('"result"')) return line;
+      const result = this.modern && data.includes('"result"');
+      if (!result && !data.includes('"method"')) return line;
       try {
-        return `data: ${JSON.stringify(completed(JSON.parse(data)))}`;
+        const message = JSON.parse(data) as unknown;
+        if (isMemberRequest(message)) {
+          this.onRequest(message);
+          return ': a request of the member, answered by the gateway';
+        }
+        return result ? `data: ${JSON.stringify(completed(message))}` : line;
       } catch {
         return line;
       }
@@ -260,6 +279,15 @@ class CompletedEvents {
     this.pending = '';
     return rest;
   }
+}
+
+/** Whether a message is a JSON-RPC request (a `method` and an `id`), not a notification or an answer. */
+function isMemberRequest(message: unknown): message is { jsonrpc: '2.0'; id: string | number; method: string } {
+  return (
+    isRecord(message) &&
+    typeof message.method === 'string' &&
+    (typeof message.id === 'string' || typeof message.id === 'number')
+  );
 }
 
 /** The headers of a `writeHead` call as an object (its raw `[name, value, …]` form too), without `Mcp-Session-Id`. */
@@ -287,6 +315,7 @@ function rewriteAnswer(
   res: ServerResponse,
   modern: boolean,
   failed: (status: number, body: Buffer) => string,
+  refuse: MemberHandshake['refuse'],
 ): { answer: (text: string) => void } {
   const original = { writeHead: res.writeHead, write: res.write, end: res.end, flushHeaders: res.flushHeaders };
   /** `pass`: as written (headers cleaned); `held`: read whole, then answered; `events`: an event stream, rewritten as it passes. */
@@ -314,9 +343,10 @@ function rewriteAnswer(
     res.removeHeader('mcp-session-id');
     const type = String(headers['content-type'] ?? res.getHeader('content-type') ?? '');
     if (code >= 400 || (modern && code < 300 && parseMediaType(type)?.essence === 'application/json')) mode = 'held';
-    else if (modern && code < 300 && type.startsWith('text/event-stream')) {
+    else if (code < 300 && type.startsWith('text/event-stream')) {
+      // Results completed for a 2026-07-28 caller; a member's own requests answered here, not passed on.
       mode = 'events';
-      events = new CompletedEvents();
+      events = new CompletedEvents(modern, refuse);
       delete headers['content-length'];
       res.removeHeader('content-length');
       original.writeHead.call(res, code, headers);
@@ -414,11 +444,16 @@ export function serveFastCall(
       req.url = `/${server}`;
       (req as RequestWithBody)[MCP_REQUEST_BODY] = plan.body;
       requestState(req).virtualMember = { path: `/mcp/${server}`, virtualServer: context.slug };
-      const rewriter = rewriteAnswer(res, context.modern, (status, body) => {
-        // A stateful member that no longer knows the kept session: the next call begins a new one.
-        if (status === 404 && handshake.sessionId !== undefined) handshake.forget();
-        return errorAnswer(plan.id, endpointFailure(server, status, gatewayErrorCode(body)));
-      });
+      const rewriter = rewriteAnswer(
+        res,
+        context.modern,
+        (status, body) => {
+          // A stateful member that no longer knows the kept session: the next call begins a new one.
+          if (status === 404 && handshake.sessionId !== undefined) handshake.forget();
+          return errorAnswer(plan.id, endpointFailure(server, status, gatewayErrorCode(body)));
+        },
+        handshake.refuse,
+      );
       context.memberEndpoint(req, res, (error?: unknown) => {
         if (res.headersSent || res.destroyed) {
           res.destroy();

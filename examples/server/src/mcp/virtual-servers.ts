@@ -44,6 +44,7 @@ import {
   type Resource,
   type ResourceTemplate,
   type Tool,
+  type JSONRPCMessage,
 } from '@modelcontextprotocol/sdk/types.js';
 import { AccessDeniedError, type GatewayIdentity } from '@gw/identity-forwarding';
 import {
@@ -545,6 +546,8 @@ class MemberConnections {
       protocolVersion: transport?.protocolVersion,
       forget: () => this.kept.forget(key, client),
       release,
+      // As if the kept client had received it: its fallback handler refuses it, posted to the member's session.
+      refuse: (request) => client.transport?.onmessage?.(request as JSONRPCMessage),
     };
   }
 
