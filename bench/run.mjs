@@ -636,7 +636,17 @@ function prepareBaselines() {
  * The response cache, access policies, tracing and request records, each against the bare proxy
  * of the same rounds (see features.mjs). Starts and stops the extra processes it needs.
  */
-async function featureBenchmarks({ mock, bare, gateway, configPath, fileConfig, dir, privateKey, baselines }) {
+async function featureBenchmarks({
+  mock,
+  bare,
+  gateway,
+  configPath,
+  fileConfig,
+  benchConfig,
+  dir,
+  privateKey,
+  baselines,
+}) {
   const c = counts.features;
   const passThroughBody = JSON.stringify({ ...JSON.parse(anthropicBody), model: '@bench/claude-sonnet-4-5' });
   const mcpCall = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{}}}';
@@ -674,13 +684,19 @@ async function featureBenchmarks({ mock, bare, gateway, configPath, fileConfig, 
     }
   };
   /**
-   * Smoke runs only (they check that every row runs, not its figures): processes one row starts
-   * that a later row would start again on the same config and environment, kept for it and
-   * stopped at the end: the redis-server and the gateway on it of the Redis cache row serve as the
-   * limits row's Redis and its gateway without limits. Full and quick runs start every gateway of
-   * a comparison fresh (a process's first few thousand requests cost more while V8 optimises).
+   * Smoke runs only (they check that every row runs, not its figures): no second start of a
+   * gateway on a config and environment a running one has. The bench's gateway (on `configPath`,
+   * which then holds the open access config too) is the tracing rows' gateway without OTEL_*
+   * variables and the access rows' open gateway (and its identical second); the redis-server and
+   * the gateway on it of the Redis cache row, kept to the end, are the limits row's Redis and its
+   * gateway without limits (the limited one then stores no records either), and that gateway,
+   * started without request records, is the records row's (with REDIS_URL besides: a figure the
+   * smoke run does not judge). Full and quick runs start every gateway of a comparison fresh (a
+   * process's first few thousand requests cost more while V8 optimises).
    */
   const reuse = smoke ? {} : undefined;
+  /** The environment of a gateway that stores no request records. */
+  const noRecords = { GATEWAY_REQUEST_LOG_DAYS: '0' };
   const kept = [];
   const mainJs = join(root, 'examples/server/dist/main.js');
   const out = { cache: {}, access: {}, limits: {}, tracing: {}, baselines: {}, notes: [] };
@@ -724,7 +740,11 @@ async function featureBenchmarks({ mock, bare, gateway, configPath, fileConfig, 
       process.stdout.write('features: response cache (Redis)\n');
       const redis = await startRedis(redisBinary);
       started.push(redis);
-      const shared = await start(mainJs, gatewayEnv(configPath, privateKey, { REDIS_URL: redis.url }));
+      // Smoke runs: without request records too, to serve the tracing rows as well (see `reuse`).
+      const shared = await start(
+        mainJs,
+        gatewayEnv(configPath, privateKey, { REDIS_URL: redis.url, ...(reuse ? noRecords : {}) }),
+      );
       if (reuse) {
         // Kept for the limits row (see `reuse`).
         kept.push(...started.splice(0));
@@ -805,7 +825,7 @@ async function featureBenchmarks({ mock, bare, gateway, configPath, fileConfig, 
         mainJs,
         gatewayEnv(configPath, privateKey, { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${receiver.port}` }),
       ),
-      start(mainJs, gatewayEnv(configPath, privateKey, { GATEWAY_REQUEST_LOG_DAYS: '0' })),
+      reuse?.redisGateway ?? start(mainJs, gatewayEnv(configPath, privateKey, noRecords)),
     ]);
     const traceparent = () => ({
       ...on(current).at('/v1/messages', passThroughBody),
@@ -874,7 +894,8 @@ async function featureBenchmarks({ mock, bare, gateway, configPath, fileConfig, 
       writeFileSync(path, JSON.stringify(accessConfig(fileConfig, mode)));
       return path;
     };
-    const open = await start(mainJs, gatewayEnv(accessPath('open'), privateKey));
+    // Smoke runs: the bench's gateway holds the open config (see `benchConfig`).
+    const open = reuse ? gateway : await start(mainJs, gatewayEnv(accessPath('open'), privateKey));
     const policies = await start(mainJs, gatewayEnv(accessPath('policies'), privateKey));
     // A second open gateway, identical to the first: how far two identical gateways differ in
     // these rounds is the noise a 5 % target is read against.
@@ -955,10 +976,14 @@ async function featureBenchmarks({ mock, bare, gateway, configPath, fileConfig, 
       tokens_per_minute: 1_000_000_000,
       cost_usd_per_day: 1_000_000,
     };
-    writeFileSync(limitsPath, JSON.stringify({ ...fileConfig, limits: [limit] }));
+    // Smoke runs: the config of the gateway without limits (`configPath`'s), as in full runs.
+    writeFileSync(limitsPath, JSON.stringify({ ...(reuse ? benchConfig : fileConfig), limits: [limit] }));
     const [plain, limited] = await Promise.all([
       reuse?.redisGateway ?? start(mainJs, gatewayEnv(configPath, privateKey, { REDIS_URL: redis.url })),
-      start(mainJs, gatewayEnv(limitsPath, privateKey, { REDIS_URL: redis.url })),
+      start(
+        mainJs,
+        gatewayEnv(limitsPath, privateKey, { REDIS_URL: redis.url, ...(reuse?.redisGateway ? noRecords : {}) }),
+      ),
     ]);
     const checked = await probe(on(limited).at('/v1/messages', passThroughBody));
     if (checked.headers.get('x-ratelimit-limit-requests') !== String(limit.requests_per_minute))
@@ -1071,20 +1096,20 @@ async function main() {
   const dir = mkdtempSync(join(tmpdir(), 'gateway-bench-'));
   const configPath = join(dir, 'gateway.json');
   const fileConfig = gatewayConfig(mock.port, counts.warm + counts.misses * counts.rounds + 10);
-  writeFileSync(configPath, JSON.stringify(fileConfig));
-  // A smoke run checks that every section runs, not its figures: the bench's own gateway also
-  // serves the sections whose gateway would be started on the same config (see `reuse` in
-  // featureBenchmarks), and holds the scaling section's 1,000 API keys so that it serves that
-  // section too. Full and quick runs start each of those gateways fresh, as they measure.
-  const mainConfigPath = smoke ? join(dir, 'gateway-smoke-main.json') : configPath;
-  if (smoke) writeFileSync(mainConfigPath, JSON.stringify(scalingConfig(fileConfig)));
+  // A smoke run checks that every section runs, not its figures: its gateways on `configPath`
+  // (the bench's own among them) also hold the scaling section's 1,000 API keys and the access
+  // rows' open config (1,000 more keys, 100 policies, `access.mode` open), so that the bench's
+  // gateway serves those sections too (see `reuse` in featureBenchmarks). Full and quick runs
+  // start each of those gateways fresh on its own config, as they measure.
+  const benchConfig = smoke ? accessConfig(scalingConfig(fileConfig), 'open') : fileConfig;
+  writeFileSync(configPath, JSON.stringify(benchConfig));
   const { privateKey } = generateKeyPairSync('rsa', {
     modulusLength: 2048,
     privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
     publicKeyEncoding: { type: 'spki', format: 'pem' },
   });
   const gateway = await startProcess(join(root, 'examples/server/dist/main.js'), {
-    GATEWAY_CONFIG: mainConfigPath,
+    GATEWAY_CONFIG: configPath,
     GATEWAY_DATA_DIR: mkdtempSync(join(tmpdir(), 'gw-bench-data-')),
     JWT_PRIVATE_KEY: privateKey,
     PORT: '0',
@@ -1492,6 +1517,7 @@ async function main() {
         gateway,
         configPath,
         fileConfig,
+        benchConfig,
         dir,
         privateKey,
         baselines,
@@ -1519,7 +1545,7 @@ async function main() {
     const log = (line) => process.stdout.write(`${line}\n`);
     const mode = smoke ? 'smoke' : quick ? 'quick' : 'full';
     if (want('scaling')) {
-      // Smoke runs: the bench's gateway, which holds the scaling keys (see `mainConfigPath`).
+      // Smoke runs: the bench's gateway, which holds the scaling keys (see `benchConfig`).
       const scaled = smoke ? gateway : await startGateway(scalingConfig(fileConfig));
       try {
         results.scaling = await scalingBenchmarks({ gateway: scaled, bare, mock, mode, log });
