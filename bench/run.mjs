@@ -91,7 +91,8 @@ const counts = smoke
       // The shapes' CPU rounds read at once: a smoke run checks the bench runs, not its figures.
       recordSettleMs: 0,
       stream: 2,
-      streamCpu: 16,
+      // One stream a connection: a smoke run's stream CPU rows are 0 or a few ticks either way.
+      streamCpu: 10,
       streamBusy: 2,
       rounds: 3,
       idle: 5,
@@ -507,11 +508,9 @@ async function startCatalogGateway({ dir, fileConfig, mockPort, privateKey }) {
   const benchSlug = fileProviders.find((p) => p.provider !== 'bedrock').slug;
   const { provider: _bedrock, ...bedrock } = fileProviders.find((p) => p.provider === 'bedrock') ?? {};
 
-  const first = await startProcess(main, env);
-  let admin;
-  try {
-    admin = await seedCatalog({
-      port: first.port,
+  const seedThroughAdminApi = (port) =>
+    seedCatalog({
+      port,
       adminKey,
       upstream,
       providerSlug: benchSlug,
@@ -520,25 +519,47 @@ async function startCatalogGateway({ dir, fileConfig, mockPort, privateKey }) {
       apiKeys: c.adminApiKeys,
       concurrency: 8,
     });
-  } finally {
-    first.child.kill('SIGTERM');
-    await exited(first.child);
+  const seedThroughStore = () =>
+    seedStore({
+      root,
+      dataDir,
+      encryptionKey,
+      upstream,
+      providers: c.providers - c.adminProviders,
+      apiKeys: c.apiKeys - c.adminApiKeys,
+      firstProvider: c.adminProviders,
+      firstUser: c.adminApiKeys,
+    });
+  let admin;
+  let bulk;
+  if (smoke) {
+    // One gateway start instead of two: the store's part first (it migrates the empty database),
+    // then the admin API's on the gateway that is measured (each admin write reloads its
+    // snapshot). The two parts' slugs and users do not overlap, so the catalog holds the same.
+    bulk = await seedThroughStore();
+  } else {
+    const first = await startProcess(main, env);
+    try {
+      admin = await seedThroughAdminApi(first.port);
+    } finally {
+      first.child.kill('SIGTERM');
+      await exited(first.child);
+    }
+    bulk = await seedThroughStore();
   }
-  const bulk = await seedStore({
-    root,
-    dataDir,
-    encryptionKey,
-    upstream,
-    providers: c.providers - c.adminProviders,
-    apiKeys: c.apiKeys - c.adminApiKeys,
-    firstProvider: c.adminProviders,
-    firstUser: c.adminApiKeys,
-  });
   globalThis.gc?.();
   const startedAt = process.hrtime.bigint();
   const gateway = await startProcess(main, env);
   const startupMillis = Number(process.hrtime.bigint() - startedAt) / 1e6;
   gateway.child.stdout.resume();
+  if (smoke) {
+    try {
+      admin = await seedThroughAdminApi(gateway.port);
+    } catch (error) {
+      gateway.child.kill('SIGTERM');
+      throw error;
+    }
+  }
   const listedAt = process.hrtime.bigint();
   const keyList = await listRecords(gateway.port, adminKey, 'api-keys');
   const listApiKeysMillis = Number(process.hrtime.bigint() - listedAt) / 1e6;
@@ -615,7 +636,17 @@ function prepareBaselines() {
  * The response cache, access policies, tracing and request records, each against the bare proxy
  * of the same rounds (see features.mjs). Starts and stops the extra processes it needs.
  */
-async function featureBenchmarks({ mock, bare, gateway, configPath, fileConfig, dir, privateKey, baselines }) {
+async function featureBenchmarks({
+  mock,
+  bare,
+  gateway,
+  configPath,
+  fileConfig,
+  benchConfig,
+  dir,
+  privateKey,
+  baselines,
+}) {
   const c = counts.features;
   const passThroughBody = JSON.stringify({ ...JSON.parse(anthropicBody), model: '@bench/claude-sonnet-4-5' });
   const mcpCall = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{}}}';
@@ -652,6 +683,21 @@ async function featureBenchmarks({ mock, bare, gateway, configPath, fileConfig, 
       await exited(proc.child);
     }
   };
+  /**
+   * Smoke runs only (they check that every row runs, not its figures): no second start of a
+   * gateway on a config and environment a running one has. The bench's gateway (on `configPath`,
+   * which then holds the open access config too) is the tracing rows' gateway without OTEL_*
+   * variables and the access rows' open gateway (and its identical second); the redis-server and
+   * the gateway on it of the Redis cache row, kept to the end, are the limits row's Redis and its
+   * gateway without limits (the limited one then stores no records either), and that gateway,
+   * started without request records, is the records row's (with REDIS_URL besides: a figure the
+   * smoke run does not judge). Full and quick runs start every gateway of a comparison fresh (a
+   * process's first few thousand requests cost more while V8 optimises).
+   */
+  const reuse = smoke ? {} : undefined;
+  /** The environment of a gateway that stores no request records. */
+  const noRecords = { GATEWAY_REQUEST_LOG_DAYS: '0' };
+  const kept = [];
   const mainJs = join(root, 'examples/server/dist/main.js');
   const out = { cache: {}, access: {}, limits: {}, tracing: {}, baselines: {}, notes: [] };
   for (const [name, b] of Object.entries(baselines)) out.baselines[name] = { label: b.label, skipped: b.skipped };
@@ -694,7 +740,16 @@ async function featureBenchmarks({ mock, bare, gateway, configPath, fileConfig, 
       process.stdout.write('features: response cache (Redis)\n');
       const redis = await startRedis(redisBinary);
       started.push(redis);
-      const shared = await start(mainJs, gatewayEnv(configPath, privateKey, { REDIS_URL: redis.url }));
+      // Smoke runs: without request records too, to serve the tracing rows as well (see `reuse`).
+      const shared = await start(
+        mainJs,
+        gatewayEnv(configPath, privateKey, { REDIS_URL: redis.url, ...(reuse ? noRecords : {}) }),
+      );
+      if (reuse) {
+        // Kept for the limits row (see `reuse`).
+        kept.push(...started.splice(0));
+        Object.assign(reuse, { redis, redisGateway: shared });
+      }
       await expectHit(on(shared).at('/v1/chat/completions', chatBody, cacheHeader));
       Object.assign(
         out.cache,
@@ -762,13 +817,15 @@ async function featureBenchmarks({ mock, bare, gateway, configPath, fileConfig, 
     // gateways started together.
     process.stdout.write('features: tracing\n');
     const receiver = await start(join(here, 'otlp-receiver.mjs'), {});
+    // Smoke runs: the bench's own gateway is the one without OTEL_* variables (same config and
+    // environment, the scaling keys aside; see `reuse`).
     const [current, exporting, notStored] = await Promise.all([
-      start(mainJs, gatewayEnv(configPath, privateKey)),
+      reuse ? gateway : start(mainJs, gatewayEnv(configPath, privateKey)),
       start(
         mainJs,
         gatewayEnv(configPath, privateKey, { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${receiver.port}` }),
       ),
-      start(mainJs, gatewayEnv(configPath, privateKey, { GATEWAY_REQUEST_LOG_DAYS: '0' })),
+      reuse?.redisGateway ?? start(mainJs, gatewayEnv(configPath, privateKey, noRecords)),
     ]);
     const traceparent = () => ({
       ...on(current).at('/v1/messages', passThroughBody),
@@ -824,6 +881,8 @@ async function featureBenchmarks({ mock, bare, gateway, configPath, fileConfig, 
     if (want('features') || want('limits')) await limitChecks();
   } finally {
     await stop();
+    started.push(...kept.splice(0));
+    await stop();
   }
   return out;
 
@@ -835,11 +894,13 @@ async function featureBenchmarks({ mock, bare, gateway, configPath, fileConfig, 
       writeFileSync(path, JSON.stringify(accessConfig(fileConfig, mode)));
       return path;
     };
-    const open = await start(mainJs, gatewayEnv(accessPath('open'), privateKey));
+    // Smoke runs: the bench's gateway holds the open config (see `benchConfig`).
+    const open = reuse ? gateway : await start(mainJs, gatewayEnv(accessPath('open'), privateKey));
     const policies = await start(mainJs, gatewayEnv(accessPath('policies'), privateKey));
     // A second open gateway, identical to the first: how far two identical gateways differ in
     // these rounds is the noise a 5 % target is read against.
-    const openAgain = await start(mainJs, gatewayEnv(accessPath('open'), privateKey));
+    // Smoke runs compare the open gateway with itself: the rows' shape, not the noise's figure.
+    const openAgain = reuse ? open : await start(mainJs, gatewayEnv(accessPath('open'), privateKey));
     const [caller, gated] = [accessKey(0), accessKey(50)];
     const listed = async (proc, key) =>
       (await probe(on(proc, key).at('/mcp/tools', toolsList))).body?.result?.tools?.length;
@@ -904,8 +965,8 @@ async function featureBenchmarks({ mock, bare, gateway, configPath, fileConfig, 
       return;
     }
     process.stdout.write('features: limits (Redis on loopback)\n');
-    const redis = await startRedis(redisBinary);
-    started.push(redis);
+    const redis = reuse?.redis ?? (await startRedis(redisBinary));
+    if (!reuse?.redis) started.push(redis);
     const limitsPath = join(dir, 'gateway-limits.json');
     const limit = {
       slug: 'bench-limit',
@@ -915,10 +976,14 @@ async function featureBenchmarks({ mock, bare, gateway, configPath, fileConfig, 
       tokens_per_minute: 1_000_000_000,
       cost_usd_per_day: 1_000_000,
     };
-    writeFileSync(limitsPath, JSON.stringify({ ...fileConfig, limits: [limit] }));
+    // Smoke runs: the config of the gateway without limits (`configPath`'s), as in full runs.
+    writeFileSync(limitsPath, JSON.stringify({ ...(reuse ? benchConfig : fileConfig), limits: [limit] }));
     const [plain, limited] = await Promise.all([
-      start(mainJs, gatewayEnv(configPath, privateKey, { REDIS_URL: redis.url })),
-      start(mainJs, gatewayEnv(limitsPath, privateKey, { REDIS_URL: redis.url })),
+      reuse?.redisGateway ?? start(mainJs, gatewayEnv(configPath, privateKey, { REDIS_URL: redis.url })),
+      start(
+        mainJs,
+        gatewayEnv(limitsPath, privateKey, { REDIS_URL: redis.url, ...(reuse?.redisGateway ? noRecords : {}) }),
+      ),
     ]);
     const checked = await probe(on(limited).at('/v1/messages', passThroughBody));
     if (checked.headers.get('x-ratelimit-limit-requests') !== String(limit.requests_per_minute))
@@ -1031,7 +1096,13 @@ async function main() {
   const dir = mkdtempSync(join(tmpdir(), 'gateway-bench-'));
   const configPath = join(dir, 'gateway.json');
   const fileConfig = gatewayConfig(mock.port, counts.warm + counts.misses * counts.rounds + 10);
-  writeFileSync(configPath, JSON.stringify(fileConfig));
+  // A smoke run checks that every section runs, not its figures: its gateways on `configPath`
+  // (the bench's own among them) also hold the scaling section's 1,000 API keys and the access
+  // rows' open config (1,000 more keys, 100 policies, `access.mode` open), so that the bench's
+  // gateway serves those sections too (see `reuse` in featureBenchmarks). Full and quick runs
+  // start each of those gateways fresh on its own config, as they measure.
+  const benchConfig = smoke ? accessConfig(scalingConfig(fileConfig), 'open') : fileConfig;
+  writeFileSync(configPath, JSON.stringify(benchConfig));
   const { privateKey } = generateKeyPairSync('rsa', {
     modulusLength: 2048,
     privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
@@ -1446,6 +1517,7 @@ async function main() {
         gateway,
         configPath,
         fileConfig,
+        benchConfig,
         dir,
         privateKey,
         baselines,
@@ -1473,12 +1545,15 @@ async function main() {
     const log = (line) => process.stdout.write(`${line}\n`);
     const mode = smoke ? 'smoke' : quick ? 'quick' : 'full';
     if (want('scaling')) {
-      const scaled = await startGateway(scalingConfig(fileConfig));
+      // Smoke runs: the bench's gateway, which holds the scaling keys (see `benchConfig`).
+      const scaled = smoke ? gateway : await startGateway(scalingConfig(fileConfig));
       try {
         results.scaling = await scalingBenchmarks({ gateway: scaled, bare, mock, mode, log });
       } finally {
-        scaled.child.kill('SIGTERM');
-        await exited(scaled.child);
+        if (scaled !== gateway) {
+          scaled.child.kill('SIGTERM');
+          await exited(scaled.child);
+        }
       }
     }
     if (want('peers')) results.peers = await peerBenchmarks({ startGateway, fileConfig, bare, mock, mode, log });
