@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -249,6 +250,25 @@ describe('a call through a virtual MCP server, handed in process to the member',
       expect(arrived.slice(before)).toEqual(['POST /mcp/desk']);
     } finally {
       await client.close();
+    }
+  });
+
+  it('enters no AsyncLocalStorage (whose promise hooks every request of the process would then pay)', async () => {
+    const run = jest.spyOn(AsyncLocalStorage.prototype, 'run');
+    const enter = jest.spyOn(AsyncLocalStorage.prototype, 'enterWith');
+    // A call and a list in process, and a call of a caller that may be asked (the SDK path, a member client of its own).
+    const client = await connect('desk');
+    const asked = await connect('desk', KEY, { elicitation: {} });
+    try {
+      await client.callTool({ name: 'a_echo', arguments: { q: 'hooks' } });
+      await client.listTools();
+      await asked.callTool({ name: 'a_echo', arguments: { q: 'hooks' } });
+      expect(run).not.toHaveBeenCalled();
+      expect(enter).not.toHaveBeenCalled();
+    } finally {
+      run.mockRestore();
+      enter.mockRestore();
+      await Promise.all([client.close(), asked.close()]);
     }
   });
 

@@ -10,7 +10,6 @@
  * own endpoint applies: implemented once. The merge and the routing back are the core's
  * (`VirtualMembers` of `@gw/mcp-gateway`).
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash, randomBytes } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { Agent, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -236,22 +235,17 @@ function pickHeaders(req: IncomingMessage, names: readonly string[]): Record<str
   return headers;
 }
 
-/** The headers of the request a member request is made for (the trace context), while it is handled. */
-const requestHeaders = new AsyncLocalStorage<Record<string, string>>();
-
 /**
- * The `fetch` of a kept member client: {@link loopbackFetch} with the current request's own
- * headers added; a `GET` (the SDK's standalone SSE stream, opened after `initialized`) is answered
- * `405` here without a request: a kept client holds no member connection while idle, and a virtual
- * server passes no member notification outside a call.
+ * The `fetch` of a member client: {@link loopbackFetch}; a `GET` (the SDK's standalone SSE stream,
+ * opened after `initialized`) is answered `405` here without a request: a kept client holds no
+ * member connection while idle, and a virtual server passes no member notification outside a call.
+ * (No AsyncLocalStorage carries a request's headers here: once entered, it would turn on promise
+ * hooks for every request of the process. A kept client's headers are its caller's and the virtual
+ * server's marker; a call's own client also carries the call's trace context.)
  */
 function memberFetch(url: string | URL, init: RequestInit = {}): Promise<Response> {
   if ((init.method ?? 'GET') === 'GET') return Promise.resolve(new Response(null, { status: 405 }));
-  const extra = requestHeaders.getStore();
-  if (extra === undefined || Object.keys(extra).length === 0) return loopbackFetch(url, init);
-  const headers = new Headers(init.headers);
-  for (const [name, value] of Object.entries(extra)) headers.set(name, value);
-  return loopbackFetch(url, { ...init, headers });
+  return loopbackFetch(url, init);
 }
 
 /**
@@ -483,7 +477,14 @@ class MemberConnections {
     private readonly headers: Record<string, string>,
     /** The lists of a member asked in process (`virtual-fast-list.ts`); undefined: through the kept SDK client. */
     private readonly lister?: (server: string, handshake: MemberHandshake) => InProcessLister,
-  ) {}
+    /** The request's trace context (`traceparent`, `tracestate`), sent by a call's own client. Default: none. */
+    private readonly trace: Record<string, string> = {},
+  ) {
+    this.sent = { ...headers, ...virtualServerMarker(slug) };
+  }
+
+  /** What a member client sends: the caller's headers and the virtual server's marker. */
+  private readonly sent: Record<string, string>;
 
   /**
    * Runs `use` (a member's list pages) with `server`'s in-process lister when there is one (its
@@ -524,7 +525,7 @@ class MemberConnections {
       (client) =>
         client.connect(
           new StreamableHTTPClientTransport(new URL(`${this.base}/mcp/${encodeURIComponent(server)}`), {
-            requestInit: { headers: this.headers },
+            requestInit: { headers: this.sent },
             fetch: memberFetch,
           }),
           { signal },
@@ -592,7 +593,7 @@ class MemberConnections {
     try {
       await client.connect(
         new StreamableHTTPClientTransport(new URL(`${this.base}/mcp/${encodeURIComponent(server)}`), {
-          requestInit: { headers: this.headers },
+          requestInit: { headers: { ...this.sent, ...this.trace } },
           fetch: memberFetch,
         }),
         { signal },
@@ -1279,8 +1280,8 @@ export function virtualServersHandler(
       base ?? '',
       pickHeaders(req, CALLER_HEADERS),
       memberEndpoint && ((server, handshake) => new InProcessLister(memberEndpoint, req, server, handshake)),
+      pickHeaders(req, PER_REQUEST_HEADERS),
     );
-    const own = { ...pickHeaders(req, PER_REQUEST_HEADERS), ...virtualServerMarker(slug) };
     /** Whether this request is of revision 2026-07-28 (stateless): its results then say `resultType: "complete"`. */
     let modern = false;
     const complete = <T extends object>(result: T): T => (modern ? { ...result, resultType: 'complete' } : result);
@@ -1515,8 +1516,8 @@ export function virtualServersHandler(
             slug,
             modern,
             memberEndpoint,
-            // The kept client's initialize (when there is none yet) carries the marker and trace, as on the SDK path.
-            handshake: (member) => requestHeaders.run(own, () => connections.handshake(member)),
+            // The kept client's initialize (when there is none yet) carries the marker.
+            handshake: (member) => connections.handshake(member),
             failure: memberFailure,
           });
       }
@@ -1530,12 +1531,10 @@ export function virtualServersHandler(
       });
       res.on('close', () => void transport.close());
       const server = sdkServer();
-      requestHeaders.run(own, () => {
-        server
-          .connect(transport)
-          .then(() => transport.handleRequest(req, res, body))
-          .catch(next);
-      });
+      server
+        .connect(transport)
+        .then(() => transport.handleRequest(req, res, body))
+        .catch(next);
     }, next);
   };
   return Object.assign(virtualMcpServer, {
