@@ -168,22 +168,25 @@ export function planFastCall(
 }
 
 /**
- * The caller's headers that are the virtual server's, not the member's: its session, the
- * 2026-07-28 mirror headers (of the caller's names), a stream's `Last-Event-ID`, the body's framing.
+ * Whether a caller's header is the virtual server's, not the member's: its session, the 2026-07-28
+ * mirror headers (of the caller's names), a stream's `Last-Event-ID`, the body's framing, the revision.
  */
+export function isVirtualServerHeader(name: string): boolean {
+  return (
+    name === 'mcp-session-id' ||
+    name === 'mcp-method' ||
+    name === 'mcp-name' ||
+    name.startsWith('mcp-param-') ||
+    name === 'last-event-id' ||
+    name === 'transfer-encoding' ||
+    name === 'mcp-protocol-version'
+  );
+}
+
+/** The request's headers as the member is sent them: the virtual server's replaced by the member session's. */
 function memberHeaders(req: IncomingMessage, plan: FastCallPlan, handshake: MemberHandshake): void {
   const headers = req.headers;
-  for (const name of Object.keys(headers))
-    if (
-      name === 'mcp-session-id' ||
-      name === 'mcp-method' ||
-      name === 'mcp-name' ||
-      name.startsWith('mcp-param-') ||
-      name === 'last-event-id' ||
-      name === 'transfer-encoding' ||
-      name === 'mcp-protocol-version'
-    )
-      delete headers[name];
+  for (const name of Object.keys(headers)) if (isVirtualServerHeader(name)) delete headers[name];
   if (handshake.sessionId !== undefined) headers['mcp-session-id'] = handshake.sessionId;
   if (handshake.protocolVersion !== undefined) headers['mcp-protocol-version'] = handshake.protocolVersion;
   headers['content-length'] = String(plan.body.length);

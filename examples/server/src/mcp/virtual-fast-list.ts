@@ -17,7 +17,7 @@ import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamable
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { MCP_REQUEST_BODY, type RequestWithBody } from '@gw/mcp-gateway';
 import type { NodeMiddleware } from '../http/route-table';
-import type { MemberHandshake } from './virtual-fast-call';
+import { isVirtualServerHeader, type MemberHandshake } from './virtual-fast-call';
 
 /** The most bytes of a member's list page kept in memory: 16 MiB (a larger answer fails the member's list). */
 export const MAX_LIST_ANSWER_BYTES = 16 * 1024 * 1024;
@@ -105,18 +105,7 @@ class CapturedAnswer extends Writable {
 
 /** The caller's headers a member request does not carry: the virtual server's session, mirror headers, framing. */
 function isVirtualOnly(name: string): boolean {
-  return (
-    name === 'mcp-session-id' ||
-    name === 'mcp-method' ||
-    name === 'mcp-name' ||
-    name.startsWith('mcp-param-') ||
-    name === 'last-event-id' ||
-    name === 'transfer-encoding' ||
-    name === 'mcp-protocol-version' ||
-    name === 'content-length' ||
-    name === 'content-type' ||
-    name === 'accept'
-  );
+  return isVirtualServerHeader(name) || name === 'content-length' || name === 'content-type' || name === 'accept';
 }
 
 /** Each list's items and the field every item must have as a string. */
