@@ -479,12 +479,12 @@ class MemberConnections {
     private readonly lister?: (server: string, handshake: MemberHandshake) => InProcessLister,
     /** The request's trace context (`traceparent`, `tracestate`), sent by a call's own client. Default: none. */
     private readonly trace: Record<string, string> = {},
-  ) {
-    this.sent = { ...headers, ...virtualServerMarker(slug) };
-  }
+  ) {}
 
-  /** What a member client sends: the caller's headers and the virtual server's marker. */
-  private readonly sent: Record<string, string>;
+  /** What a member client sends: the caller's headers and the virtual server's marker (made when a client is). */
+  private get sent(): Record<string, string> {
+    return { ...this.headers, ...virtualServerMarker(this.slug) };
+  }
 
   /**
    * Runs `use` (a member's list pages) with `server`'s in-process lister when there is one (its
