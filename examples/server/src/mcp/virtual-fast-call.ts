@@ -32,7 +32,7 @@ import type { NodeMiddleware } from '../http/route-table';
 export const FAST_CALL_METHODS: ReadonlySet<string> = new Set(['tools/call', 'prompts/get', 'resources/read']);
 
 /** The JSON-RPC `data.code` of a call whose member did not answer (CONTRACT section 16). */
-const UPSTREAM_UNAVAILABLE = 'upstream_unavailable';
+export const UPSTREAM_UNAVAILABLE = 'upstream_unavailable';
 
 /** JSON-RPC's internal error: what a member's failure becomes for the caller. */
 const INTERNAL_ERROR = -32603;

@@ -60,7 +60,14 @@ import {
 import { z } from 'zod';
 import type { Logger } from 'pino';
 import type { NodeMiddleware } from '../http/route-table';
-import { fastCallHeaders, planFastCall, serveFastCall, type MemberHandshake } from './virtual-fast-call';
+import {
+  endpointFailure,
+  fastCallHeaders,
+  planFastCall,
+  serveFastCall,
+  UPSTREAM_UNAVAILABLE,
+  type MemberHandshake,
+} from './virtual-fast-call';
 import { InProcessLister } from './virtual-fast-list';
 import { virtualServerMarker } from './virtual-marker';
 import {
@@ -82,7 +89,7 @@ import {
 export const RESOURCE_NOT_FOUND = -32002;
 
 /** The JSON-RPC `data.code` of a call whose member did not answer (CONTRACT section 16). */
-export const UPSTREAM_UNAVAILABLE = 'upstream_unavailable';
+export { UPSTREAM_UNAVAILABLE } from './virtual-fast-call';
 
 /**
  * The request headers a member's endpoint authenticates and checks the caller by, passed on as the
@@ -282,18 +289,14 @@ function gatewayErrorCode(error: StreamableHTTPError): string | undefined {
 export function memberFailure(server: string, error: unknown): JsonRpcError {
   if (error instanceof McpError && error.code !== ErrorCode.RequestTimeout && error.code !== ErrorCode.ConnectionClosed)
     return new JsonRpcError(error.code, error.message.replace(/^MCP error -?\d+: /, ''), error.data);
-  if (error instanceof StreamableHTTPError && error.code !== undefined && error.code < 500) {
-    const code = gatewayErrorCode(error) ?? 'member_refused';
-    return new JsonRpcError(ErrorCode.InternalError, `The MCP server "${server}" refused the call (${code}).`, {
-      code,
-      server,
-      status: error.code,
-    });
-  }
-  return new JsonRpcError(ErrorCode.InternalError, `The MCP server "${server}" is unavailable.`, {
-    code: UPSTREAM_UNAVAILABLE,
+  // The member endpoint's answer status, when it answered: mapped as for a call handed in process.
+  const status = error instanceof StreamableHTTPError ? error.code : undefined;
+  const failure = endpointFailure(
     server,
-  });
+    status,
+    status !== undefined && status < 500 ? gatewayErrorCode(error as StreamableHTTPError) : undefined,
+  );
+  return new JsonRpcError(failure.code, failure.message, failure.data);
 }
 
 /** A member client, initialized or on its way, and when it is dropped. */
