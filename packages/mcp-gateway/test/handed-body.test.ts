@@ -29,7 +29,12 @@ const headers = {
  * A gateway whose host reads each POST body first (as a body parser does); `hand` says what it
  * hands over (undefined: nothing). The tool gate applies when `gated`.
  */
-async function gatewayReadingBodies(upstreamUrl: string, gated: boolean, hand: (body: Buffer) => Buffer | undefined) {
+async function gatewayReadingBodies(
+  upstreamUrl: string,
+  gated: boolean,
+  hand: (body: Buffer) => Buffer | undefined,
+  maxInspectedBodyBytes?: number,
+) {
   const app = express();
   app.use('/mcp', (req, _res, next) => {
     const chunks: Buffer[] = [];
@@ -46,6 +51,7 @@ async function gatewayReadingBodies(upstreamUrl: string, gated: boolean, hand: (
     identityForwarding({
       mcpServers: [{ slug: 'tools', url: `${upstreamUrl}/mcp` }],
       ...(gated ? { authorize: () => access } : {}),
+      ...(maxInspectedBodyBytes === undefined ? {} : { maxInspectedBodyBytes }),
     }),
   );
   app.use(identityForwardingErrorHandler());
@@ -78,6 +84,20 @@ describe('a body handed to the MCP proxy in process (MCP_REQUEST_BODY)', () => {
       const res = await fetch(`${gateway.url}/mcp/tools`, { method: 'POST', headers, body: call('ok_sent') });
       const answer = (await res.json()) as { error?: { data?: { code?: string } } };
       expect(answer.error?.data?.code).toBe('access_denied');
+      expect(upstream.requests).toEqual([]);
+    } finally {
+      await gateway.close();
+      await upstream.close();
+    }
+  });
+
+  it('is bounded as a streamed body is: handed bytes over maxInspectedBodyBytes are refused 413, nothing forwarded', async () => {
+    const upstream = await recordingUpstream();
+    const large = Buffer.from(call(`ok_${'x'.repeat(2048)}`));
+    const gateway = await gatewayReadingBodies(upstream.url, true, () => large, 1024);
+    try {
+      const res = await fetch(`${gateway.url}/mcp/tools`, { method: 'POST', headers, body: call('ok_sent') });
+      expect(res.status).toBe(413);
       expect(upstream.requests).toEqual([]);
     } finally {
       await gateway.close();
