@@ -1,10 +1,11 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders, type RequestListener, type Server } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type RequestListener, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
@@ -20,7 +21,7 @@ import { createLogger } from '../src/observability/logger';
 const KEY = 'gw-fast-call-key';
 /** A caller with a limit of 2 requests a minute. */
 const LIMITED_KEY = 'gw-fast-call-limited';
-const servers: Server[] = [];
+const servers: HttpServer[] = [];
 let gateway: Gateway;
 let base: string;
 /** The requests the gateway's listener received (`<method> <path>`): a loopback hop is one more. */
@@ -183,6 +184,11 @@ afterAll(async () => {
   }
 });
 
+/** What the test reads of an SDK server: the name it answers `initialize` with. */
+interface ServerInfo {
+  _serverInfo?: { name?: string };
+}
+
 /** An SDK client of `/mcp/<slug>`; `capabilities` are declared at its `initialize` (its session's). */
 async function connect(slug: string, key = KEY, capabilities: Record<string, unknown> = {}): Promise<Client> {
   const client = new Client({ name: 'fast-call-test', version: '1.0.0' }, { capabilities });
@@ -250,6 +256,29 @@ describe('a call through a virtual MCP server, handed in process to the member',
       expect(arrived.slice(before)).toEqual(['POST /mcp/desk']);
     } finally {
       await client.close();
+    }
+  });
+
+  it('answers lists and kept calls without an SDK server of the request (an initialize still has one)', async () => {
+    const connect_ = jest.spyOn(Server.prototype, 'connect');
+    /** How many SDK servers of the virtual server `desk` were connected to a transport since the spy began. */
+    const virtualServers = () =>
+      connect_.mock.contexts.filter((server) => (server as unknown as ServerInfo)._serverInfo?.name === 'desk').length;
+    try {
+      const client = await connect('desk');
+      try {
+        expect(virtualServers()).toBeGreaterThan(0); // the initialize (and the initialized notification)
+        await client.callTool({ name: 'a_echo', arguments: { q: 'warm' } });
+        const before = virtualServers();
+        await client.listTools();
+        await client.listPrompts().catch(() => undefined);
+        await client.callTool({ name: 'a_echo', arguments: { q: 'kept' } });
+        expect(virtualServers() - before).toBe(0);
+      } finally {
+        await client.close();
+      }
+    } finally {
+      connect_.mockRestore();
     }
   });
 

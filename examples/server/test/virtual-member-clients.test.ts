@@ -100,6 +100,41 @@ describe('MemberClients', () => {
     kept.close();
   });
 
+  it('lends a kept client without waiting only once its initialize succeeded, and not once expired or forgotten', async () => {
+    let now = 0;
+    const kept = new MemberClients(1_000, 10, () => now);
+    const closed = new Set<Client>();
+    const watched = () => {
+      const client = open();
+      client.close = async () => void closed.add(client);
+      return client;
+    };
+    expect(kept.lendReady('k')).toBeUndefined(); // none yet
+    let done: () => void = () => undefined;
+    const initializing = kept.lend('k', watched, () => new Promise<void>((resolve) => (done = resolve)));
+    expect(kept.lendReady('k')).toBeUndefined(); // its initialize is under way
+    done();
+    const first = await initializing;
+    const ready = kept.lendReady('k');
+    expect(ready?.client).toBe(first.client);
+    // Lent like lend(): an expired client in use ends with its last use, not before.
+    now = 1_000;
+    expect(kept.lendReady('k')).toBeUndefined();
+    const next = await kept.lend('k', watched, initialized);
+    expect(next.client).not.toBe(first.client);
+    first.release();
+    await settled();
+    expect(closed.has(first.client)).toBe(false);
+    ready?.release();
+    ready?.release(); // counted once
+    await settled();
+    expect(closed.has(first.client)).toBe(true);
+    expect(kept.lendReady('k')?.client).toBe(next.client);
+    kept.forget('k', next.client);
+    expect(kept.lendReady('k')).toBeUndefined();
+    kept.close();
+  });
+
   it('keeps no client whose initialize failed, and forgets one that failed later', async () => {
     const kept = new MemberClients();
     await expect(kept.get('k', open, () => Promise.reject(new Error('refused')))).rejects.toThrow('refused');

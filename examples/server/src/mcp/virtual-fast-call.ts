@@ -21,7 +21,13 @@
  * there), a name not routed yet (the caller's lists decide), a request the SDK transport would
  * refuse (its `Accept`, content type or protocol revision).
  */
-import type { IncomingMessage, OutgoingHttpHeader, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type {
+  IncomingHttpHeaders,
+  IncomingMessage,
+  OutgoingHttpHeader,
+  OutgoingHttpHeaders,
+  ServerResponse,
+} from 'node:http';
 import { StringDecoder } from 'node:string_decoder';
 import { MCP_REQUEST_BODY, parseMediaType, type RequestWithBody, type VirtualMembers } from '@gw/mcp-gateway';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
@@ -85,6 +91,8 @@ export interface FastCallContext {
   memberEndpoint: NodeMiddleware;
   /** The caller's member session of `server` (rejects as its `initialize` failed). */
   handshake: (server: string) => Promise<MemberHandshake>;
+  /** The caller's member session of `server` when it is at hand without waiting (its kept client initialized), else undefined. */
+  readyHandshake?: (server: string) => MemberHandshake | undefined;
   /** What a member's failure to initialize becomes for the caller (the SDK path's `memberFailure`). */
   failure: (server: string, error: unknown) => CallerError;
 }
@@ -142,8 +150,8 @@ export function planFastCall(
   if (meta !== undefined && !isRecord(meta)) return undefined;
   const token = meta?.progressToken;
   if (token !== undefined && typeof token !== 'string' && typeof token !== 'number') return undefined;
-  const declared = [capabilities, meta?.[META_CAPABILITIES]];
-  if (declared.some((c) => isRecord(c) && RELAYED_CAPABILITIES.some((name) => c[name] !== undefined))) return undefined;
+  if (declaresRelayed(capabilities) || (meta !== undefined && declaresRelayed(meta[META_CAPABILITIES])))
+    return undefined;
   let server: string | undefined;
   let name: string | undefined;
   if (method === 'resources/read') {
@@ -160,11 +168,19 @@ export function planFastCall(
     name = target?.name;
   }
   if (server === undefined) return undefined;
-  const own: Record<string, unknown> = { ...params, _meta: fastMeta(meta) };
+  const own: Record<string, unknown> = { ...params };
+  if (meta !== undefined) own._meta = fastMeta(meta);
   if (name !== undefined) own.name = name;
   // Serialised from the parsed request: one `name`, the member's, whatever the caller's bytes held.
   const request = { jsonrpc: '2.0', id, method, params: own };
   return { server, method, id, body: Buffer.from(JSON.stringify(request)) };
+}
+
+/** Whether a client's capabilities declare one a member's requests need ({@link RELAYED_CAPABILITIES}). */
+function declaresRelayed(capabilities: unknown): boolean {
+  if (!isRecord(capabilities)) return false;
+  for (const name of RELAYED_CAPABILITIES) if (capabilities[name] !== undefined) return true;
+  return false;
 }
 
 /**
@@ -183,17 +199,29 @@ export function isVirtualServerHeader(name: string): boolean {
   );
 }
 
-/** The request's headers as the member is sent them: the virtual server's replaced by the member session's. */
+/**
+ * The request's headers as the member is sent them: the virtual server's replaced by the member
+ * session's, and the body's length. New objects (`headers`, and Node's distinct lists the proxy
+ * reads, cached when first read): deleting from the parsed ones would leave them slow to read.
+ */
 function memberHeaders(req: IncomingMessage, plan: FastCallPlan, handshake: MemberHandshake): void {
-  const headers = req.headers;
-  for (const name of Object.keys(headers)) if (isVirtualServerHeader(name)) delete headers[name];
-  if (handshake.sessionId !== undefined) headers['mcp-session-id'] = handshake.sessionId;
-  if (handshake.protocolVersion !== undefined) headers['mcp-protocol-version'] = handshake.protocolVersion;
-  headers['content-length'] = String(plan.body.length);
-  // The proxy reads some headers as Node's distinct lists (cached when first read): the same headers.
+  const headers: IncomingHttpHeaders = {};
   const distinct: Record<string, string[]> = {};
-  for (const [name, value] of Object.entries(headers))
-    if (value !== undefined) distinct[name] = Array.isArray(value) ? value : [value];
+  const caller = req.headers;
+  for (const name in caller) {
+    const value = caller[name];
+    if (value === undefined || name === 'content-length' || isVirtualServerHeader(name)) continue;
+    headers[name] = value;
+    distinct[name] = Array.isArray(value) ? value : [value];
+  }
+  const set = (name: string, value: string) => {
+    headers[name] = value;
+    distinct[name] = [value];
+  };
+  if (handshake.sessionId !== undefined) set('mcp-session-id', handshake.sessionId);
+  if (handshake.protocolVersion !== undefined) set('mcp-protocol-version', handshake.protocolVersion);
+  set('content-length', String(plan.body.length));
+  req.headers = headers;
   (req as { headersDistinct: Record<string, string[]> }).headersDistinct = distinct;
 }
 
@@ -438,41 +466,42 @@ export function serveFastCall(
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(errorAnswer(plan.id, error));
   };
-  context.handshake(server).then(
-    (handshake) => {
-      // The member session stays up until the answer is over (a kept client expiring meanwhile waits).
-      if (res.destroyed) return handshake.release();
-      res.once('close', () => handshake.release());
-      memberHeaders(req, plan, handshake);
-      req.url = `/${server}`;
-      (req as RequestWithBody)[MCP_REQUEST_BODY] = plan.body;
-      requestState(req).virtualMember = { path: `/mcp/${server}`, virtualServer: context.slug };
-      const rewriter = rewriteAnswer(
-        res,
-        context.modern,
-        (status, body) => {
-          // A stateful member that no longer knows the kept session: the next call begins a new one.
-          if (status === 404 && handshake.sessionId !== undefined) handshake.forget();
-          return errorAnswer(plan.id, endpointFailure(server, status, gatewayErrorCode(body)));
-        },
-        handshake.refuse,
-      );
-      context.memberEndpoint(req, res, (error?: unknown) => {
-        if (res.headersSent || res.destroyed) {
-          res.destroy();
-          return;
-        }
-        const failure = error as { status?: unknown; code?: unknown } | undefined;
-        const status = typeof failure?.status === 'number' ? failure.status : undefined;
-        const code = typeof failure?.code === 'string' ? failure.code : undefined;
-        const gateway = (res as { locals?: { gateway?: { errorCode?: string } } }).locals?.gateway;
-        if (gateway !== undefined && code !== undefined) gateway.errorCode = code;
-        rewriter.answer(errorAnswer(plan.id, endpointFailure(server, status, code)));
-      });
-    },
-    (error: unknown) => {
-      const { code, message, data } = context.failure(server, error);
-      fail(data === undefined ? { code, message } : { code, message, data });
-    },
-  );
+  const handed = (handshake: MemberHandshake) => {
+    // The member session stays up until the answer is over (a kept client expiring meanwhile waits).
+    if (res.destroyed) return handshake.release();
+    res.once('close', () => handshake.release());
+    memberHeaders(req, plan, handshake);
+    req.url = `/${server}`;
+    (req as RequestWithBody)[MCP_REQUEST_BODY] = plan.body;
+    requestState(req).virtualMember = { path: `/mcp/${server}`, virtualServer: context.slug };
+    const rewriter = rewriteAnswer(
+      res,
+      context.modern,
+      (status, body) => {
+        // A stateful member that no longer knows the kept session: the next call begins a new one.
+        if (status === 404 && handshake.sessionId !== undefined) handshake.forget();
+        return errorAnswer(plan.id, endpointFailure(server, status, gatewayErrorCode(body)));
+      },
+      handshake.refuse,
+    );
+    context.memberEndpoint(req, res, (error?: unknown) => {
+      if (res.headersSent || res.destroyed) {
+        res.destroy();
+        return;
+      }
+      const failure = error as { status?: unknown; code?: unknown } | undefined;
+      const status = typeof failure?.status === 'number' ? failure.status : undefined;
+      const code = typeof failure?.code === 'string' ? failure.code : undefined;
+      const gateway = (res as { locals?: { gateway?: { errorCode?: string } } }).locals?.gateway;
+      if (gateway !== undefined && code !== undefined) gateway.errorCode = code;
+      rewriter.answer(errorAnswer(plan.id, endpointFailure(server, status, code)));
+    });
+  };
+  // A kept member session is handed at once; the first call of a caller waits for its initialize.
+  const ready = context.readyHandshake?.(server);
+  if (ready !== undefined) return handed(ready);
+  context.handshake(server).then(handed, (error: unknown) => {
+    const { code, message, data } = context.failure(server, error);
+    fail(data === undefined ? { code, message } : { code, message, data });
+  });
 }

@@ -11,7 +11,7 @@
  * error status (the member endpoint's gateway error, or the member's) as a `StreamableHTTPError`
  * with that status, a JSON-RPC error answer as an `McpError`.
  */
-import type { IncomingMessage, OutgoingHttpHeader, OutgoingHttpHeaders } from 'node:http';
+import type { IncomingMessage, OutgoingHttpHeader, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { Writable } from 'node:stream';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
@@ -256,4 +256,75 @@ export class InProcessLister {
       throw new StreamableHTTPError(502, 'The member answered a cursor that is not a string.');
     return result;
   }
+}
+
+/** The list methods a virtual server answers itself, without the SDK server: each merges its members' lists. */
+export const FAST_LIST_METHODS: ReadonlySet<string> = new Set([
+  'tools/list',
+  'prompts/list',
+  'resources/list',
+  'resources/templates/list',
+]);
+
+/** A list request the fast path answers: its method and the caller's JSON-RPC id. */
+export interface FastListPlan {
+  method: string;
+  id: string | number;
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * The fast list of a request's body, or undefined when the SDK path serves it: one JSON-RPC
+ * request (not a batch) of {@link FAST_LIST_METHODS} whose parameters the SDK's schemas accept (no
+ * parameters, or an object with a string `cursor` and an object `_meta`), that asks for no progress
+ * (an answer with notifications is an event stream: the SDK path's).
+ */
+export function planFastList(body: unknown): FastListPlan | undefined {
+  if (!isRecord(body) || body.jsonrpc !== '2.0') return undefined;
+  const { id, method, params } = body;
+  if ((typeof id !== 'string' && typeof id !== 'number') || typeof method !== 'string') return undefined;
+  if (!FAST_LIST_METHODS.has(method)) return undefined;
+  if (params !== undefined) {
+    if (!isRecord(params)) return undefined;
+    if (params.cursor !== undefined && typeof params.cursor !== 'string') return undefined;
+    const meta = params._meta;
+    if (meta !== undefined && (!isRecord(meta) || meta.progressToken !== undefined)) return undefined;
+  }
+  return { method, id };
+}
+
+/**
+ * Answers `plan` with the merged list `list` makes, as the SDK server answers a request in JSON:
+ * `200`, `application/json`, the result (or the JSON-RPC error of a failure: its `code` when it has
+ * one, else `-32603`; its message; its `data`).
+ */
+export function serveFastList(res: ServerResponse, plan: FastListPlan, list: () => Promise<object>): void {
+  list().then(
+    (result) => answer(res, JSON.stringify({ result, jsonrpc: '2.0', id: plan.id })),
+    (error: unknown) => {
+      const failure = error as { code?: unknown; message?: unknown; data?: unknown } | undefined;
+      const code = Number.isSafeInteger(failure?.code) ? (failure?.code as number) : INTERNAL_ERROR;
+      const message = typeof failure?.message === 'string' ? failure.message : 'Internal error';
+      const data = failure?.data;
+      answer(
+        res,
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: plan.id,
+          error: data === undefined ? { code, message } : { code, message, data },
+        }),
+      );
+    },
+  );
+}
+
+/** JSON-RPC's internal error. */
+const INTERNAL_ERROR = -32603;
+
+function answer(res: ServerResponse, text: string): void {
+  if (res.headersSent || res.destroyed) return;
+  res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
 }

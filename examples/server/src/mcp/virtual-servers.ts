@@ -68,7 +68,7 @@ import {
   UPSTREAM_UNAVAILABLE,
   type MemberHandshake,
 } from './virtual-fast-call';
-import { InProcessLister } from './virtual-fast-list';
+import { InProcessLister, planFastList, serveFastList } from './virtual-fast-list';
 import { virtualServerMarker } from './virtual-marker';
 import {
   answersIn,
@@ -303,6 +303,8 @@ export function memberFailure(server: string, error: unknown): JsonRpcError {
 interface KeptClient {
   client: Client;
   connected: Promise<Client>;
+  /** The client once its `initialize` succeeded: lent without waiting ({@link MemberClients.lendReady}). */
+  ready?: Client;
   expires: number;
   /** Requests using it now (its member session): it is ended only when none does. */
   uses: number;
@@ -366,20 +368,38 @@ export class MemberClients {
    */
   async lend(key: string, open: () => Client, connect: (client: Client) => Promise<void>): Promise<LentClient> {
     const entry = this.entry(key, open, connect);
-    entry.uses++;
-    let released = false;
-    const release = () => {
-      if (released) return;
-      released = true;
-      entry.uses--;
-      if (entry.retired && entry.uses === 0) closeClient(entry.client);
-    };
+    const release = this.use(entry);
     try {
       return { client: await entry.connected, release };
     } catch (error) {
       release();
       throw error;
     }
+  }
+
+  /**
+   * {@link lend} without waiting: the kept client of `key` when its `initialize` succeeded already
+   * and it has not expired; undefined otherwise (none, expired, or its `initialize` under way),
+   * when {@link lend} serves.
+   */
+  lendReady(key: string): LentClient | undefined {
+    const found = this.kept.get(key);
+    if (found?.ready === undefined || found.expires <= this.now()) return undefined;
+    this.kept.delete(key);
+    this.kept.set(key, found); // most recently used last
+    return { client: found.ready, release: this.use(found) };
+  }
+
+  /** Counts a use of `entry`; the returned `release` ends it (more than once counts once). */
+  private use(entry: KeptClient): () => void {
+    entry.uses++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      entry.uses--;
+      if (entry.retired && entry.uses === 0) closeClient(entry.client);
+    };
   }
 
   /** The kept entry of `key`, or a new one (most recently used last; the least recently used beyond the bound retired). */
@@ -397,7 +417,7 @@ export class MemberClients {
     const client = open();
     const entry: KeptClient = {
       client,
-      connected: connect(client).then(() => client),
+      connected: connect(client).then(() => (entry.ready = client)),
       expires: now + this.ttlMs,
       uses: 0,
       retired: false,
@@ -480,8 +500,8 @@ class MemberConnections {
     private readonly headers: Record<string, string>,
     /** The lists of a member asked in process (`virtual-fast-list.ts`); undefined: through the kept SDK client. */
     private readonly lister?: (server: string, handshake: MemberHandshake) => InProcessLister,
-    /** The request's trace context (`traceparent`, `tracestate`), sent by a call's own client. Default: none. */
-    private readonly trace: Record<string, string> = {},
+    /** The request's trace context (`traceparent`, `tracestate`), sent by a call's own client (read when one is made). Default: none. */
+    private readonly trace: () => Record<string, string> = () => ({}),
   ) {}
 
   /** What a member client sends: the caller's headers and the virtual server's marker (made when a client is). */
@@ -544,6 +564,21 @@ class MemberConnections {
    */
   async handshake(server: string, signal?: AbortSignal): Promise<MemberHandshake> {
     const { key, client, release } = await this.client(server, signal);
+    return this.handshakeOf(key, client, release);
+  }
+
+  /**
+   * {@link handshake} without waiting, when this caller's kept client of `server` is initialized
+   * already (the usual case after the first call); undefined otherwise.
+   */
+  readyHandshake(server: string): MemberHandshake | undefined {
+    const key = MemberClients.key(this.slug, server, this.headers);
+    const lent = this.kept.lendReady(key);
+    return lent === undefined ? undefined : this.handshakeOf(key, lent.client, lent.release);
+  }
+
+  /** The member session of `client` (kept as `key`), lent until `release`. */
+  private handshakeOf(key: string, client: Client, release: () => void): MemberHandshake {
     const transport = client.transport as StreamableHTTPClientTransport | undefined;
     return {
       sessionId: transport?.sessionId,
@@ -596,7 +631,7 @@ class MemberConnections {
     try {
       await client.connect(
         new StreamableHTTPClientTransport(new URL(`${this.base}/mcp/${encodeURIComponent(server)}`), {
-          requestInit: { headers: { ...this.sent, ...this.trace } },
+          requestInit: { headers: { ...this.sent, ...this.trace() } },
           fetch: memberFetch,
         }),
         { signal },
@@ -1283,7 +1318,7 @@ export function virtualServersHandler(
       base ?? '',
       pickHeaders(req, CALLER_HEADERS),
       memberEndpoint && ((server, handshake) => new InProcessLister(memberEndpoint, req, server, handshake)),
-      pickHeaders(req, PER_REQUEST_HEADERS),
+      () => pickHeaders(req, PER_REQUEST_HEADERS),
     );
     /** Whether this request is of revision 2026-07-28 (stateless): its results then say `resultType: "complete"`. */
     let modern = false;
@@ -1521,7 +1556,23 @@ export function virtualServersHandler(
             memberEndpoint,
             // The kept client's initialize (when there is none yet) carries the marker.
             handshake: (member) => connections.handshake(member),
+            readyHandshake: (member) => connections.readyHandshake(member),
             failure: memberFailure,
+          });
+        // A list: the members' lists merged and answered here, without an SDK server for the request.
+        const list = planFastList(body);
+        if (list !== undefined)
+          return serveFastList(res, list, async () => {
+            switch (list.method) {
+              case 'tools/list':
+                return complete({ tools: await listTools(members, connections) });
+              case 'prompts/list':
+                return complete({ prompts: await listPrompts(members, connections) });
+              case 'resources/list':
+                return complete({ resources: await listResources(members, connections) });
+              default:
+                return complete({ resourceTemplates: await listResourceTemplates(members, connections) });
+            }
           });
       }
       // An answer that carries a member's notifications (progress) is a stream; every other is JSON.
