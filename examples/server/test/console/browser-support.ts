@@ -39,13 +39,23 @@ export async function goTo(page: Page, section: string): Promise<void> {
   await page.getByRole('heading', { level: 1, name: section }).waitFor();
 }
 
-/** A full-page screenshot, without the passing status message. */
+/**
+ * Whether the browser tests write their screenshots: only with `CONSOLE_SCREENSHOTS=1` (default off).
+ * No test compares them, and a full-page screenshot costs the browser about 0.6 s of CPU.
+ */
+export const WRITE_SHOTS = process.env.CONSOLE_SCREENSHOTS === '1';
+
+/**
+ * Clears the passing status message, then, with `CONSOLE_SCREENSHOTS=1`, writes a full-page
+ * screenshot to {@link SHOTS}. The status is cleared either way, so a test meets the same page
+ * whether or not screenshots are written.
+ */
 export async function shot(page: Page, name: string): Promise<void> {
   await page.evaluate(() => {
     const status = document.getElementById('status');
     if (status) status.textContent = '';
   });
-  await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+  if (WRITE_SHOTS) await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
 }
 
 /** Runs axe-core in the page (through the DevTools protocol: the console's CSP refuses inline scripts). */

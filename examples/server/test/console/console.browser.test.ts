@@ -11,6 +11,7 @@ import { chromium, type Browser, type BrowserContext, type Page, type Response a
 import { CREDENTIALS, mockBedrock } from '../../../../packages/sigv4-proxy/test/support';
 import { startGateway, writeConfig, type RunningGateway } from '../support';
 import { newAdminKey, newEncryptionKey, startAnthropicDouble, type AnthropicDouble } from '../catalog/catalog-support';
+import { WRITE_SHOTS } from './browser-support';
 
 jest.setTimeout(180_000);
 
@@ -68,8 +69,9 @@ async function verifyingMcpServer(jwksUrl: () => string) {
   return { url: selfUrl, verified, close: () => listening.close() };
 }
 
+/** A full-page screenshot, written only with `CONSOLE_SCREENSHOTS=1` (browser-support.ts). */
 async function shot(name: string): Promise<void> {
-  await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+  if (WRITE_SHOTS) await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
 }
 
 /** Runs axe-core in the page; returns the serious and critical violations. */
