@@ -58,15 +58,38 @@ export async function shot(page: Page, name: string): Promise<void> {
   if (WRITE_SHOTS) await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
 }
 
-/** Runs axe-core in the page (through the DevTools protocol: the console's CSP refuses inline scripts). */
-export async function axeViolations(context: BrowserContext, page: Page): Promise<string[]> {
-  const session = await context.newCDPSession(page);
-  await session.send('Runtime.evaluate', { expression: readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8') });
-  await session.detach();
-  const result = (await page.evaluate(async () => window.axe.run())) as {
-    violations: { id: string; impact: string; nodes: { target: unknown }[] }[];
+/** What axe-core reports of one violated rule. */
+export interface AxeViolation {
+  id: string;
+  impact: string;
+  nodes: { target: unknown }[];
+}
+
+let axeSource: string | undefined;
+
+/**
+ * Runs axe-core (every rule, as `axe.run()` does by default) in the page and resolves with its
+ * violations. axe-core is injected through the DevTools protocol (the console's CSP refuses inline
+ * scripts), once per document: a check after a hash navigation reuses it. Only the violations are
+ * collected in full (`resultTypes`), which changes what axe-core reports of passes, never which
+ * rules fail.
+ */
+export async function axeRun(context: BrowserContext, page: Page): Promise<AxeViolation[]> {
+  if (!(await page.evaluate(() => typeof window.axe?.run === 'function'))) {
+    axeSource ??= readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+    const session = await context.newCDPSession(page);
+    await session.send('Runtime.evaluate', { expression: axeSource });
+    await session.detach();
+  }
+  const result = (await page.evaluate(async () => window.axe.run({ resultTypes: ['violations'] }))) as {
+    violations: AxeViolation[];
   };
-  return result.violations.map(
+  return result.violations;
+}
+
+/** Every axe-core violation in the page (see {@link axeRun}), one line each: rule, impact, elements. */
+export async function axeViolations(context: BrowserContext, page: Page): Promise<string[]> {
+  return (await axeRun(context, page)).map(
     (v) => `${v.id} [${v.impact}]: ${v.nodes.map((n) => JSON.stringify(n.target)).join(', ')}`,
   );
 }
