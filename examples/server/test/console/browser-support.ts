@@ -39,24 +39,57 @@ export async function goTo(page: Page, section: string): Promise<void> {
   await page.getByRole('heading', { level: 1, name: section }).waitFor();
 }
 
-/** A full-page screenshot, without the passing status message. */
+/**
+ * Whether the browser tests write their screenshots: only with `CONSOLE_SCREENSHOTS=1` (default off).
+ * No test compares them, and a full-page screenshot costs the browser about 0.6 s of CPU.
+ */
+export const WRITE_SHOTS = process.env.CONSOLE_SCREENSHOTS === '1';
+
+/**
+ * Clears the passing status message, then, with `CONSOLE_SCREENSHOTS=1`, writes a full-page
+ * screenshot to {@link SHOTS}. The status is cleared either way, so a test meets the same page
+ * whether or not screenshots are written.
+ */
 export async function shot(page: Page, name: string): Promise<void> {
   await page.evaluate(() => {
     const status = document.getElementById('status');
     if (status) status.textContent = '';
   });
-  await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+  if (WRITE_SHOTS) await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
 }
 
-/** Runs axe-core in the page (through the DevTools protocol: the console's CSP refuses inline scripts). */
-export async function axeViolations(context: BrowserContext, page: Page): Promise<string[]> {
-  const session = await context.newCDPSession(page);
-  await session.send('Runtime.evaluate', { expression: readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8') });
-  await session.detach();
-  const result = (await page.evaluate(async () => window.axe.run())) as {
-    violations: { id: string; impact: string; nodes: { target: unknown }[] }[];
+/** What axe-core reports of one violated rule. */
+export interface AxeViolation {
+  id: string;
+  impact: string;
+  nodes: { target: unknown }[];
+}
+
+let axeSource: string | undefined;
+
+/**
+ * Runs axe-core (every rule, as `axe.run()` does by default) in the page and resolves with its
+ * violations. axe-core is injected through the DevTools protocol (the console's CSP refuses inline
+ * scripts), once per document: a check after a hash navigation reuses it. Only the violations are
+ * collected in full (`resultTypes`), which changes what axe-core reports of passes, never which
+ * rules fail.
+ */
+export async function axeRun(context: BrowserContext, page: Page): Promise<AxeViolation[]> {
+  if (!(await page.evaluate(() => typeof window.axe?.run === 'function'))) {
+    axeSource ??= readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+    const session = await context.newCDPSession(page);
+    await session.send('Runtime.evaluate', { expression: axeSource });
+    await session.detach();
+  }
+  const result = (await page.evaluate(async () => window.axe.run({ resultTypes: ['violations'] }))) as {
+    violations: AxeViolation[];
   };
-  return result.violations.map(
+  return result.violations;
+}
+
+/** Every axe-core violation in the page (see {@link axeRun}), one line each: rule, impact, elements. */
+export async function axeViolations(context: BrowserContext, page: Page): Promise<string[]> {
+  return (await axeRun(context, page)).map(
     (v) => `${v.id} [${v.impact}]: ${v.nodes.map((n) => JSON.stringify(n.target)).join(', ')}`,
   );
 }

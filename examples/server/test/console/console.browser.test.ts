@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import express from 'express';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -11,11 +11,12 @@ import { chromium, type Browser, type BrowserContext, type Page, type Response a
 import { CREDENTIALS, mockBedrock } from '../../../../packages/sigv4-proxy/test/support';
 import { startGateway, writeConfig, type RunningGateway } from '../support';
 import { newAdminKey, newEncryptionKey, startAnthropicDouble, type AnthropicDouble } from '../catalog/catalog-support';
+import { axeRun, WRITE_SHOTS } from './browser-support';
 
 jest.setTimeout(180_000);
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
-declare const window: any, document: any, localStorage: any, sessionStorage: any;
+declare const document: any, localStorage: any, sessionStorage: any;
 
 const CHROMIUM = '/usr/bin/chromium';
 const SHOTS = join(__dirname, '..', '..', 'test-output', 'console');
@@ -68,28 +69,14 @@ async function verifyingMcpServer(jwksUrl: () => string) {
   return { url: selfUrl, verified, close: () => listening.close() };
 }
 
+/** A full-page screenshot, written only with `CONSOLE_SCREENSHOTS=1` (browser-support.ts). */
 async function shot(name: string): Promise<void> {
-  await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+  if (WRITE_SHOTS) await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
 }
 
 /** Runs axe-core in the page; returns the serious and critical violations. */
 async function seriousViolations(): Promise<string[]> {
-  await page.addScriptTag({ content: readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8') }).catch(async () => {
-    // The console's CSP refuses inline scripts: inject through the DevTools protocol instead.
-    const session = await context.newCDPSession(page);
-    await session.send('Runtime.evaluate', {
-      expression: readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8'),
-    });
-  });
-  const result = (await page.evaluate(async () => {
-    const axe = (
-      window as unknown as {
-        axe: { run: (o?: unknown) => Promise<{ violations: { id: string; impact: string; nodes: unknown[] }[] }> };
-      }
-    ).axe;
-    return axe.run();
-  })) as { violations: { id: string; impact: string; nodes: unknown[] }[] };
-  return result.violations
+  return (await axeRun(context, page))
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
     .map((v) => `${v.id} (${v.nodes.length})`);
 }
