@@ -1,4 +1,4 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createHash, generateKeyPairSync } from 'node:crypto';
 import { cpSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -139,4 +139,45 @@ export async function failedStart(
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk));
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
   return { code, stderr };
+}
+
+let node22Binary: Promise<string> | undefined;
+
+/** Where {@link node22} notes the binary's path for the next test files of this machine and user. */
+const NODE22_NOTE = join(tmpdir(), `gw-node22-binary-${process.getuid?.() ?? 'user'}`);
+
+/** `path` when it is a Node 22 binary that runs. */
+function runsNode22(path: string): boolean {
+  try {
+    return execFileSync(path, ['-p', 'process.versions.node'], { encoding: 'utf8', timeout: 10_000 }).startsWith('22.');
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The path of a Node 22 binary, for tools that require it (the MCP conformance suite) while jest
+ * runs on Node 20. `npx -y node@22` costs about 5 CPU-s of npm before the script starts, the
+ * binary itself a few hundredths: the binary `npx` installs is asked for once, noted in the
+ * temporary folder and run directly from then on (checked to be Node 22 and to run, else asked
+ * for again).
+ */
+export function node22(): Promise<string> {
+  node22Binary ??= (async () => {
+    const noted = existsSync(NODE22_NOTE) ? readFileSync(NODE22_NOTE, 'utf8').trim() : '';
+    if (noted !== '' && runsNode22(noted)) return noted;
+    const path = await new Promise<string>((resolve, reject) => {
+      // npx needs the registry settings of the environment (npm_config_*) to fetch node@22 the first time.
+      execFile(
+        'npx',
+        ['-y', 'node@22', '-p', 'process.execPath'],
+        { env: process.env, encoding: 'utf8', timeout: 120_000 },
+        (error, stdout) => (error ? reject(error) : resolve(stdout.trim())),
+      );
+    });
+    if (!runsNode22(path)) throw new Error(`npx -y node@22 named no Node 22 binary: "${path}"`);
+    writeFileSync(NODE22_NOTE, path);
+    return path;
+  })();
+  return node22Binary;
 }

@@ -92,9 +92,28 @@ describe('a request record as a row of the insert', () => {
   });
 });
 
-const { engines: ENGINES, embeddedFolder } = catalogEngines('gw-request-log-', async (postgres) =>
+/**
+ * The file's one embedded database, migrated, for every suite on it: each new folder is a copy of
+ * the prepared 39 MB data directory, started by PGlite and migrated. Each suite empties
+ * gw_requests before it writes. Closed before `catalogEngines` removes its folder (jest runs
+ * `afterAll` hooks in the order they are declared).
+ */
+let embedded: Promise<CatalogDatabase> | undefined;
+afterAll(async () => {
+  await (await embedded)?.close();
+});
+const { engines, embeddedFolder } = catalogEngines('gw-request-log-', async (postgres) =>
   openPostgres(await postgres.createDatabase()),
 );
+const openEmbedded = () =>
+  (embedded ??= openEmbeddedDatabase(embeddedFolder()).then(async (db) => {
+    await migrate(db);
+    return db;
+  }));
+const ENGINES = engines.map(([name, open]): [string, () => Promise<CatalogDatabase>] => [
+  name,
+  name === 'the embedded database' ? openEmbedded : open,
+]);
 
 describe.each(ENGINES)('request records written to %s', (_name, open) => {
   let db: CatalogDatabase;
@@ -102,10 +121,11 @@ describe.each(ENGINES)('request records written to %s', (_name, open) => {
   beforeAll(async () => {
     db = await open();
     await migrate(db);
+    await db.exec('TRUNCATE gw_requests');
   });
 
   afterAll(async () => {
-    await db.close();
+    if (open !== openEmbedded) await db.close();
   });
 
   it('reads back every field as pushed, odd strings made storable, in one batch', async () => {
@@ -301,12 +321,7 @@ describe('request records written with COPY on the embedded database', () => {
   let db: CatalogDatabase;
 
   beforeAll(async () => {
-    db = await openEmbeddedDatabase(embeddedFolder());
-    await migrate(db);
-  });
-
-  afterAll(async () => {
-    await db.close();
+    db = await openEmbedded();
   });
 
   /** Writes `records` with a writer on `on` and reads back every stored row (all columns but seq), in a stable order. */

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startGateway, writeConfig, type RunningGateway } from '../support';
+import { node22, startGateway, writeConfig, type RunningGateway } from '../support';
 import { startCredentialHop, type Listening } from './sdk-server';
 import { startStatelessServer } from './stateless-server';
 
@@ -12,7 +12,7 @@ import { startStatelessServer } from './stateless-server';
  * `subscriptions/listen` with newline-delimited JSON that never ends: directly, through the
  * gateway without a gate, and through it under a tool gate (access policies allowing the
  * scenario's `test_*` tools): every check passes through the gateway as it passes directly. The
- * three runs go at once (about 10 s in all).
+ * three runs go at once (about 10 s in all), on the Node 22 binary itself rather than through `npx`.
  */
 jest.setTimeout(120_000);
 
@@ -75,16 +75,14 @@ afterAll(async () => {
 });
 
 /** Runs the suite's `server-stateless` scenario against `url` under Node 22; resolves with its checks. */
-function runScenario(url: string): Promise<Check[]> {
+async function runScenario(url: string): Promise<Check[]> {
   const output = mkdtempSync(join(tmpdir(), 'gw-stateless-'));
   outputs.push(output);
+  const node = await node22();
   return new Promise((resolve, reject) => {
-    const child = spawn(
-      'npx',
-      ['-y', 'node@22', CLI, 'server', '--url', url, '--scenario', 'server-stateless', '-o', output],
-      // npx needs the registry settings of the environment (npm_config_*) to fetch node@22 the first time.
-      { stdio: ['ignore', 'pipe', 'pipe'], env: process.env },
-    );
+    const child = spawn(node, [CLI, 'server', '--url', url, '--scenario', 'server-stateless', '-o', output], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let log = '';
     child.stdout?.on('data', (c: Buffer) => (log = (log + c.toString()).slice(-20_000)));
     child.stderr?.on('data', (c: Buffer) => (log = (log + c.toString()).slice(-20_000)));
