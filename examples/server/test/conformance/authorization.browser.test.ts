@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
-import { rsaPem, startGateway, writeConfig, type RunningGateway } from '../support';
+import { node22, rsaPem, startGateway, writeConfig, type RunningGateway } from '../support';
 import { freePort, registerClient } from '../oauth/oauth-support';
 
 jest.setTimeout(180_000);
@@ -61,23 +61,13 @@ describe('the conformance suite against the gateway as authorization server', ()
     const output = mkdtempSync(join(tmpdir(), 'gw-authorization-'));
     outputs.push(output);
     let log = '';
+    // The suite needs Node 22: its binary itself, asked of npx once a run (support.ts node22()).
+    const node = await node22();
     const exited = new Promise<number | null>((resolve, reject) => {
       const child = spawn(
-        'npx',
-        [
-          '-y',
-          'node@22',
-          CLI,
-          'authorization',
-          '--url',
-          base,
-          '--client-id',
-          clientId,
-          '-p',
-          String(callbackPort),
-        ].concat(['-o', output]),
-        // npx needs the registry settings of the environment (npm_config_*) to fetch node@22 the first time.
-        { stdio: ['ignore', 'pipe', 'pipe'], env: process.env },
+        node,
+        [CLI, 'authorization', '--url', base, '--client-id', clientId, '-p', String(callbackPort), '-o', output],
+        { stdio: ['ignore', 'pipe', 'pipe'] },
       );
       const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
       let signingIn = false;
