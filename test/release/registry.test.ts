@@ -384,15 +384,16 @@ describe('the release', () => {
     const runEnv = { ...env, GW_CONSUMER_PGLITE_TEMPLATE: pgliteTemplate, NO_COLOR: '1', FORCE_COLOR: '0' };
     const expected = JSON.parse(readFileSync(join(fixture, 'expected.json'), 'utf8')) as unknown;
     const tsc = join(adopter, 'node_modules', 'typescript', 'bin', 'tsc');
-    // Two compilations of the same sources into two folders: side by side.
-    await Promise.all([
-      timed('tsc nodenext', async () =>
-        expectOk(await run(process.execPath, [tsc, '-p', 'tsconfig.nodenext.json'], adopter, env), 'tsc nodenext'),
+    // Two compilations of the same sources into two folders, in one tsc process: build mode keeps
+    // the declaration files it parsed for the first project for the second (about 6 CPU-s less
+    // than two processes side by side). Each project is compiled with its own options as
+    // `tsc -p` does; an error in either fails the build.
+    await timed('tsc nodenext + bundler', async () =>
+      expectOk(
+        await run(process.execPath, [tsc, '-b', 'tsconfig.nodenext.json', 'tsconfig.bundler.json'], adopter, env),
+        'tsc -b nodenext bundler',
       ),
-      timed('tsc bundler', async () =>
-        expectOk(await run(process.execPath, [tsc, '-p', 'tsconfig.bundler.json'], adopter, env), 'tsc bundler'),
-      ),
-    ]);
+    );
     writeFileSync(join(adopter, 'out-bundler', 'package.json'), '{"type":"module"}\n');
 
     // Every entry point in a process of its own (mocks and gateway on ephemeral ports): side by side.
