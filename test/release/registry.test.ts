@@ -301,7 +301,9 @@ describe('the release', () => {
     // The consumers of the tests below: @gw/identity-forwarding alone, then the matrix in the same
     // folder (one install reused), and beside them the Express 4 consumer. npm mostly waits on the
     // registries and the disk, so the two chains run side by side.
-    const adopter = mkdtempSync(join(tmpdir(), 'gw-adopter-'));
+    // In the run's temp folder (removed after the tests; its installs weigh about 250 MB), outside the monorepo.
+    const adopter = join(work, 'adopter');
+    mkdirSync(adopter);
     writeFileSync(join(adopter, 'package.json'), JSON.stringify({ name: 'adopter', version: '1.0.0', private: true }));
     const alone = install('npm install @gw/identity-forwarding', adopter, ['@gw/identity-forwarding'], env);
     const express4 = join(work, 'express4');
