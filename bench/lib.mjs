@@ -1,6 +1,7 @@
 // Closed-loop driver with microsecond resolution, and process CPU/memory readings.
 import { execSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request } from 'node:http';
@@ -139,13 +140,26 @@ export const BENCH_TOOLS = Array.from({ length: 200 }, (_, i) => ({
   },
 }));
 
+/** The scratch folder of this process ({@link benchScratch}); undefined before it is made. */
+let scratchFolder;
+/**
+ * Whether a folder given to {@link removeWhenExited} is removed as soon as its process exits
+ * (`removeEarly` of {@link benchScratch}; default false: at {@link clearScratch}).
+ */
+let removeEarly = false;
+/** The removals {@link removeWhenExited} was given: started (promises) or not yet (functions). */
+const removals = [];
+
 /**
  * Moves this process's temporary files (and its children's, through TMPDIR) into one folder of
  * its own, removed when the process exits however it ends: the gateways' databases, configs and
  * keys of a bench run take 100+ MB each. `GW_KEEP_BENCH_TMP=1` keeps the folder.
+ * `removeEarly` (default false): see {@link removeWhenExited}.
  */
-export function benchScratch(prefix) {
+export function benchScratch(prefix, { removeEarly: early = false } = {}) {
   const scratch = mkdtempSync(join(tmpdir(), prefix));
+  scratchFolder = scratch;
+  removeEarly = early && process.env.GW_KEEP_BENCH_TMP !== '1';
   // Others may pass through it, as through the system's folder (a server run as another user).
   chmodSync(scratch, 0o755);
   process.env.TMPDIR = scratch;
@@ -154,4 +168,39 @@ export function benchScratch(prefix) {
   });
   for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => process.exit(130));
   return scratch;
+}
+
+/**
+ * Removes `path` (a gateway's data directory: about 40 MB of files, whose deletion on this
+ * machine's disk is slow, 2 to 5 s of waiting each when the machine is busy) once `child`, the
+ * last process to use it, has exited. With `removeEarly` (smoke runs, whose figures are not
+ * judged) the removal starts when the process exits and runs beside the rest of the run;
+ * otherwise it waits for {@link clearScratch}, after the last measurement.
+ */
+export function removeWhenExited(child, path) {
+  if (process.env.GW_KEEP_BENCH_TMP === '1') return;
+  const exited =
+    child.exitCode !== null || child.signalCode !== null
+      ? Promise.resolve()
+      : new Promise((resolve) => child.once('exit', resolve));
+  const remove = () =>
+    exited.then(() => rm(path, { recursive: true, force: true, maxRetries: 3 })).catch(() => undefined);
+  removals.push(removeEarly ? remove() : remove);
+}
+
+/**
+ * Empties the scratch folder once the measurements are over: the removals of
+ * {@link removeWhenExited} (each after its process exited), then whatever else is left, every
+ * entry at once (the disk deletes several folders at once about three times as fast as one after
+ * the other). The exit handler of {@link benchScratch} removes anything still left.
+ */
+export async function clearScratch() {
+  await Promise.all(removals.splice(0).map((removal) => (typeof removal === 'function' ? removal() : removal)));
+  if (!scratchFolder || process.env.GW_KEEP_BENCH_TMP === '1') return;
+  const entries = await readdir(scratchFolder).catch(() => []);
+  await Promise.all(
+    entries.map((entry) =>
+      rm(join(scratchFolder, entry), { recursive: true, force: true, maxRetries: 3 }).catch(() => undefined),
+    ),
+  );
 }

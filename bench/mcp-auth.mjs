@@ -22,7 +22,7 @@ import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { probe } from './features.mjs';
-import { benchScratch, closedLoop, median, processCpuMicros } from './lib.mjs';
+import { benchScratch, closedLoop, median, processCpuMicros, removeWhenExited } from './lib.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -270,6 +270,7 @@ export async function mcpAuthBenchmarks({ mock, bare, rounds, count, cpuCount })
       NODE_ENV: 'production',
     });
     started.push(gateway);
+    removeWhenExited(gateway.child, dataDir);
     const accessToken = await gatewayAccessToken(base, apiKey, `${base}/mcp/tools`);
     const at = (headers) => ({
       pid: gateway.child.pid,

@@ -9,12 +9,14 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import {
   benchScratch,
+  clearScratch,
   closedLoop,
   currentRss,
   median,
   peakRss,
   percentile,
   processCpuMicros,
+  removeWhenExited,
   resetPeakRss,
 } from './lib.mjs';
 import { targets, renderMarkdown } from './report.mjs';
@@ -31,14 +33,15 @@ import { renderSaturation, saturationBenchmarks } from './saturation.mjs';
 import { routingBenchmarks } from './routing.mjs';
 import { VIRTUAL_MEMBERS, virtualBenchmarks, virtualServerConfig } from './virtual.mjs';
 
-// Every temporary folder of this run (databases, configs, keys) in one, removed at exit.
-benchScratch('gateway-bench-run-');
-
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
 const args = process.argv.slice(2);
 const smoke = args.includes('--smoke');
 const quick = smoke || args.includes('--quick');
+// Every temporary folder of this run (databases, configs, keys) in one, removed at the end. Smoke
+// runs remove a gateway's data directory as soon as the gateway has exited, beside the rest of
+// the run; full and quick runs only once the last figure is read (see removeWhenExited).
+benchScratch('gateway-bench-run-', { removeEarly: smoke });
 const outIndex = args.indexOf('--out');
 const outDir = outIndex === -1 ? undefined : args[outIndex + 1];
 const onlyIndex = args.indexOf('--only');
@@ -90,12 +93,14 @@ const counts = smoke
       cpuRounds: 1,
       // The shapes' CPU rounds read at once: a smoke run checks the bench runs, not its figures.
       recordSettleMs: 0,
-      stream: 2,
+      // Paced streams (25 events 5 ms apart) take 0.13 s each, waiting: as few as still make
+      // every row (a stream to warm up, two a round, two rounds).
+      stream: 1,
       // One stream a connection: a smoke run's stream CPU rows are 0 or a few ticks either way.
       streamCpu: 10,
       streamBusy: 2,
-      rounds: 3,
-      idle: 5,
+      rounds: 2,
+      idle: 2,
       misses: 20,
       warm: 20,
       catalog: { providers: 20, apiKeys: 100, adminProviders: 10, adminApiKeys: 20, rounds: 2, cpu: 40, cpuRounds: 1 },
@@ -226,6 +231,20 @@ function startProcess(script, env = {}, nodeArgs = []) {
     });
     child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
   });
+}
+
+const mainJs = join(root, 'examples/server/dist/main.js');
+
+/**
+ * Starts a gateway (`main`: this build's `dist/main.js` by default, or an earlier build's) on
+ * `env` (see `gatewayEnv`), its stdout drained. Its data directory is removed once it exits
+ * (removeWhenExited), unless `keepData`: a later start uses it again.
+ */
+async function startGateway(env, { main = mainJs, keepData = false } = {}) {
+  const proc = await startProcess(main, env);
+  proc.child.stdout.resume();
+  if (!keepData && env.GATEWAY_DATA_DIR) removeWhenExited(proc.child, env.GATEWAY_DATA_DIR);
+  return proc;
 }
 
 function gatewayConfig(mockPort, missUsers) {
@@ -502,7 +521,6 @@ async function startCatalogGateway({ dir, fileConfig, mockPort, privateKey }) {
     LOG_LEVEL: 'info',
     NODE_ENV: 'production',
   };
-  const main = join(root, 'examples/server/dist/main.js');
   const upstream = `http://127.0.0.1:${mockPort}`;
   const fileProviders = fileConfig.providers;
   const benchSlug = fileProviders.find((p) => p.provider !== 'bedrock').slug;
@@ -538,7 +556,8 @@ async function startCatalogGateway({ dir, fileConfig, mockPort, privateKey }) {
     // snapshot). The two parts' slugs and users do not overlap, so the catalog holds the same.
     bulk = await seedThroughStore();
   } else {
-    const first = await startProcess(main, env);
+    // Started again on the same database below: its data kept.
+    const first = await startGateway(env, { keepData: true });
     try {
       admin = await seedThroughAdminApi(first.port);
     } finally {
@@ -549,9 +568,8 @@ async function startCatalogGateway({ dir, fileConfig, mockPort, privateKey }) {
   }
   globalThis.gc?.();
   const startedAt = process.hrtime.bigint();
-  const gateway = await startProcess(main, env);
+  const gateway = await startGateway(env);
   const startupMillis = Number(process.hrtime.bigint() - startedAt) / 1e6;
-  gateway.child.stdout.resume();
   if (smoke) {
     try {
       admin = await seedThroughAdminApi(gateway.port);
@@ -671,16 +689,26 @@ async function featureBenchmarks({
   const directMessages = { port: mock.port, path: '/v1/messages', body: anthropicBody, headers: json };
   const directMcp = (body) => ({ port: mock.port, path: '/mcp', body, headers: json });
   const started = [];
+  /** Gateways (a data directory in `env`) and the OTLP receiver, stopped by `stop`. */
+  const gateways = new Set();
   const start = async (main, env) => {
-    const proc = await startProcess(main, env);
-    proc.child.stdout.resume();
+    let proc;
+    if (env.GATEWAY_DATA_DIR) gateways.add((proc = await startGateway(env, { main })));
+    else (proc = await startProcess(main, env)).child.stdout.resume();
     started.push(proc);
     return proc;
   };
+  /** What gateways send to: a redis-server or the OTLP receiver. */
+  const servesGateways = (proc) => !gateways.has(proc);
+  /**
+   * Stops what `start` started: the gateways at once, then what they send to (a gateway stopping
+   * flushes its spans and records: with its receiver or Redis gone first it waits on them).
+   */
   const stop = async () => {
-    for (const proc of started.splice(0)) {
-      proc.child.kill('SIGTERM');
-      await exited(proc.child);
+    const procs = started.splice(0);
+    for (const group of [procs.filter((p) => !servesGateways(p)), procs.filter(servesGateways)]) {
+      for (const proc of group) proc.child.kill('SIGTERM');
+      await Promise.all(group.map((proc) => exited(proc.child)));
     }
   };
   /**
@@ -698,7 +726,6 @@ async function featureBenchmarks({
   /** The environment of a gateway that stores no request records. */
   const noRecords = { GATEWAY_REQUEST_LOG_DAYS: '0' };
   const kept = [];
-  const mainJs = join(root, 'examples/server/dist/main.js');
   const out = { cache: {}, access: {}, limits: {}, tracing: {}, baselines: {}, notes: [] };
   for (const [name, b] of Object.entries(baselines)) out.baselines[name] = { label: b.label, skipped: b.skipped };
   /** A second request of `target` must be answered from the cache. */
@@ -1108,15 +1135,21 @@ async function main() {
     privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
     publicKeyEncoding: { type: 'spki', format: 'pem' },
   });
-  const gateway = await startProcess(join(root, 'examples/server/dist/main.js'), {
-    GATEWAY_CONFIG: configPath,
-    GATEWAY_DATA_DIR: mkdtempSync(join(tmpdir(), 'gw-bench-data-')),
-    JWT_PRIVATE_KEY: privateKey,
-    PORT: '0',
-    LOG_LEVEL: 'info',
-    NODE_ENV: 'production',
-  });
-  gateway.child.stdout.resume();
+  // The bench's own gateway, for the sections that measure it (the shapes, mcp-auth, the peers
+  // and the saturation searches start their own).
+  const usesGateway =
+    ['catalog', 'latency', 'load', 'routing', 'virtual', 'streams', 'features', 'access', 'limits'].some(want) ||
+    (smoke && want('scaling'));
+  const gateway = usesGateway ? await startGateway(gatewayEnv(configPath, privateKey)) : undefined;
+  /**
+   * A gateway on `config` (written to a file of its own), with `extra` environment; a new data
+   * directory unless `extra` names one (then kept: a later start uses it again).
+   */
+  const startGatewayOn = async (config, extra = {}) => {
+    const path = join(dir, `gateway-${randomBytes(4).toString('hex')}.json`);
+    writeFileSync(path, JSON.stringify(config));
+    return startGateway(gatewayEnv(path, privateKey, extra), { keepData: Boolean(extra.GATEWAY_DATA_DIR) });
+  };
   const gw = (path, body, headers = {}) => ({
     port: gateway.port,
     path,
@@ -1152,11 +1185,7 @@ async function main() {
       results.shapes = await shapeBenchmarks({
         shapes: shapes ?? SHAPES,
         baseline: shapeBaseline,
-        startGatewayWith: async (extra, main = join(root, 'examples/server/dist/main.js')) => {
-          const proc = await startProcess(main, gatewayEnv(configPath, privateKey, extra));
-          proc.child.stdout.resume();
-          return proc;
-        },
+        startGatewayWith: (extra, main = mainJs) => startGateway(gatewayEnv(configPath, privateKey, extra), { main }),
         bare,
         paths: (port) => ({
           passThrough: at(port, '/v1/messages', passThroughBody),
@@ -1390,7 +1419,7 @@ async function main() {
       );
     }
 
-    const pid = gateway.child.pid;
+    const pid = gateway?.child.pid;
     if (want('load')) {
       Object.assign(
         results.load,
@@ -1508,7 +1537,7 @@ async function main() {
       results.memory.pdfRequests = rows;
       results.memory.pdfRequest = rows.at(-1);
     }
-    results.memory.gatewayPeakRss = peakRss(pid);
+    if (gateway) results.memory.gatewayPeakRss = peakRss(pid);
 
     if (want('features') || want('access') || want('limits'))
       results.features = await featureBenchmarks({
@@ -1532,21 +1561,11 @@ async function main() {
         cpuCount: counts.cpu,
       });
     }
-    // A gateway of its own for each: both are compared on processes that have served nothing else
-    // (on a new database, or on `dataDir`'s).
-    const startGateway = async (config, dataDir) => {
-      const path = join(dir, `gateway-${randomBytes(4).toString('hex')}.json`);
-      writeFileSync(path, JSON.stringify(config));
-      const env = gatewayEnv(path, privateKey, dataDir ? { GATEWAY_DATA_DIR: dataDir } : {});
-      const proc = await startProcess(join(root, 'examples/server/dist/main.js'), env);
-      proc.child.stdout.resume();
-      return proc;
-    };
     const log = (line) => process.stdout.write(`${line}\n`);
     const mode = smoke ? 'smoke' : quick ? 'quick' : 'full';
     if (want('scaling')) {
       // Smoke runs: the bench's gateway, which holds the scaling keys (see `benchConfig`).
-      const scaled = smoke ? gateway : await startGateway(scalingConfig(fileConfig));
+      const scaled = smoke ? gateway : await startGatewayOn(scalingConfig(fileConfig));
       try {
         results.scaling = await scalingBenchmarks({ gateway: scaled, bare, mock, mode, log });
       } finally {
@@ -1556,22 +1575,23 @@ async function main() {
         }
       }
     }
-    if (want('peers')) results.peers = await peerBenchmarks({ startGateway, fileConfig, bare, mock, mode, log });
+    // A gateway of its own for each: both are compared on processes that have served nothing else
+    // (on a new database, or on `dataDir`'s).
+    if (want('peers'))
+      results.peers = await peerBenchmarks({
+        startGateway: (config, dataDir) => startGatewayOn(config, dataDir ? { GATEWAY_DATA_DIR: dataDir } : {}),
+        fileConfig,
+        bare,
+        mock,
+        mode,
+        log,
+      });
     // The largest rate one core sustains (bench/saturation.mjs): its own mock (20 ms), bare proxy,
     // gateways and databases, pinned; the peer when the peers section runs or this one alone.
     if (want('saturation'))
       results.saturation = await saturationBenchmarks({
         startProcess,
-        startGateway: async (config, extra) => {
-          const path = join(dir, `gateway-${randomBytes(4).toString('hex')}.json`);
-          writeFileSync(path, JSON.stringify(config));
-          const proc = await startProcess(
-            join(root, 'examples/server/dist/main.js'),
-            gatewayEnv(path, privateKey, extra),
-          );
-          proc.child.stdout.resume();
-          return proc;
-        },
+        startGateway: startGatewayOn,
         gatewayConfig: (mockPort) => gatewayConfig(mockPort, 10),
         apiKey: GATEWAY_KEY,
         mcpKey: 'gw-bench-user-000001',
@@ -1624,7 +1644,10 @@ async function main() {
   process.stdout.write(`${renderMarkdown(report)}\nwrote ${resultsPath} and ${docPath}\n`);
 }
 
-main().catch((error) => {
-  process.stderr.write(`bench: ${error.stack ?? error}\n`);
-  process.exit(1);
-});
+// The scratch folder emptied before exit, its folders at once (see clearScratch).
+main()
+  .then(clearScratch)
+  .catch((error) => {
+    process.stderr.write(`bench: ${error.stack ?? error}\n`);
+    process.exit(1);
+  });

@@ -11,7 +11,7 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync } from 'n
 import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { closedLoop, median, peakRss, currentRss, processCpuMicros, send } from './lib.mjs';
+import { closedLoop, median, peakRss, currentRss, processCpuMicros, removeWhenExited, send } from './lib.mjs';
 import { freePort, redisServerPath, startRedis } from './features.mjs';
 
 /** The shapes this runner knows, in the order they are measured. */
@@ -82,6 +82,7 @@ export async function startPostgres() {
     'fsync=off',
   ]);
   const child = spawn(file, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  removeWhenExited(child, dir);
   await new Promise((resolve, reject) => {
     let log = '';
     const timer = setTimeout(() => reject(new Error(`PostgreSQL did not start: ${log}`)), 20_000);
