@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { FAST_LIST_METHODS, planFastList, serveFastList } from '../src/mcp/virtual-fast-list';
+import { ANSWER_AS_BYTES_FROM, FAST_LIST_METHODS, planFastList, serveFastList } from '../src/mcp/virtual-fast-list';
 
 /** A one-request server whose handler answers with `serveFastList`; resolves to the raw answer. */
 async function answered(list: () => Promise<object>, id: string | number = 7) {
@@ -59,6 +59,17 @@ describe('serveFastList: the answer, as the SDK server answers in JSON', () => {
       id: 7,
       result: { tools: [{ name: 'a_x', inputSchema: { type: 'object' } }] },
     });
+  });
+
+  it('answers a list of any size whole, with its length (a large one written as bytes)', async () => {
+    const tools = Array.from({ length: 600 }, (_, i) => ({
+      name: `t_${i}`,
+      description: `tool ${i} – ${'x'.repeat(80)}`,
+    }));
+    const answer = await answered(() => Promise.resolve({ tools }));
+    expect(Buffer.byteLength(answer.text)).toBeGreaterThan(ANSWER_AS_BYTES_FROM);
+    expect(Number(answer.length)).toBe(Buffer.byteLength(answer.text));
+    expect(JSON.parse(answer.text)).toEqual({ jsonrpc: '2.0', id: 7, result: { tools } });
   });
 
   it('answers a failure as the SDK does: its code and data when it has them, else -32603 with its message', async () => {
