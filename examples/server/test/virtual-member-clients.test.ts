@@ -9,6 +9,16 @@ const open = () => new Client({ name: 'member-clients-test', version: '1.0.0' })
 const initialized = () => Promise.resolve();
 /** A client is ended after its session's `DELETE` settles: a turn of the event loop. */
 const settled = () => new Promise((resolve) => setImmediate(resolve));
+/** `watched` opens clients like `open`; `closed` holds each one ended since. */
+function watchedClients() {
+  const closed = new Set<Client>();
+  const watched = () => {
+    const client = open();
+    client.close = async () => void closed.add(client);
+    return client;
+  };
+  return { closed, watched };
+}
 
 describe('MemberClients', () => {
   it('keys a caller’s client by a hash that holds no credential, distinct per caller, member and virtual server', () => {
@@ -62,12 +72,7 @@ describe('MemberClients', () => {
   it('never ends a client a request still uses, even expired or evicted: it ends with its last use', async () => {
     let now = 0;
     const kept = new MemberClients(1_000, 1, () => now);
-    const closed = new Set<Client>();
-    const watched = () => {
-      const client = open();
-      client.close = async () => void closed.add(client);
-      return client;
-    };
+    const { closed, watched } = watchedClients();
     // A long call holds the member session past the client's TTL.
     const call = await kept.lend('k', watched, initialized);
     const list = await kept.lend('k', watched, initialized);
@@ -103,12 +108,7 @@ describe('MemberClients', () => {
   it('lends a kept client without waiting only once its initialize succeeded, and not once expired or forgotten', async () => {
     let now = 0;
     const kept = new MemberClients(1_000, 10, () => now);
-    const closed = new Set<Client>();
-    const watched = () => {
-      const client = open();
-      client.close = async () => void closed.add(client);
-      return client;
-    };
+    const { closed, watched } = watchedClients();
     expect(kept.lendReady('k')).toBeUndefined(); // none yet
     let done: () => void = () => undefined;
     const initializing = kept.lend('k', watched, () => new Promise<void>((resolve) => (done = resolve)));
