@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ANSWER_AS_BYTES_FROM, FAST_LIST_METHODS, planFastList, serveFastList } from '../src/mcp/virtual-fast-list';
+import { JSON_PIECE_LENGTH } from '@gw/upstream';
+import { FAST_LIST_METHODS, planFastList, serveFastList } from '../src/mcp/virtual-fast-list';
 
 /** A one-request server whose handler answers with `serveFastList`; resolves to the raw answer. */
 async function answered(list: () => Promise<object>, id: string | number = 7) {
@@ -61,13 +62,13 @@ describe('serveFastList: the answer, as the SDK server answers in JSON', () => {
     });
   });
 
-  it('answers a list of any size whole, with its length (a large one written as bytes)', async () => {
+  it('answers a list of any size whole, with its length (a large one written in pieces)', async () => {
     const tools = Array.from({ length: 600 }, (_, i) => ({
       name: `t_${i}`,
       description: `tool ${i} – ${'x'.repeat(80)}`,
     }));
     const answer = await answered(() => Promise.resolve({ tools }));
-    expect(Buffer.byteLength(answer.text)).toBeGreaterThan(ANSWER_AS_BYTES_FROM);
+    expect(Buffer.byteLength(answer.text)).toBeGreaterThan(2 * JSON_PIECE_LENGTH);
     expect(Number(answer.length)).toBe(Buffer.byteLength(answer.text));
     expect(JSON.parse(answer.text)).toEqual({ jsonrpc: '2.0', id: 7, result: { tools } });
   });

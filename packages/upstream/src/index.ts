@@ -75,3 +75,5 @@ export const REFUSED_STATIC_HEADER_NAMES: ReadonlySet<string> = new Set([
   'host',
   'content-length',
 ]);
+
+export * from './json-answer';
