@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { JSON_PIECE_LENGTH, endWithJson } from '@gw/upstream';
 import { anthropicErrorBody, openAiErrorBody, toRenderable, type RenderableError } from './errors';
 
 /** What an upstream-calling handler records for the host's logs and metrics (`res.locals.gateway`). */
@@ -84,10 +85,25 @@ export function gatewayLocals(res: ServerResponse): GatewayLocals {
   return ((holder.locals ??= {}).gateway ??= {});
 }
 
-/** Writes `body` as a JSON response in one write (no ETag: these are answers to POSTs). */
+/**
+ * The length (UTF-16 code units) of JSON text from which {@link sendJson} writes an answer in
+ * pieces (`endWithJson`) instead of as one string: 64 Ki, under V8's 128 KiB large-object size.
+ */
+export const SEND_JSON_IN_PIECES_FROM = 2 * JSON_PIECE_LENGTH;
+
+/**
+ * Writes `body` as a JSON response (no ETag: these are answers to POSTs): in one write, or, from
+ * {@link SEND_JSON_IN_PIECES_FROM}, in pieces of text that never become one large string (a long
+ * list of embeddings or models; docs/decisions.md, "Large JSON answers in pieces").
+ */
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
   gatewayLocals(res).firstByteAt ??= performance.now();
+  // `length` of the text does not join its parts; the large text is dropped unread.
+  if (text.length >= SEND_JSON_IN_PIECES_FROM) {
+    endWithJson(res, status, body, { 'content-type': 'application/json; charset=utf-8' });
+    return;
+  }
   res.statusCode = status;
   res.setHeader('content-type', 'application/json; charset=utf-8');
   res.setHeader('content-length', Buffer.byteLength(text));
