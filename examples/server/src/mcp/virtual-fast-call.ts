@@ -40,8 +40,8 @@ export const FAST_CALL_METHODS: ReadonlySet<string> = new Set(['tools/call', 'pr
 /** The JSON-RPC `data.code` of a call whose member did not answer (CONTRACT section 16). */
 export const UPSTREAM_UNAVAILABLE = 'upstream_unavailable';
 
-/** JSON-RPC's internal error: what a member's failure becomes for the caller. */
-const INTERNAL_ERROR = -32603;
+/** JSON-RPC's internal error: what a member's failure becomes for the caller (and a list's failure without a code of its own). */
+export const INTERNAL_ERROR = -32603;
 
 /** The most bytes of a member endpoint's error answer (4xx, 5xx) read for its gateway error code: 64 KiB. */
 const MAX_FAILURE_BYTES = 64 * 1024;
@@ -97,7 +97,8 @@ export interface FastCallContext {
   failure: (server: string, error: unknown) => CallerError;
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
+/** Whether a parsed JSON value is an object (not an array, not null). */
+export const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** The client capabilities whose requests a member may send back in a call: relayed by the SDK path only. */

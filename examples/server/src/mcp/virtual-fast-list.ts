@@ -18,7 +18,7 @@ import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { MCP_REQUEST_BODY, type RequestWithBody } from '@gw/mcp-gateway';
 import { endWithJson } from '@gw/upstream';
 import type { NodeMiddleware } from '../http/route-table';
-import { isVirtualServerHeader, type MemberHandshake } from './virtual-fast-call';
+import { INTERNAL_ERROR, isRecord, isVirtualServerHeader, type MemberHandshake } from './virtual-fast-call';
 
 /** The most bytes of a member's list page kept in memory: 16 MiB (a larger answer fails the member's list). */
 export const MAX_LIST_ANSWER_BYTES = 16 * 1024 * 1024;
@@ -273,9 +273,6 @@ export interface FastListPlan {
   id: string | number;
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
 /**
  * The fast list of a request's body, or undefined when the SDK path serves it: one JSON-RPC
  * request (not a batch) of {@link FAST_LIST_METHODS} whose parameters the SDK's schemas accept (no
@@ -317,9 +314,6 @@ export function serveFastList(res: ServerResponse, plan: FastListPlan, list: () 
     },
   );
 }
-
-/** JSON-RPC's internal error. */
-const INTERNAL_ERROR = -32603;
 
 /** Writes a JSON-RPC answer `200` as JSON, in pieces when it is large (`endWithJson`: docs/decisions.md). */
 function answer(res: ServerResponse, message: object): void {
