@@ -1,5 +1,5 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { MemberClients } from '../src/mcp/virtual-servers';
+import { MemberClients } from '../src/mcp/virtual-member-clients';
 
 // The member clients a virtual MCP server keeps per caller (CONTRACT section 16): keyed by a hash,
 // bounded, short-lived, and a client whose initialize failed is not kept.

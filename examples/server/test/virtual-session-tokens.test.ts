@@ -2,8 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
-import type { VirtualStreamLimitError } from '../src/mcp/virtual-servers';
-import { ListChangedStreams, type VirtualStreamLimits } from '../src/mcp/virtual-servers';
+import {
+  ListChangedStreams,
+  type VirtualStreamLimitError,
+  type VirtualStreamLimits,
+} from '../src/mcp/virtual-list-streams';
 import {
   SESSION_CAPABILITIES_MAX_BYTES,
   VIRTUAL_SESSION_ENDED_CHANNEL,

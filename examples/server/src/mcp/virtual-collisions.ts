@@ -27,7 +27,8 @@ import {
   type ResolvedVirtualServer,
   type VirtualServerConfig,
 } from '@gw/mcp-gateway';
-import { LIST_SIGNAL_LISTENERS, loopbackFetch } from './virtual-servers';
+import { loopbackFetch } from './virtual-member-clients';
+import { LIST_SIGNAL_LISTENERS } from './virtual-servers';
 
 /** What {@link refuseVirtualToolCollisions} needs from the gateway. */
 export interface VirtualCollisionCheckOptions {
