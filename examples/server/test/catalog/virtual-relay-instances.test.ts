@@ -7,12 +7,14 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { startPostgres, type RunningPostgres } from '../../../../packages/catalog/test/postgres';
+import { RELAY_NOTIFY_MAX_CHARS } from '../../src/mcp/virtual-relay';
 import { startGateway, writeConfig, type RunningGateway } from '../support';
 import { newAdminKey, newEncryptionKey } from './catalog-support';
 
 // A member's request relayed to the caller during a call through a virtual MCP server (CONTRACT
 // section 16), two gateway processes on one PostgreSQL: the call runs on A, the caller's answer
-// reaches B, which passes it to A through NOTIFY (sealed); a forged answer is refused on B.
+// reaches B, which passes it to A through NOTIFY (sealed); a forged answer is refused on B, and so is
+// one too large for NOTIFY.
 
 jest.setTimeout(120_000);
 
@@ -102,6 +104,26 @@ describe('a relayed request of a call on A, answered on B (two instances on one 
       expect(forged.status).toBe(404);
       expect(((await forged.json()) as { error: { data: { code: string } } }).error.data.code).toBe(
         'relayed_request_unknown',
+      );
+      // An answer too large to pass through NOTIFY (RELAY_NOTIFY_MAX_CHARS sealed) is refused on B,
+      // 413 relay_answer_too_large, and the request still waits for its answer.
+      const oversized = await fetch(`${b.url}/mcp/desk`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${KEY}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-session-id': transport.sessionId as string,
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: relayId,
+          result: { action: 'accept', content: { note: 'x'.repeat(RELAY_NOTIFY_MAX_CHARS) } },
+        }),
+      });
+      expect(oversized.status).toBe(413);
+      expect(((await oversized.json()) as { error: { data: { code: string } } }).error.data.code).toBe(
+        'relay_answer_too_large',
       );
       return { action: 'accept', content: { ok: true } };
     });
