@@ -9,6 +9,11 @@
  * gate, pinning, limits, identity forwarding, upstream credentials, request records) is the one its
  * own endpoint applies: implemented once. The merge and the routing back are the core's
  * (`VirtualMembers` of `@gw/mcp-gateway`).
+ *
+ * Beside this handler: the member clients kept per caller (`virtual-member-clients.ts`), the
+ * `GET` streams of list changes (`virtual-list-streams.ts`), calls and lists handed in process to
+ * the members' endpoint (`virtual-fast-call.ts`, `virtual-fast-list.ts`), members' requests
+ * relayed to the caller (`virtual-relay.ts`) and session tokens (`virtual-sessions.ts`).
  */
 import { randomBytes } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
