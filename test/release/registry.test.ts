@@ -135,7 +135,10 @@ function started<T>(work: () => Promise<T>): Promise<T> {
 let work: string;
 let registry: string;
 let verdaccio: ChildProcess | undefined;
+/** npm with Verdaccio as its registry, anonymous (as adopters install). */
 let env: NodeJS.ProcessEnv;
+/** {@link env} with the publishing user's token. */
+let publishEnv: NodeJS.ProcessEnv;
 /** npm with only the @gw scope on Verdaccio and the rest from the machine's registry and cache. */
 let scopedEnv: NodeJS.ProcessEnv;
 let pgliteTemplate: string;
@@ -202,14 +205,15 @@ beforeAll(async () => {
   const { token } = (await user.json()) as { token?: string };
   expect(user.status).toBe(201);
   expect(token).toBeTruthy();
+  // Only the publish sends the token: Verdaccio checks it against the user's bcrypt hash on every
+  // request that carries it (about 0.1 CPU-s each), and adopters install anonymously.
+  const publishNpmrc = join(work, 'npmrc-publish');
+  writeFileSync(publishNpmrc, `registry=${registry}\n//127.0.0.1:${port}/:_authToken=${token}\n`);
   const npmrc = join(work, 'npmrc');
-  writeFileSync(npmrc, `registry=${registry}\n//127.0.0.1:${port}/:_authToken=${token}\n`);
+  writeFileSync(npmrc, `registry=${registry}\n`);
   writeFileSync(join(work, 'global-npmrc'), '');
   const scopedNpmrc = join(work, 'npmrc-scoped');
-  writeFileSync(
-    scopedNpmrc,
-    `registry=${upstream}\n${cafile ? `cafile=${cafile}\n` : ''}@gw:registry=${registry}\n//127.0.0.1:${port}/:_authToken=${token}\n`,
-  );
+  writeFileSync(scopedNpmrc, `registry=${upstream}\n${cafile ? `cafile=${cafile}\n` : ''}@gw:registry=${registry}\n`);
   env = cleanEnv({
     npm_config_userconfig: npmrc,
     npm_config_globalconfig: join(work, 'global-npmrc'),
@@ -218,6 +222,7 @@ beforeAll(async () => {
     npm_config_fund: 'false',
     npm_config_update_notifier: 'false',
   });
+  publishEnv = { ...env, npm_config_userconfig: publishNpmrc };
   scopedEnv = {
     ...env,
     npm_config_userconfig: scopedNpmrc,
@@ -276,7 +281,7 @@ describe('the release', () => {
         pnpm,
         [...pnpmArgs, '-r', '--filter', './packages/*', 'publish', '--registry', registry, '--no-git-checks'],
         root,
-        env,
+        publishEnv,
       );
       published.push(expectOk(result, 'pnpm -r publish (packages/*)') + result.stderr);
     });
