@@ -4,6 +4,7 @@ import './compile-cache';
 import './start-footprint';
 import type { Server } from 'node:http';
 import type * as StartRules from './config/start-rules';
+import { configuredSigningKey } from './deferred-signing-key';
 import { createLogger } from './observability/logger';
 import { startSettings } from './start-settings';
 import type * as StartGateway from './start-gateway';
@@ -11,10 +12,11 @@ import type * as StartGateway from './start-gateway';
 /**
  * Starts the gateway from the environment (default `process.env`); resolves once it listens.
  *
- * What the environment and the config file say is checked first, with only the modules those
- * checks need (node:*, pino; with a config file zod and the config's schema): a start that fails on them stops before
- * the gateway's other modules load (express, undici, the MCP SDK, the catalog's database: about
- * 0.8 CPU-s), and a misconfigured container restarts that much sooner.
+ * What the environment (`JWT_PRIVATE_KEY` included) and the config file say is checked first,
+ * with only the modules those checks need (node:*, pino, @gw/jwks; with a config file zod and the
+ * config's schema): a start that fails on them stops before the gateway's other modules load
+ * (express, undici, the MCP SDK, the catalog's database: about 0.8 CPU-s), and a misconfigured
+ * container restarts that much sooner.
  */
 export async function startFromEnvironment(
   env: NodeJS.ProcessEnv = process.env,
@@ -28,9 +30,10 @@ export async function startFromEnvironment(
     const { checkedConfigFile } = require('./config/start-rules') as typeof StartRules;
     configFile = checkedConfigFile(env.GATEWAY_CONFIG, env);
   }
+  const signingKey = configuredSigningKey(env);
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded once the checks passed
   const { startGateway } = require('./start-gateway') as typeof StartGateway;
-  return startGateway(env, logger, settings, configFile);
+  return startGateway(env, logger, settings, configFile, signingKey);
 }
 
 if (require.main === module) {

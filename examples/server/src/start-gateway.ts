@@ -10,7 +10,7 @@ import {
 } from '@gw/model-router';
 import type { Logger } from 'pino';
 import { createGateway, type Gateway } from './app';
-import { deferredSigner, signingKeyAtStart } from './deferred-signing-key';
+import { deferredSigner, signingKeyAtStart, type StartSigningKey } from './deferred-signing-key';
 import { RedisCacheStore } from './cache/redis-store';
 import { limitCountersFromEnv } from './limits/limit-env';
 import { dataDirectory, openGatewayCatalog } from './catalog/open-catalog';
@@ -178,15 +178,16 @@ export function developmentBanner(details: {
 }
 
 /**
- * Starts the gateway with the environment's {@link StartSettings} and, when `GATEWAY_CONFIG` is
- * set, its config file already checked (main.ts); without one, the development default with its
- * demo MCP server. Resolves once the server listens.
+ * Starts the gateway with the environment's {@link StartSettings}, `JWT_PRIVATE_KEY` loaded when
+ * set and, when `GATEWAY_CONFIG` is set, its config file, all checked already (main.ts); without a
+ * config file, the development default with its demo MCP server. Resolves once the server listens.
  */
 export async function startGateway(
   env: NodeJS.ProcessEnv,
   logger: Logger,
   settings: StartSettings,
   configFile: CheckedConfig | undefined,
+  signingKey: StartSigningKey | undefined,
 ): Promise<{ server: Server; stop: () => Promise<void> }> {
   const { publicBaseUrl, trustedProxies, allowedOrigins, host, port, limits, graceMs } = settings;
   const { requestLogDays, requestLogQueue, responsesDays } = settings;
@@ -274,12 +275,14 @@ export async function startGateway(
   }
   // Without JWT_PRIVATE_KEY, the temporary key is made when first needed (deferred-signing-key.ts):
   // about 0.2 s of CPU a start.
-  const keys = signingKeyAtStart({
-    privateKeyPem: env.JWT_PRIVATE_KEY,
-    previousPublicKeysPem: env.JWT_PREVIOUS_PUBLIC_KEYS,
-    production: env.NODE_ENV === 'production',
-    jwtHeaderInUse: jwtHeaderInUse || config.oauth !== undefined,
-  });
+  const keys =
+    signingKey ??
+    signingKeyAtStart({
+      privateKeyPem: env.JWT_PRIVATE_KEY,
+      previousPublicKeysPem: env.JWT_PREVIOUS_PUBLIC_KEYS,
+      production: env.NODE_ENV === 'production',
+      jwtHeaderInUse: jwtHeaderInUse || config.oauth !== undefined,
+    });
   if (keys.ephemeral) {
     logger.warn(
       { kid: keys.generated() ? keys.key?.kid : undefined },

@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -79,6 +80,25 @@ describe('a start that fails on its environment or config file', () => {
     expect(loads).toEqual({ ...nothingLoaded, zod: 0 });
   });
 
+  it.each([
+    [
+      'a 1024-bit key',
+      { type: 'rsa', modulusLength: 1024 },
+      'The signing key has 1024 bits; at least 2048 are required.',
+    ],
+    ['an EC key', { type: 'ec', namedCurve: 'P-256' }, 'The signing key is an EC key; an RSA key is required.'],
+  ])('JWT_PRIVATE_KEY holding %s stops it before the gateway loads', async (_what, kind, message) => {
+    const { type, ...options } = kind as { type: 'rsa' | 'ec' };
+    const { privateKey } = generateKeyPairSync(type as 'rsa', {
+      ...(options as { modulusLength: number }),
+      publicKeyEncoding: { type: 'spki', format: 'pem' },
+      privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+    });
+    const { outcome, loads } = await isolatedStart({ ...base, JWT_PRIVATE_KEY: privateKey });
+    expect(outcome).toBe(message);
+    expect(loads).toEqual({ ...nothingLoaded, zod: 0 });
+  });
+
   it('a bad GATEWAY_ALLOWED_ORIGINS stops it before the gateway loads', async () => {
     const { outcome, loads } = await isolatedStart({ ...base, GATEWAY_ALLOWED_ORIGINS: 'ftp://app.example.com' });
     expect(outcome).toContain('GATEWAY_ALLOWED_ORIGINS must be comma-separated origins');
@@ -116,10 +136,12 @@ describe('a start that fails on its environment or config file', () => {
     const path = configFile({ access: { mode: 'report' } });
     const { outcome, loads } = await isolatedStart({ ...base, PORT: '0', GATEWAY_CONFIG: path });
     expect(loads).toMatchObject({ startGateway: 1 });
-    const [env, , settings, checked] = (outcome as { handedOver: unknown[] }).handedOver;
+    const [env, , settings, checked, signingKey] = (outcome as { handedOver: unknown[] }).handedOver;
     expect(env).toMatchObject({ GATEWAY_CONFIG: path });
     expect(settings).toMatchObject({ port: 0, host: '127.0.0.1', graceMs: 10_000, responsesDays: 30 });
     expect(checked).toMatchObject({ fixedMode: { mode: 'report', source: 'config' }, adminClaim: undefined });
+    // No JWT_PRIVATE_KEY: the temporary key is made once the catalog is open, when needed.
+    expect(signingKey).toBeUndefined();
   });
 
   it("checks GATEWAY_RESPONSES_DAYS against the catalog's own maximum", () => {
