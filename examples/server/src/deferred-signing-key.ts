@@ -75,6 +75,23 @@ export function signingKeyAtStart(options: LoadSigningKeyOptions): StartSigningK
 }
 
 /**
+ * `JWT_PRIVATE_KEY` (with `JWT_PREVIOUS_PUBLIC_KEYS`), loaded when set, so that a key that cannot
+ * sign (too short, not RSA, not a key) stops start-up before the gateway's modules load (main.ts);
+ * undefined when it is unset: {@link signingKeyAtStart} decides then, once the catalog is open.
+ */
+export function configuredSigningKey(env: NodeJS.ProcessEnv): StartSigningKey | undefined {
+  if (!env.JWT_PRIVATE_KEY?.trim()) return undefined;
+  // With a private key, loadSigningKey neither makes a key nor reads jwtHeaderInUse.
+  const loaded = loadSigningKey({
+    privateKeyPem: env.JWT_PRIVATE_KEY,
+    previousPublicKeysPem: env.JWT_PREVIOUS_PUBLIC_KEYS,
+    production: env.NODE_ENV === 'production',
+    jwtHeaderInUse: false,
+  });
+  return { ...loaded, generated: () => true };
+}
+
+/**
  * An identity-token signer for `key` made with its first use (see {@link signingKeyAtStart}):
  * {@link createIdentityTokenSigner} reads the key at once.
  */

@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { normalizeOrigin } from '@gw/identity-forwarding';
+import type * as IdentityForwarding from '@gw/identity-forwarding/identity';
 import type { GatewayConfig } from './schema';
 
 /**
@@ -13,6 +13,11 @@ export function allowedOriginsFromEnv(env: NodeJS.ProcessEnv): string[] {
     .map((o) => o.trim())
     .filter((o) => o !== '');
   if (list.length > 100) throw new Error('GATEWAY_ALLOWED_ORIGINS lists more than 100 origins.');
+  if (list.length === 0) return list;
+  // Only when origins are listed: start-up checks them before the gateway's modules load
+  // (start-settings.ts).
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when used
+  const { normalizeOrigin } = require('@gw/identity-forwarding/identity') as typeof IdentityForwarding;
   for (const origin of list) {
     if (normalizeOrigin(origin) === undefined) {
       throw new Error(

@@ -1,7 +1,8 @@
 import { recordSchemas } from '@gw/catalog';
-import { routingConfigRefusal } from '../catalog/routing-config-check';
+import type * as RoutingConfigCheck from '../catalog/routing-config-check';
 import { z } from 'zod';
-import { resolveVirtualServer, type VirtualServerConfig } from '@gw/mcp-gateway';
+import type * as McpGateway from '@gw/mcp-gateway';
+import type { VirtualServerConfig } from '@gw/mcp-gateway';
 
 const { httpUrl, anthropicProvider, mcpServer, prompt, policy, limit, namedConfig, slug } = recordSchemas;
 const optionalString = z
@@ -139,6 +140,10 @@ export const gatewayConfigSchema = z
     const virtualSlugs = new Set<string>();
     (config.virtualServers ?? []).forEach((entry, index) => {
       try {
+        // @gw/mcp-gateway loads with a config that has virtual servers only: main.ts checks the
+        // config file before the gateway's modules load.
+        // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when used
+        const { resolveVirtualServer } = require('@gw/mcp-gateway') as typeof McpGateway;
         const resolved = resolveVirtualServer(entry, serverSlugs, `virtualServers[${index}]`);
         if (serverSlugs.has(resolved.slug) || virtualSlugs.has(resolved.slug))
           ctx.addIssue({
@@ -157,6 +162,9 @@ export const gatewayConfigSchema = z
     unique(config.configs ?? [], (c) => c.slug, 'config slug', ctx, 'configs');
     // Each named config is read as x-gateway-config would be: a request never finds one it cannot use.
     (config.configs ?? []).forEach((entry, index) => {
+      // @gw/model-router (which the check reads configs with) loads with named configs only.
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when used
+      const { routingConfigRefusal } = require('../catalog/routing-config-check') as typeof RoutingConfigCheck;
       const refusal = routingConfigRefusal(entry.config);
       if (refusal !== undefined) ctx.addIssue({ code: 'custom', path: ['configs', index, 'config'], message: refusal });
     });

@@ -1,4 +1,4 @@
-import { developmentBanner } from '../../src/main';
+import { developmentBanner } from '../../src/start-gateway';
 
 describe('the development start-up banner (stdout is a terminal)', () => {
   it('says the console address and the admin key in a few readable lines', () => {
