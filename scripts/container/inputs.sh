@@ -17,7 +17,8 @@ files() {
     package.json pnpm-lock.yaml pnpm-workspace.yaml 'packages/*/package.json' 'examples/*/package.json' \
     bench/package.json \
     deploy scripts/container test/container/image \
-    examples/server/src/main.ts examples/server/src/start-footprint.ts \
+    examples/server/src/main.ts examples/server/src/start-gateway.ts examples/server/src/start-settings.ts \
+    examples/server/src/start-footprint.ts \
     examples/server/src/catalog/open-catalog.ts packages/catalog/scripts/build-data-template.mjs |
     LC_ALL=C sort -u
 }
