@@ -6,12 +6,36 @@ import { join } from 'node:path';
 
 export const MAIN = join(__dirname, '..', 'dist', 'main.js');
 
+/** How many keys of each size {@link rsaPem} has handed out in this test file. */
+const rsaPemsGiven = new Map<number, number>();
+
+/**
+ * An RSA key pair (PEM) of `bits` bits (default 2048), a different one at each call of a test
+ * file. Making a 2048-bit key costs about 0.14 CPU-s and the tests ask for about fifty a run, so
+ * the n-th key of each size is kept in the temporary directory (`gw-test-rsa-<bits>-<n>-<uid>.json`,
+ * throwaway test keys, readable by this user only) and read back by the next test files: within a
+ * file every call still gets a key of its own.
+ */
 export function rsaPem(bits = 2048): { privateKey: string; publicKey: string } {
-  return generateKeyPairSync('rsa', {
+  const n = rsaPemsGiven.get(bits) ?? 0;
+  rsaPemsGiven.set(bits, n + 1);
+  const file = join(tmpdir(), `gw-test-rsa-${bits}-${n}-${process.getuid?.() ?? 'user'}.json`);
+  try {
+    const kept = JSON.parse(readFileSync(file, 'utf8')) as { privateKey?: unknown; publicKey?: unknown };
+    if (typeof kept.privateKey === 'string' && typeof kept.publicKey === 'string')
+      return { privateKey: kept.privateKey, publicKey: kept.publicKey };
+  } catch {
+    // Not made yet on this machine (or cut short): made below.
+  }
+  const pem = generateKeyPairSync('rsa', {
     modulusLength: bits,
     publicKeyEncoding: { type: 'spki', format: 'pem' },
     privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
   });
+  const partial = `${file}.${process.pid}`;
+  writeFileSync(partial, JSON.stringify(pem), { mode: 0o600 });
+  renameSync(partial, file);
+  return pem;
 }
 
 /** Writes a config file in a fresh temporary folder and returns its path. */
