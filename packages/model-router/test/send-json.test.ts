@@ -1,7 +1,7 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { JSON_PIECE_LENGTH } from '@gw/upstream';
-import { SEND_JSON_IN_PIECES_FROM, gatewayLocals, sendJson } from '../../src/routes/respond';
+import { SEND_JSON_IN_PIECES_FROM, gatewayLocals, sendJson } from '../src/routes/respond';
 
 describe('sendJson', () => {
   let server: Server;
