@@ -86,45 +86,33 @@ describe('a relayed request of a call on A, answered on B (two instances on one 
     const client = new Client({ name: 'relay-instances', version: '1.0.0' }, { capabilities: { elicitation: {} } });
     client.setRequestHandler(ElicitRequestSchema, async (_request, extra) => {
       relayId = extra.requestId;
+      // An answer posted to B for this session, as the client would post it: its status and error code.
+      const answerOnB = async (id: unknown, result: object) => {
+        const answer = await fetch(`${b.url}/mcp/desk`, {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${KEY}`,
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            'mcp-session-id': transport.sessionId as string,
+          },
+          body: JSON.stringify({ jsonrpc: '2.0', id, result }),
+        });
+        return {
+          status: answer.status,
+          code: ((await answer.json()) as { error: { data: { code: string } } }).error.data.code,
+        };
+      };
       // Another session's answer (forged id of the same form) is refused on B: 404 relayed_request_unknown.
-      const forged = await fetch(`${b.url}/mcp/desk`, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${KEY}`,
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          'mcp-session-id': transport.sessionId as string,
-        },
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id: String(relayId).replace(/.$/, (c) => (c === 'A' ? 'B' : 'A')),
-          result: { action: 'decline' },
-        }),
-      });
-      expect(forged.status).toBe(404);
-      expect(((await forged.json()) as { error: { data: { code: string } } }).error.data.code).toBe(
-        'relayed_request_unknown',
-      );
+      const forged = String(relayId).replace(/.$/, (c) => (c === 'A' ? 'B' : 'A'));
+      expect(await answerOnB(forged, { action: 'decline' })).toEqual({ status: 404, code: 'relayed_request_unknown' });
       // An answer too large to pass through NOTIFY (RELAY_NOTIFY_MAX_CHARS sealed) is refused on B,
       // 413 relay_answer_too_large, and the request still waits for its answer.
-      const oversized = await fetch(`${b.url}/mcp/desk`, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${KEY}`,
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          'mcp-session-id': transport.sessionId as string,
-        },
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id: relayId,
-          result: { action: 'accept', content: { note: 'x'.repeat(RELAY_NOTIFY_MAX_CHARS) } },
-        }),
+      const note = 'x'.repeat(RELAY_NOTIFY_MAX_CHARS);
+      expect(await answerOnB(relayId, { action: 'accept', content: { note } })).toEqual({
+        status: 413,
+        code: 'relay_answer_too_large',
       });
-      expect(oversized.status).toBe(413);
-      expect(((await oversized.json()) as { error: { data: { code: string } } }).error.data.code).toBe(
-        'relay_answer_too_large',
-      );
       return { action: 'accept', content: { ok: true } };
     });
     const transport = new StreamableHTTPClientTransport(new URL(`${a.url}/mcp/desk`), {
