@@ -205,9 +205,12 @@ describe('limits, prices and costs in the console', () => {
     for (let i = 0; i < 2; i++) expect((await chat(gateway.url, PRICED, '@claude/claude-sonnet-4-5')).status).toBe(200);
     // At the bundled price of claude-haiku-4-5 ($1 and $5 a million): $0.000023.
     expect((await chat(gateway.url, OTHER, '@claude/claude-haiku-4-5')).status).toBe(200);
+    // All three requests' records written (they are written after the answers, in the background) before the
+    // pages read them: the Usage page's row of u-other too.
     await eventually(10_000, async () => {
-      const records = (await admin('GET', '/requests?user=u-priced')).body.data ?? [];
-      return records.length === 2;
+      const priced = (await admin('GET', '/requests?user=u-priced')).body.data ?? [];
+      const other = (await admin('GET', '/requests?user=u-other')).body.data ?? [];
+      return priced.length === 2 && other.length === 1;
     });
 
     await page.goto(`${gateway.url}/console/#/requests?user=u-priced`);
