@@ -44,8 +44,11 @@ function opens(value: unknown, depth: number): value is object {
 function appendOpened(value: object, depth: number, out: string[]): void {
   if (Array.isArray(value)) {
     out.push('[');
-    for (let i = 0; i < value.length; i++)
-      out.push(i > 0 ? `,${JSON.stringify(value[i]) ?? 'null'}` : (JSON.stringify(value[i]) ?? 'null'));
+    for (let i = 0; i < value.length; i++) {
+      // What JSON.stringify writes for an element that has no JSON text: null.
+      const text = (JSON.stringify(value[i]) as string | undefined) ?? 'null';
+      out.push(i > 0 ? `,${text}` : text);
+    }
     out.push(']');
     return;
   }
@@ -102,9 +105,10 @@ export function jsonPieces(value: unknown): string[] {
 }
 
 /**
- * Ends `res` (a `node:http` response, and so an Express one) with `value` as its JSON body: `status`, `headers` with `content-type:
- * application/json` (unless `headers` names another) and `content-length`, then the text in
- * {@link jsonPieces}, one write each. For a small value that is one `end` with the whole text.
+ * Ends `res` (a `node:http` response, and so an Express one) with `value` as its JSON body:
+ * `status`, `headers` with `content-type: application/json` (unless `headers` names another) and
+ * `content-length`, then the text in {@link jsonPieces}, one write each. For a small value that is
+ * one `end` with the whole text.
  *
  * @param headers Default none but the two above.
  */

@@ -94,7 +94,8 @@ export const SEND_JSON_IN_PIECES_FROM = 2 * JSON_PIECE_LENGTH;
 /**
  * Writes `body` as a JSON response (no ETag: these are answers to POSTs): in one write, or, from
  * {@link SEND_JSON_IN_PIECES_FROM}, in pieces of text that never become one large string (a long
- * list of embeddings or models; docs/decisions.md, "Large JSON answers in pieces").
+ * `/v1/models` list; docs/decisions.md, "Large JSON answers in pieces"). A text that long is
+ * stringified twice, which costs less than reading it as one string (reading its `length` does not).
  */
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
